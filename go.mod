@@ -1,0 +1,15 @@
+module github.com/gopir/gopir
+
+go 1.26
+
+require (
+	codeberg.org/sbinet/npyio v0.14.0 // indirect
+	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/nlpodyssey/gopickle v0.3.0 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)

@@ -1,0 +1,102 @@
+package memory
+
+import "fmt"
+
+// check verifies the allocator's internal invariants and returns the first
+// violation. It walks everything, so tests call it, not the hot path.
+func (a *Allocator) check() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+
+	// Free tree: ordered, heap-ordered priorities, all free.
+	var prev *Block
+	inTree := map[*Block]bool{}
+	var err error
+	a.tree.walk(func(b *Block) {
+		if err != nil {
+			return
+		}
+		if b.state != stateFree {
+			err = fmt.Errorf("segment in free tree has state %d", b.state)
+		}
+		if prev != nil && !less(prev, b) {
+			err = fmt.Errorf("free tree out of order")
+		}
+		for _, c := range []*Block{b.left, b.right} {
+			if c != nil && c.prio > b.prio {
+				err = fmt.Errorf("free tree heap order broken")
+			}
+		}
+		inTree[b] = true
+		prev = b
+	})
+	if err != nil {
+		return err
+	}
+	if len(inTree) != a.tree.n {
+		return fmt.Errorf("free tree count %d, walked %d", a.tree.n, len(inTree))
+	}
+
+	// Chunks: segments tile each chunk; no two free neighbours; every free
+	// segment is in the tree; byte sums match the stats.
+	var reserved, allocated int64
+	var liveN, freeN, chunks int
+	for c := a.firstChunk; c != nil; c = c.next {
+		chunks++
+		reserved += c.size
+		if c.head == nil || c.head.prev != nil {
+			return fmt.Errorf("chunk %d: bad head", c.id)
+		}
+		off := int64(0)
+		for s := c.head; s != nil; s = s.next {
+			if s.chunk != c || s.offset != off || s.size <= 0 || s.size%a.opts.Alignment != 0 {
+				return fmt.Errorf("chunk %d: segment at %d (want %d) size %d broken", c.id, s.offset, off, s.size)
+			}
+			if s.next != nil && s.next.prev != s {
+				return fmt.Errorf("chunk %d: neighbour links broken at %d", c.id, s.offset)
+			}
+			switch s.state {
+			case stateLive:
+				liveN++
+				allocated += s.size
+			case stateFree:
+				freeN++
+				if !inTree[s] {
+					return fmt.Errorf("chunk %d: free segment at %d not in tree", c.id, s.offset)
+				}
+				if s.next != nil && s.next.state == stateFree {
+					return fmt.Errorf("chunk %d: unmerged free neighbours at %d", c.id, s.offset)
+				}
+			default:
+				return fmt.Errorf("chunk %d: dead segment at %d still linked", c.id, s.offset)
+			}
+			off += s.size
+		}
+		if off != c.size {
+			return fmt.Errorf("chunk %d: segments cover %d of %d bytes", c.id, off, c.size)
+		}
+	}
+	if freeN != a.tree.n {
+		return fmt.Errorf("%d free segments in chunks, %d in tree", freeN, a.tree.n)
+	}
+	if liveN != a.live.n {
+		return fmt.Errorf("%d live segments in chunks, %d in live list", liveN, a.live.n)
+	}
+	st := a.st
+	if allocated != st.Allocated.Current || reserved != st.Reserved.Current {
+		return fmt.Errorf("stats say allocated %d reserved %d, chunks hold %d / %d",
+			st.Allocated.Current, st.Reserved.Current, allocated, reserved)
+	}
+	if int64(chunks) != st.ChunkGrows-st.ChunkReleases {
+		return fmt.Errorf("%d chunks, grows-releases = %d", chunks, st.ChunkGrows-st.ChunkReleases)
+	}
+	if a.opts.Limit > 0 && reserved > a.opts.Limit {
+		return fmt.Errorf("reserved %d over limit %d", reserved, a.opts.Limit)
+	}
+	for _, c := range []Counter{st.Allocated, st.Reserved} {
+		if c.Current != c.TotalAllocated-c.TotalFreed || c.Peak < c.Current {
+			return fmt.Errorf("counter inconsistent: %+v", c)
+		}
+	}
+	return nil
+}
