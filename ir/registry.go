@@ -1,0 +1,68 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// OpSpec is what the IR needs to know about an op that it does not define
+// itself: how to infer its result types and how to check it. Package ops
+// registers one for every op in its catalog.
+type OpSpec struct {
+	// Infer returns the result types for the given operand types and
+	// attributes, or an error saying what is wrong with them.
+	Infer func(operands []Type, attrs Attrs) ([]Type, error)
+	// Verify, if set, checks what Infer does not (e.g. where the op may
+	// appear). It runs after the result types were checked against Infer.
+	Verify func(op *Op) error
+}
+
+var registry = struct {
+	sync.RWMutex
+	specs map[string]OpSpec
+}{specs: map[string]OpSpec{}}
+
+// Register makes spec the hook for ops named name. Registering a name twice,
+// or one of the built-in control-flow ops, panics: it is a programming error
+// caught at init time, as with database/sql.Register.
+func Register(name string, spec OpSpec) {
+	if IsControlFlow(name) {
+		panic(fmt.Sprintf("ir.Register: %q is built into package ir", name))
+	}
+	if spec.Infer == nil {
+		panic(fmt.Sprintf("ir.Register: %q has no Infer hook", name))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.specs[name]; dup {
+		panic(fmt.Sprintf("ir.Register: %q registered twice", name))
+	}
+	registry.specs[name] = spec
+}
+
+// LookupSpec returns the hook registered for name.
+func LookupSpec(name string) (OpSpec, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	s, ok := registry.specs[name]
+	return s, ok
+}
+
+// RegisteredOps lists the names of the registered ops, sorted.
+func RegisteredOps() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.specs))
+	for n := range registry.specs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// IsControlFlow reports whether name is one of the ops package ir defines
+// itself: "if", "while" and "yield".
+func IsControlFlow(name string) bool {
+	return name == "if" || name == "while" || name == "yield"
+}

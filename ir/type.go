@@ -1,0 +1,123 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Dynamic marks a dimension whose size is known only at run time; it prints
+// as '?'.
+const Dynamic = -1
+
+// Type is a tensor type: an element dtype and a shape whose dims are sizes
+// or Dynamic. A rank-0 type is a scalar. Types are values; treat Dims as
+// read-only.
+type Type struct {
+	DType DType
+	Dims  []int
+}
+
+// TensorOf returns the tensor type with the given dtype and dims.
+func TensorOf(dt DType, dims ...int) Type {
+	return Type{DType: dt, Dims: append([]int(nil), dims...)}
+}
+
+// Scalar returns the rank-0 type of dt.
+func Scalar(dt DType) Type { return Type{DType: dt} }
+
+// Rank is the number of dims.
+func (t Type) Rank() int { return len(t.Dims) }
+
+// IsValid reports whether t has a known dtype and well-formed dims.
+func (t Type) IsValid() bool {
+	if t.DType == InvalidDType || t.DType.Size() == 0 {
+		return false
+	}
+	for _, d := range t.Dims {
+		if d < 0 && d != Dynamic {
+			return false
+		}
+	}
+	return true
+}
+
+// IsStatic reports whether every dim is known.
+func (t Type) IsStatic() bool {
+	for _, d := range t.Dims {
+		if d == Dynamic {
+			return false
+		}
+	}
+	return true
+}
+
+// NumElements is the product of the dims, or -1 if any is dynamic.
+func (t Type) NumElements() int {
+	n := 1
+	for _, d := range t.Dims {
+		if d == Dynamic {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+// Equal reports whether t and u are the same type.
+func (t Type) Equal(u Type) bool {
+	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+		return false
+	}
+	for i := range t.Dims {
+		if t.Dims[i] != u.Dims[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Refines reports whether every tensor of type t also has type u: same dtype
+// and rank, and each dim of u is either Dynamic or equal to t's.
+func (t Type) Refines(u Type) bool {
+	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+		return false
+	}
+	for i := range t.Dims {
+		if u.Dims[i] != Dynamic && u.Dims[i] != t.Dims[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Join returns the most specific type that both t and u refine, and false
+// if they differ in dtype or rank.
+func Join(t, u Type) (Type, bool) {
+	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+		return Type{}, false
+	}
+	j := TensorOf(t.DType, t.Dims...)
+	for i, d := range u.Dims {
+		if j.Dims[i] != d {
+			j.Dims[i] = Dynamic
+		}
+	}
+	return j, true
+}
+
+// String writes the type in the text format: tensor<2x?xf32>, tensor<i1>.
+func (t Type) String() string {
+	var sb strings.Builder
+	sb.WriteString("tensor<")
+	for _, d := range t.Dims {
+		if d == Dynamic {
+			sb.WriteByte('?')
+		} else {
+			sb.WriteString(strconv.Itoa(d))
+		}
+		sb.WriteByte('x')
+	}
+	sb.WriteString(t.DType.String())
+	sb.WriteByte('>')
+	return sb.String()
+}

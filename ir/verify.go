@@ -1,0 +1,380 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// VerifyOptions adjust Verify.
+type VerifyOptions struct {
+	// AllowUnregistered accepts ops that have no registered OpSpec, checking
+	// only their structure. Tools that handle programs without knowing
+	// their ops (a formatter, say) set it.
+	AllowUnregistered bool
+}
+
+// Verify checks p against the structural rules of the IR and the hooks
+// registered for its ops; see VerifyWith.
+func Verify(p *Program) error { return VerifyWith(p, VerifyOptions{}) }
+
+// VerifyWith checks that:
+//   - every operand is defined before its use, in the same block or an
+//     enclosing one (never in a sibling region or later);
+//   - every region ends in "yield", and "yield" appears nowhere else;
+//   - "if" has an i1 scalar condition and two regions whose yields match its
+//     results; "while" has an i1 scalar condition, one region whose block
+//     arguments match the loop-carried operands and results, and a yield of
+//     the next condition and values;
+//   - "data" and "fetch" sit at the top level with unique names, and
+//     "parameter" ops of one name agree on the type;
+//   - every other op is registered, its result types equal what its Infer
+//     hook computes, and its Verify hook passes;
+//   - every op has a name, and its attributes can be printed and parsed
+//     back: names are identifiers and unique, values are not nil, dtypes
+//     are valid.
+//
+// The error is an ErrorList whose entries name the op and its position,
+// sorted by position.
+func VerifyWith(p *Program, opts VerifyOptions) error {
+	v := &verifier{
+		prog:    p,
+		opts:    opts,
+		visible: map[*Value]bool{},
+		names:   map[string]map[string]*Op{},
+	}
+	v.block(p.body)
+	sort.SliceStable(v.errs, func(i, j int) bool { return posLess(v.errs[i].Pos, v.errs[j].Pos) })
+	return v.errs.Err()
+}
+
+type verifier struct {
+	prog    *Program
+	opts    VerifyOptions
+	visible map[*Value]bool
+	names   map[string]map[string]*Op // op kind -> name attribute -> first op
+	errs    ErrorList
+}
+
+func (v *verifier) errorf(op *Op, format string, args ...any) {
+	v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) block(b *Block) {
+	var defined []*Value
+	define := func(x *Value) {
+		v.visible[x] = true
+		defined = append(defined, x)
+	}
+	for _, a := range b.args {
+		define(a)
+	}
+	for i, op := range b.ops {
+		if op.block != b {
+			v.errorf(op, "op's parent link does not point to its block")
+		}
+		v.operands(op)
+		if op.Terminator() && (i != len(b.ops)-1 || b.region == nil) {
+			if b.region == nil {
+				v.errorf(op, "yield outside a region")
+			} else {
+				v.errorf(op, "yield must be the last op of its region")
+			}
+		}
+		for _, r := range op.regions {
+			v.block(r.block)
+		}
+		v.op(op)
+		for _, res := range op.results {
+			define(res)
+		}
+	}
+	if b.region != nil && b.Terminator() == nil {
+		parent := b.region.parent
+		v.errorf(parent, "region %d does not end with yield", regionIndex(parent, b.region))
+	}
+	for _, x := range defined {
+		delete(v.visible, x)
+	}
+}
+
+// posLess orders positions by file, line and column.
+func posLess(a, b Pos) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Col < b.Col
+}
+
+func regionIndex(op *Op, r *Region) int {
+	for i, x := range op.regions {
+		if x == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// operands reports operands that are not visible where op uses them, with
+// the reason.
+func (v *verifier) operands(op *Op) {
+	for i, x := range op.operands {
+		switch {
+		case x == nil:
+			v.errorf(op, "operand %d is nil", i)
+		case x.id < 0:
+			v.errorf(op, "operand %d comes from an op that failed to build", i)
+		case v.visible[x]:
+		case x.Block() == nil || x.Block().program() != v.prog:
+			v.errorf(op, "operand %d belongs to another program", i)
+		case x.Block().Encloses(op.block):
+			v.errorf(op, "operand %d (%s) is used before it is defined", i, describe(x))
+		default:
+			v.errorf(op, "operand %d (%s) is defined in a region that does not enclose this op", i, describe(x))
+		}
+	}
+}
+
+// describe names a value by where it comes from, for messages.
+func describe(x *Value) string {
+	if x.def != nil {
+		return fmt.Sprintf("result %d of %q at %s", x.index, x.def.name, x.def.Pos)
+	}
+	if p := x.block.ParentOp(); p != nil {
+		return fmt.Sprintf("block argument %d of %q at %s", x.index, p.name, p.Pos)
+	}
+	return fmt.Sprintf("block argument %d", x.index)
+}
+
+func (v *verifier) op(op *Op) {
+	if op.name == "" {
+		v.errorf(op, "op has an empty name")
+	}
+	v.attrs(op)
+	for i, r := range op.results {
+		if !r.typ.IsValid() {
+			v.errorf(op, "result %d has an invalid type %s", i, r.typ)
+		}
+	}
+	switch op.name {
+	case "if":
+		v.ifOp(op)
+	case "while":
+		v.whileOp(op)
+	case "yield":
+		if len(op.results) != 0 || len(op.regions) != 0 || len(op.Attrs) != 0 {
+			v.errorf(op, "yield takes no results, attributes or regions")
+		}
+	default:
+		v.registered(op)
+	}
+}
+
+func isBoolScalar(t Type) bool { return t.DType == I1 && t.Rank() == 0 }
+
+func (v *verifier) operandType(op *Op, i int) (Type, bool) {
+	x := op.operands[i]
+	if x == nil || x.id < 0 {
+		return Type{}, false
+	}
+	return x.typ, true
+}
+
+func (v *verifier) ifOp(op *Op) {
+	if len(op.operands) != 1 || len(op.regions) != 2 {
+		v.errorf(op, "if takes 1 operand and 2 regions, has %d and %d", len(op.operands), len(op.regions))
+		return
+	}
+	if t, ok := v.operandType(op, 0); ok && !isBoolScalar(t) {
+		v.errorf(op, "condition must be tensor<i1>, is %s", t)
+	}
+	for ri, r := range op.regions {
+		branch := [2]string{"then", "else"}[ri]
+		if len(r.block.args) != 0 {
+			v.errorf(op, "%s branch must not have block arguments", branch)
+		}
+		y := r.block.Terminator()
+		if y == nil {
+			continue // reported by block
+		}
+		if len(y.operands) != len(op.results) {
+			v.errorf(y, "%s branch yields %d values, if has %d results", branch, len(y.operands), len(op.results))
+			continue
+		}
+		for i := range y.operands {
+			if t, ok := v.operandType(y, i); ok && !t.Refines(op.results[i].typ) {
+				v.errorf(y, "%s branch yields %s for result %d of type %s", branch, t, i, op.results[i].typ)
+			}
+		}
+	}
+}
+
+func (v *verifier) whileOp(op *Op) {
+	if len(op.operands) < 1 || len(op.regions) != 1 {
+		v.errorf(op, "while takes a condition operand and 1 region, has %d operands and %d regions", len(op.operands), len(op.regions))
+		return
+	}
+	if t, ok := v.operandType(op, 0); ok && !isBoolScalar(t) {
+		v.errorf(op, "condition must be tensor<i1>, is %s", t)
+	}
+	body := op.regions[0].block
+	n := len(op.operands) - 1
+	if len(body.args) != n || len(op.results) != n {
+		v.errorf(op, "while has %d loop-carried operands, %d block arguments and %d results; they must agree", n, len(body.args), len(op.results))
+		return
+	}
+	for i, a := range body.args {
+		if !a.typ.IsValid() {
+			v.errorf(op, "block argument %d has an invalid type %s", i, a.typ)
+		}
+		if t, ok := v.operandType(op, i+1); ok && !t.Refines(a.typ) {
+			v.errorf(op, "loop-carried operand %d has type %s, block argument is %s", i, t, a.typ)
+		}
+		if !op.results[i].typ.Equal(a.typ) {
+			v.errorf(op, "result %d has type %s, block argument is %s", i, op.results[i].typ, a.typ)
+		}
+	}
+	y := body.Terminator()
+	if y == nil {
+		return
+	}
+	if len(y.operands) != n+1 {
+		v.errorf(y, "while body yields %d values, want the condition and %d loop-carried values", len(y.operands), n)
+		return
+	}
+	if t, ok := v.operandType(y, 0); ok && !isBoolScalar(t) {
+		v.errorf(y, "while body yields condition of type %s, want tensor<i1>", t)
+	}
+	for i, a := range body.args {
+		if t, ok := v.operandType(y, i+1); ok && !t.Refines(a.typ) {
+			v.errorf(y, "while body yields %s for loop-carried value %d of type %s", t, i, a.typ)
+		}
+	}
+}
+
+// programIO names the ops that connect a program to its caller.
+var programIO = map[string]bool{"data": true, "fetch": true, "parameter": true}
+
+func (v *verifier) registered(op *Op) {
+	if programIO[op.name] {
+		v.programIO(op)
+	}
+	spec, ok := LookupSpec(op.name)
+	if !ok {
+		if !v.opts.AllowUnregistered {
+			v.errorf(op, "unknown op")
+		}
+		return
+	}
+	if len(op.regions) != 0 {
+		v.errorf(op, "op takes no regions, has %d", len(op.regions))
+	}
+	types := make([]Type, len(op.operands))
+	for i := range op.operands {
+		t, ok := v.operandType(op, i)
+		if !ok {
+			return // reported by operands
+		}
+		types[i] = t
+	}
+	want, err := spec.Infer(types, op.Attrs)
+	if err != nil {
+		v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: err.Error(), Err: err})
+		return
+	}
+	if len(want) != len(op.results) {
+		v.errorf(op, "op has %d results, want %d", len(op.results), len(want))
+		return
+	}
+	for i, r := range op.results {
+		if !r.typ.Equal(want[i]) {
+			v.errorf(op, "result %d has type %s, want %s", i, r.typ, want[i])
+		}
+	}
+	if spec.Verify != nil {
+		if err := spec.Verify(op); err != nil {
+			v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: err.Error(), Err: err})
+		}
+	}
+}
+
+// programIO checks placement and naming of data, fetch and parameter.
+func (v *verifier) programIO(op *Op) {
+	if op.block.region != nil {
+		v.errorf(op, "%s must be at the top level of the program", op.name)
+	}
+	name, err := op.Attrs.Str("name")
+	if err != nil || name == "" {
+		v.errorf(op, "needs a non-empty string attribute name")
+		return
+	}
+	seen := v.names[op.name]
+	if seen == nil {
+		seen = map[string]*Op{}
+		v.names[op.name] = seen
+	}
+	first, dup := seen[name]
+	switch {
+	case !dup:
+		seen[name] = op
+	case op.name == "parameter":
+		if len(op.results) == 1 && len(first.results) == 1 && !op.results[0].typ.Equal(first.results[0].typ) {
+			v.errorf(op, "parameter %q has type %s here and %s at %s", name, op.results[0].typ, first.results[0].typ, first.Pos)
+		}
+	default:
+		v.errorf(op, "%s name %q is already used at %s", op.name, name, first.Pos)
+	}
+}
+
+// attrs checks that op's attributes print as text that parses back.
+func (v *verifier) attrs(op *Op) {
+	for i, a := range op.Attrs {
+		if !isIdent(a.Name) {
+			v.errorf(op, "attribute name %q is not an identifier", a.Name)
+		}
+		for _, b := range op.Attrs[:i] {
+			if b.Name == a.Name {
+				v.errorf(op, "attribute %s given twice", a.Name)
+				break
+			}
+		}
+		if msg := badAttr(a.Value); msg != "" {
+			v.errorf(op, "attribute %s: %s", a.Name, msg)
+		}
+	}
+}
+
+// badAttr says what is wrong with an attribute value, or returns "".
+func badAttr(a Attr) string {
+	switch a := a.(type) {
+	case nil:
+		return "nil value"
+	case DType:
+		if _, ok := ParseDType(a.String()); !ok {
+			return "invalid dtype " + a.String()
+		}
+	case List:
+		for _, e := range a {
+			if msg := badAttr(e); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+// isIdent reports whether s is an identifier of the text format: a letter
+// or '_', then letters, digits and '_'.
+func isIdent(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isLetter(s[i]) && !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
