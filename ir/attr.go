@@ -30,6 +30,14 @@ func (Bool) isAttr()  {}
 func (DType) isAttr() {}
 func (List) isAttr()  {}
 
+// TypeAttr is a type used as an attribute value, as in
+// {elem:tensor<?x4xf32>}.
+type TypeAttr struct{ Type Type }
+
+func (TypeAttr) isAttr() {}
+
+func (a TypeAttr) String() string { return a.Type.String() }
+
 func (a Int) String() string { return strconv.FormatInt(int64(a), 10) }
 
 // String keeps a '.' or an exponent in every finite float so that the parser
@@ -88,7 +96,7 @@ type Attrs []NamedAttr
 
 // A builds an Attrs from alternating names and Go values, for literal use in
 // Go code: A("axes", []int{0, 1}, "keepdim", false). Values may be Attr,
-// int, int64, float64, float32, string, bool, DType, []int, []int64,
+// int, int64, float64, float32, string, bool, DType, Type, []int, []int64,
 // []float64, []string, []bool or []DType. A panics on a malformed list, as
 // regexp.MustCompile does on a bad literal.
 func A(kv ...any) Attrs {
@@ -139,6 +147,8 @@ func ToAttr(v any) (Attr, error) {
 		return listOf(v, func(x bool) Attr { return Bool(x) }), nil
 	case []DType:
 		return listOf(v, func(x DType) Attr { return x }), nil
+	case Type:
+		return TypeAttr{v}, nil
 	}
 	return nil, fmt.Errorf("unsupported attribute value of type %T", v)
 }
@@ -272,6 +282,15 @@ func (as Attrs) Ints(name string) ([]int, error) {
 		out[i] = int(v)
 	}
 	return out, nil
+}
+
+// Type returns the type attribute name.
+func (as Attrs) Type(name string) (Type, error) {
+	a, _ := as.Get(name)
+	if v, ok := a.(TypeAttr); ok {
+		return v.Type, nil
+	}
+	return Type{}, &AttrError{Name: name, Want: "a type", Got: a}
 }
 
 // Has reports whether the dictionary has an entry name.

@@ -36,6 +36,10 @@ var testDialect = map[string]ir.OpSpec{
 	"cast":       {Infer: inferCast},
 	"reduce_sum": {Infer: inferReduce},
 
+	"stack_new":  {Infer: inferStackNew, Stacks: true},
+	"stack_push": {Infer: inferStackPush, Stacks: true},
+	"stack_pop":  {Infer: inferStackPop, Stacks: true},
+
 	// "assert_scalar" shows that a Verify hook runs after Infer.
 	"assert_scalar": {
 		Infer: inferFetch,
@@ -164,4 +168,35 @@ func inferReduce(ts []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		}
 	}
 	return []ir.Type{ir.TensorOf(in.DType, dims...)}, nil
+}
+
+// stack_new {elem} () -> stack<elem>
+func inferStackNew(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	elem, err := attrs.Type("elem")
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.StackOf(elem)}, wantOperands(in, 0)
+}
+
+// stack_push (stack<T>, T) -> stack<T>
+func inferStackPush(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 2); err != nil {
+		return nil, err
+	}
+	if !in[0].IsStack() || !in[1].Refines(*in[0].Elem) {
+		return nil, fmt.Errorf("cannot push %s onto %s", in[1], in[0])
+	}
+	return []ir.Type{in[0]}, nil
+}
+
+// stack_pop (stack<T>) -> (stack<T>, T)
+func inferStackPop(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if !in[0].IsStack() {
+		return nil, fmt.Errorf("cannot pop from %s", in[0])
+	}
+	return []ir.Type{in[0], *in[0].Elem}, nil
 }

@@ -311,6 +311,15 @@ func (p *parser) typeList() ([]Type, []Pos) {
 
 // typ = "tensor<" { dim "x" } dtype ">" .
 func (p *parser) typ() Type {
+	if p.tok == tIdent && p.lit == "stack" {
+		p.enter()
+		defer p.leave()
+		p.next()
+		p.expect(tLAngle)
+		elem := p.typ()
+		p.expect(tRAngle)
+		return StackOf(elem)
+	}
 	if p.tok != tType {
 		p.errorAt(p.pos, "expected a type like tensor<2x?xf32>, found %s", p.found())
 	}
@@ -400,7 +409,12 @@ func (p *parser) attrValue() Attr {
 		}
 		p.next()
 		return Float(math.Inf(-1))
+	case tType:
+		return TypeAttr{p.typ()}
 	case tIdent:
+		if lit == "stack" {
+			return TypeAttr{p.typ()}
+		}
 		p.next()
 		switch lit {
 		case "true", "false":

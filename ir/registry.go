@@ -16,6 +16,19 @@ type OpSpec struct {
 	// Verify, if set, checks what Infer does not (e.g. where the op may
 	// appear). It runs after the result types were checked against Infer.
 	Verify func(op *Op) error
+	// Stacks says the op takes or makes stack values. Other ops never see
+	// one: the builder and the verifier reject stack operands for them.
+	Stacks bool
+}
+
+// stackOperand returns the index of the first stack-typed type, or -1.
+func stackOperand(types []Type) int {
+	for i, t := range types {
+		if t.IsStack() {
+			return i
+		}
+	}
+	return -1
 }
 
 var registry = struct {

@@ -29,6 +29,8 @@ const (
 	tArrow         // ->
 	tCaret         // ^
 	tMinus         // - (before inf)
+	tLAngle        // < (after stack)
+	tRAngle        // > (closing stack<...>)
 )
 
 var tokenNames = [...]string{
@@ -36,6 +38,7 @@ var tokenNames = [...]string{
 	tInt: "integer", tFloat: "float", tString: "string", tType: "type",
 	tLParen: "'('", tRParen: "')'", tLBrace: "'{'", tRBrace: "'}'", tLBrack: "'['", tRBrack: "']'",
 	tComma: "','", tColon: "':'", tEqual: "'='", tArrow: "'->'", tCaret: "'^'", tMinus: "'-'",
+	tLAngle: "'<'", tRAngle: "'>'",
 }
 
 func (t token) String() string { return tokenNames[t] }
@@ -156,6 +159,10 @@ func (s *scanner) scan() (tok token, pos Pos, lit string) {
 		return tCaret, pos, "^"
 	case '-':
 		return tMinus, pos, "-"
+	case '<':
+		return tLAngle, pos, "<"
+	case '>':
+		return tRAngle, pos, ">"
 	}
 	r, size := utf8.DecodeRune(s.src[start:])
 	if r == utf8.RuneError && size == 1 {

@@ -12,10 +12,22 @@ const Dynamic = -1
 // Type is a tensor type: an element dtype and a shape whose dims are sizes
 // or Dynamic. A rank-0 type is a scalar. Types are values; treat Dims as
 // read-only.
+//
+// A type with Elem set is a stack type, stack<T>: a last-in first-out list
+// of values of type *Elem, which reverse-mode differentiation uses to keep
+// what a while loop's backward needs from each iteration. DType and Dims of
+// a stack type are unused.
 type Type struct {
 	DType DType
 	Dims  []int
+	Elem  *Type
 }
+
+// StackOf returns the type of a stack of elem values.
+func StackOf(elem Type) Type { return Type{Elem: &elem} }
+
+// IsStack reports whether t is a stack type.
+func (t Type) IsStack() bool { return t.Elem != nil }
 
 // TensorOf returns the tensor type with the given dtype and dims.
 func TensorOf(dt DType, dims ...int) Type {
@@ -30,6 +42,9 @@ func (t Type) Rank() int { return len(t.Dims) }
 
 // IsValid reports whether t has a known dtype and well-formed dims.
 func (t Type) IsValid() bool {
+	if t.Elem != nil {
+		return t.Elem.IsValid()
+	}
 	if t.DType == InvalidDType || t.DType.Size() == 0 {
 		return false
 	}
@@ -41,8 +56,11 @@ func (t Type) IsValid() bool {
 	return true
 }
 
-// IsStatic reports whether every dim is known.
+// IsStatic reports whether every dim is known; false for stacks.
 func (t Type) IsStatic() bool {
+	if t.Elem != nil {
+		return false
+	}
 	for _, d := range t.Dims {
 		if d == Dynamic {
 			return false
@@ -51,8 +69,12 @@ func (t Type) IsStatic() bool {
 	return true
 }
 
-// NumElements is the product of the dims, or -1 if any is dynamic.
+// NumElements is the product of the dims, or -1 if any is dynamic or t is
+// a stack.
 func (t Type) NumElements() int {
+	if t.Elem != nil {
+		return -1
+	}
 	n := 1
 	for _, d := range t.Dims {
 		if d == Dynamic {
@@ -65,6 +87,9 @@ func (t Type) NumElements() int {
 
 // Equal reports whether t and u are the same type.
 func (t Type) Equal(u Type) bool {
+	if t.Elem != nil || u.Elem != nil {
+		return t.Elem != nil && u.Elem != nil && t.Elem.Equal(*u.Elem)
+	}
 	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
 		return false
 	}
@@ -79,6 +104,9 @@ func (t Type) Equal(u Type) bool {
 // Refines reports whether every tensor of type t also has type u: same dtype
 // and rank, and each dim of u is either Dynamic or equal to t's.
 func (t Type) Refines(u Type) bool {
+	if t.Elem != nil || u.Elem != nil {
+		return t.Elem != nil && u.Elem != nil && t.Elem.Refines(*u.Elem)
+	}
 	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
 		return false
 	}
@@ -93,6 +121,13 @@ func (t Type) Refines(u Type) bool {
 // Join returns the most specific type that both t and u refine, and false
 // if they differ in dtype or rank.
 func Join(t, u Type) (Type, bool) {
+	if t.Elem != nil || u.Elem != nil {
+		if t.Elem == nil || u.Elem == nil {
+			return Type{}, false
+		}
+		e, ok := Join(*t.Elem, *u.Elem)
+		return StackOf(e), ok
+	}
 	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
 		return Type{}, false
 	}
@@ -105,8 +140,12 @@ func Join(t, u Type) (Type, bool) {
 	return j, true
 }
 
-// String writes the type in the text format: tensor<2x?xf32>, tensor<i1>.
+// String writes the type in the text format: tensor<2x?xf32>, tensor<i1>,
+// stack<tensor<4xf32>>.
 func (t Type) String() string {
+	if t.Elem != nil {
+		return "stack<" + t.Elem.String() + ">"
+	}
 	var sb strings.Builder
 	sb.WriteString("tensor<")
 	for _, d := range t.Dims {

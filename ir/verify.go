@@ -279,6 +279,10 @@ func (v *verifier) registered(op *Op) {
 		}
 		types[i] = t
 	}
+	if i := stackOperand(types); i >= 0 && !spec.Stacks {
+		v.errorf(op, "operand %d is a %s; the op takes tensors only", i, types[i])
+		return
+	}
 	want, err := spec.Infer(types, op.Attrs)
 	if err != nil {
 		v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: err.Error(), Err: err})
@@ -360,6 +364,10 @@ func badAttr(a Attr) string {
 			if msg := badAttr(e); msg != "" {
 				return msg
 			}
+		}
+	case TypeAttr:
+		if !a.Type.IsValid() {
+			return "invalid type " + a.Type.String()
 		}
 	}
 	return ""
