@@ -1,0 +1,229 @@
+package kernels
+
+// Conv2DParams describes a 2-D convolution of an N×C×H×W input (NCHW) with
+// an O×(C/Groups)×KH×KW weight (OIHW), symmetric zero padding, strides and
+// dilations. The output is N×O×OutH()×OutW().
+type Conv2DParams struct {
+	N, C, H, W int // input
+	O, KH, KW  int // output channels and kernel size
+	SH, SW     int // strides, >= 1
+	PH, PW     int // zero padding on each side, >= 0
+	DH, DW     int // dilations, >= 1
+	Groups     int // >= 1, divides C and O
+}
+
+// OutH is the output height: (H + 2·PH − DH·(KH−1) − 1)/SH + 1. It may be
+// zero or negative when the dilated kernel is larger than the padded input;
+// callers check that before running.
+func (p Conv2DParams) OutH() int { return convOut(p.H, p.KH, p.SH, p.PH, p.DH) }
+
+// OutW is the output width.
+func (p Conv2DParams) OutW() int { return convOut(p.W, p.KW, p.SW, p.PW, p.DW) }
+
+func convOut(in, k, s, pad, d int) int {
+	num := in + 2*pad - d*(k-1) - 1
+	if num < 0 {
+		return 0
+	}
+	return num/s + 1
+}
+
+// direct reports whether the convolution is a plain matrix product per
+// sample (1×1 kernel, unit strides, no padding), needing no im2col.
+func (p Conv2DParams) direct() bool {
+	return p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PH == 0 && p.PW == 0
+}
+
+// rowBlock is how many output rows one im2col block covers: as many as
+// keep the block (C/Groups·KH·KW × rows·OutW elements) within
+// conv2dBlockElems, at least one. Blocking keeps the im2col matrix in the
+// cache while the GEMM packs it, instead of writing and re-reading a
+// matrix KH·KW times the size of the input, and bounds the workspace.
+func (p Conv2DParams) rowBlock() int {
+	kk := p.C / p.Groups * p.KH * p.KW
+	oh, ow := p.OutH(), p.OutW()
+	if kk == 0 || ow == 0 {
+		return max(oh, 1)
+	}
+	return max(1, min(oh, conv2dBlockElems/(kk*ow)))
+}
+
+// conv2dBlockElems bounds the elements of one im2col block (see rowBlock).
+var conv2dBlockElems = 128 * 1024
+
+// colSize is the length of one im2col block:
+// (C/Groups·KH·KW) × (rowBlock·OutW).
+func (p Conv2DParams) colSize() int {
+	return p.C / p.Groups * p.KH * p.KW * p.rowBlock() * p.OutW()
+}
+
+// conv2dPlan says how Conv2D spreads its work: parts goroutines each take a
+// contiguous range of samples and call single-threaded GEMMs, or (parts =
+// 1) samples run in turn with multi-threaded GEMMs and im2col. Samples in
+// parallel win whenever there are at least as many samples as threads:
+// measured on 2 cores (BenchmarkConvPlan, f32), batch-parallel vs
+// GEMM-threaded gave about 100 vs 60 GFLOP/s on ResNet's 64→64 3×3 56×56
+// (batch 8), 17 vs 8 on LeNet's 6→16 5×5 14×14 and 15 vs 15 on LeNet's
+// 1→6 5×5 28×28 (batch 64): each goroutine packs its own small GEMM with
+// no synchronisation, and im2col runs in parallel too.
+func (p Conv2DParams) conv2dPlan(threads int) (parts, gemmThreads int) {
+	threads = max(threads, 1)
+	flops := 2 * p.O * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW()
+	if conv2dForceGemmThreads || p.N < threads {
+		return 1, threads
+	}
+	return nnParts(threads, p.N, flops), 1
+}
+
+// conv2dForceGemmThreads makes Conv2D run samples one after the other with
+// multi-threaded GEMMs; benchmarks flip it to compare the two plans.
+var conv2dForceGemmThreads = false
+
+// Conv2DWorkspace is the number of elements of scratch that Conv2D needs
+// with the given thread count: one im2col block per goroutine, 0 for 1×1
+// convolutions without stride or padding and for empty outputs.
+func Conv2DWorkspace(p Conv2DParams, threads int) int {
+	if p.direct() || p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
+		return 0
+	}
+	parts, _ := p.conv2dPlan(threads)
+	return min(parts, max(p.N, 1)) * p.colSize()
+}
+
+// Conv2D computes out = conv2d(x, w) through im2col and GEMM: for each
+// sample and group, out_g (O/G × OH·OW) = w_g (O/G × C/G·KH·KW) · col_g,
+// where col_g is the group's im2col matrix, built and multiplied one block
+// of output rows at a time (see rowBlock). ws must hold at least
+// Conv2DWorkspace(p, threads) elements. Each output element is computed by
+// one GEMM whose summation order does not depend on threads, so results are
+// the same for every thread count.
+func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	ohw := oh * ow
+	if p.N == 0 || p.O == 0 || ohw == 0 {
+		return
+	}
+	cg, og := p.C/p.Groups, p.O/p.Groups
+	kk := cg * p.KH * p.KW
+	chw, hw := p.C*p.H*p.W, p.H*p.W
+	parts, gemmThreads := p.conv2dPlan(threads)
+	col, rb := p.colSize(), p.rowBlock()
+	nnForParts(parts, p.N, func(part, lo, hi int) {
+		var buf []T
+		if !p.direct() {
+			buf = ws[part*col : (part+1)*col]
+		}
+		for n := lo; n < hi; n++ {
+			for g := range p.Groups {
+				xg := x[n*chw+g*cg*hw : n*chw+(g+1)*cg*hw]
+				outg := out[(n*p.O+g*og)*ohw:]
+				wg := w[g*og*kk:]
+				if p.direct() {
+					nnGemm(false, false, og, ohw, kk, 1, wg, max(kk, 1), xg, ohw, 0, outg, ohw, gemmThreads)
+					continue
+				}
+				for y0 := 0; y0 < oh; y0 += rb {
+					y1 := min(y0+rb, oh)
+					cols := (y1 - y0) * ow
+					im2colPar(p, cg, xg, buf, y0, y1, gemmThreads)
+					nnGemm(false, false, og, cols, kk, 1, wg, max(kk, 1), buf, cols, 0, outg[y0*ow:], ohw, gemmThreads)
+				}
+			}
+		}
+	})
+}
+
+// im2colPar is im2colRows split over channels.
+func im2colPar[T nnFloat](p Conv2DParams, channels int, x, col []T, y0, y1, threads int) {
+	hw := p.H * p.W
+	rows := p.KH * p.KW * (y1 - y0) * p.OutW()
+	nnFor(threads, channels, rows, func(lo, hi int) {
+		im2colRows(p, hi-lo, x[lo*hw:hi*hw], col[lo*rows:hi*rows], y0, y1)
+	})
+}
+
+// Im2col writes the im2col matrix of channels input planes (x holds
+// channels×H×W) into col, a (channels·KH·KW) × (OutH·OutW) row-major
+// matrix: row (c·KH + i)·KW + j, column y·OutW + x holds the input at
+// (c, y·SH − PH + i·DH, x·SW − PW + j·DW), or 0 in the padding.
+func Im2col[T nnFloat](p Conv2DParams, channels int, x, col []T) {
+	im2colRows(p, channels, x, col, 0, p.OutH())
+}
+
+// im2colRows is Im2col restricted to the output rows [y0, y1): col is
+// (channels·KH·KW) × ((y1−y0)·OutW).
+func im2colRows[T nnFloat](p Conv2DParams, channels int, x, col []T, y0, y1 int) {
+	ow := p.OutW()
+	ohw, hw := (y1-y0)*ow, p.H*p.W
+	for c := range channels {
+		xc := x[c*hw : (c+1)*hw]
+		for i := range p.KH {
+			for j := range p.KW {
+				row := col[((c*p.KH+i)*p.KW+j)*ohw:][:ohw]
+				off := j*p.DW - p.PW
+				lo, hi := convValid(off, p.SW, p.W, ow)
+				for y := y0; y < y1; y++ {
+					r := row[(y-y0)*ow : (y-y0+1)*ow]
+					ih := y*p.SH - p.PH + i*p.DH
+					if ih < 0 || ih >= p.H {
+						clear(r)
+						continue
+					}
+					xr := xc[ih*p.W : (ih+1)*p.W]
+					clear(r[:lo])
+					clear(r[hi:])
+					if p.SW == 1 {
+						copy(r[lo:hi], xr[lo+off:hi+off])
+					} else {
+						for k := lo; k < hi; k++ {
+							r[k] = xr[k*p.SW+off]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// Col2im is the adjoint of Im2col: it adds each element of col into the
+// input position it was read from (padding positions are dropped). x
+// (channels×H×W) is accumulated into, not overwritten.
+func Col2im[T nnFloat](p Conv2DParams, channels int, col, x []T) {
+	oh, ow := p.OutH(), p.OutW()
+	ohw, hw := oh*ow, p.H*p.W
+	for c := range channels {
+		xc := x[c*hw : (c+1)*hw]
+		for i := range p.KH {
+			for j := range p.KW {
+				row := col[((c*p.KH+i)*p.KW+j)*ohw:][:ohw]
+				off := j*p.DW - p.PW
+				lo, hi := convValid(off, p.SW, p.W, ow)
+				for y := range oh {
+					ih := y*p.SH - p.PH + i*p.DH
+					if ih < 0 || ih >= p.H {
+						continue
+					}
+					r := row[y*ow : (y+1)*ow]
+					xr := xc[ih*p.W : (ih+1)*p.W]
+					for k := lo; k < hi; k++ {
+						xr[k*p.SW+off] += r[k]
+					}
+				}
+			}
+		}
+	}
+}
+
+// convValid returns the range [lo,hi) of output columns k whose input
+// column k·s + off lies in [0, w), clamped to [0, ow].
+func convValid(off, s, w, ow int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + s - 1) / s
+	}
+	if w-1-off >= 0 {
+		hi = (w-1-off)/s + 1
+	}
+	lo = min(lo, ow)
+	hi = max(min(hi, ow), lo)
+	return lo, hi
+}

@@ -1,0 +1,580 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+)
+
+//go:generate go run ./internal/elemgen
+
+// Elementwise kernels: binary arithmetic, comparisons and logical ops with
+// numpy broadcasting, unary math, casts and where. The typed inner loops are
+// generated (elementwise_gen.go); this file holds the drivers that pick a
+// loop per row of the broadcast iteration and split large work over
+// goroutines. Elementwise results never depend on the thread count.
+
+// Numeric is the set of numeric element types.
+type Numeric interface {
+	float32 | float64 | int32 | int64
+}
+
+// Element is every element type: Numeric and bool (i1).
+type Element interface {
+	float32 | float64 | int32 | int64 | bool
+}
+
+// BinaryOp names a binary arithmetic op for Binary.
+type BinaryOp uint8
+
+// The binary arithmetic ops. BinDiv on integers truncates toward zero;
+// BinMax and BinMin propagate NaN; BinPow is defined on floats only.
+const (
+	BinAdd BinaryOp = iota
+	BinSub
+	BinMul
+	BinDiv
+	BinMax
+	BinMin
+	BinPow
+)
+
+// CompareOp names a comparison for Compare.
+type CompareOp uint8
+
+// The comparisons; CmpEQ and CmpNE are also defined on bool.
+const (
+	CmpEQ CompareOp = iota
+	CmpNE
+	CmpLT
+	CmpLE
+	CmpGT
+	CmpGE
+)
+
+// LogicalOp names a binary logical op for Logical.
+type LogicalOp uint8
+
+// The binary logical ops.
+const (
+	LogicalAnd LogicalOp = iota
+	LogicalOr
+)
+
+// UnaryOp names a unary op for Unary.
+type UnaryOp uint8
+
+// The unary ops. All are defined on floats; UnaryRelu, UnaryAbs, UnaryNeg
+// and UnarySquare also on integers. UnaryGelu is the exact (erf) form,
+// UnaryGeluTanh the tanh approximation; UnarySoftplus is log(1+exp(x))
+// computed without overflow.
+const (
+	UnaryRelu UnaryOp = iota
+	UnarySigmoid
+	UnaryTanh
+	UnaryExp
+	UnaryLog
+	UnarySqrt
+	UnaryRsqrt
+	UnaryAbs
+	UnaryNeg
+	UnarySquare
+	UnaryGelu
+	UnaryGeluTanh
+	UnarySilu
+	UnarySoftplus
+)
+
+// ErrDivideByZero is returned by Binary for an integer division whose
+// divisor holds a zero.
+var ErrDivideByZero = errors.New("integer division by zero")
+
+// Work split thresholds, in elements: below ewGrain a cheap loop stays on
+// the calling goroutine; transcendental loops split from ewGrainHeavy.
+const (
+	ewGrain      = 32 << 10
+	ewGrainHeavy = 4 << 10
+)
+
+// ewBlock is the block of the float32 loops that compute in float64.
+const ewBlock = 256
+
+// ewLoops holds the three layouts of one binary op: both operands
+// contiguous, the second a scalar, the first a scalar.
+type ewLoops[T, U any] struct {
+	vv func(o []U, a, b []T)
+	vs func(o []U, a []T, y T)
+	sv func(o []U, x T, b []T)
+}
+
+// BroadcastShapes returns the numpy broadcast of the shapes: aligned from
+// the right, a dim of 1 stretches to the other size.
+func BroadcastShapes(shapes ...[]int) ([]int, error) {
+	n := 0
+	for _, s := range shapes {
+		n = max(n, len(s))
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		for i, d := range s {
+			j := n - len(s) + i
+			switch {
+			case d == out[j] || d == 1:
+			case out[j] == 1:
+				out[j] = d
+			default:
+				return nil, ewShapesError(shapes)
+			}
+		}
+	}
+	return out, nil
+}
+
+func ewShapesError(shapes [][]int) error {
+	s := ""
+	for i, sh := range shapes {
+		switch {
+		case i == 0:
+		case i == len(shapes)-1 && len(shapes) > 2:
+			s += ", and "
+		case i == len(shapes)-1:
+			s += " and "
+		default:
+			s += ", "
+		}
+		s += fmt.Sprint(sh)
+	}
+	return fmt.Errorf("shapes %s are not broadcastable", s)
+}
+
+func ewNumel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func ewSameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ewCheckBroadcast verifies that out is the broadcast of the operand
+// shapes and that every slice has the length of its shape.
+func ewCheckBroadcast(outShape []int, lenOut int, shapes [][]int, lens []int) error {
+	want, err := BroadcastShapes(shapes...)
+	if err != nil {
+		return err
+	}
+	if !ewSameShape(want, outShape) {
+		return fmt.Errorf("output shape %v is not the broadcast %v of the operand shapes", outShape, want)
+	}
+	if ewNumel(outShape) != lenOut {
+		return fmt.Errorf("output has %d elements, shape %v holds %d", lenOut, outShape, ewNumel(outShape))
+	}
+	for i, s := range shapes {
+		if ewNumel(s) != lens[i] {
+			return fmt.Errorf("operand %d has %d elements, shape %v holds %d", i, lens[i], s, ewNumel(s))
+		}
+	}
+	return nil
+}
+
+// ewPlan is the iteration plan of up to three operands broadcast to one
+// output: the output shape with size-1 dims dropped and adjacent dims
+// merged wherever every operand stays linear across them. Its last dim is
+// the inner loop; along it each operand's stride is 0 (broadcast) or 1.
+type ewPlan struct {
+	dims    []int
+	strides [3][]int // per operand, per dim, in elements
+	nops    int
+}
+
+func ewMakePlan(outShape []int, shapes ...[]int) *ewPlan {
+	p := &ewPlan{nops: len(shapes)}
+	n := len(outShape)
+	// Full strides of each operand aligned to the output.
+	var full [3][]int
+	for k, s := range shapes {
+		full[k] = make([]int, n)
+		stride := 1
+		for i := n - 1; i >= 0; i-- {
+			j := i - (n - len(s))
+			if j < 0 || s[j] == 1 {
+				full[k][i] = 0
+			} else {
+				full[k][i] = stride
+				stride *= s[j]
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		d := outShape[i]
+		if d == 1 {
+			continue
+		}
+		last := len(p.dims) - 1
+		if last >= 0 {
+			merge := true
+			for k := range shapes {
+				if p.strides[k][last] != full[k][i]*d {
+					merge = false
+					break
+				}
+			}
+			if merge {
+				p.dims[last] *= d
+				for k := range shapes {
+					p.strides[k][last] = full[k][i]
+				}
+				continue
+			}
+		}
+		p.dims = append(p.dims, d)
+		for k := range shapes {
+			p.strides[k] = append(p.strides[k], full[k][i])
+		}
+	}
+	if len(p.dims) == 0 { // a single element
+		p.dims = []int{1}
+		for k := range shapes {
+			p.strides[k] = []int{0}
+		}
+	}
+	return p
+}
+
+// walk calls row(pos, n, offs) for each run of output elements
+// [pos, pos+n) within [lo, hi) that lies in one inner row; offs[k] is the
+// offset in operand k of the run's first element.
+func (p *ewPlan) walk(lo, hi int, row func(pos, n int, offs *[3]int)) {
+	r := len(p.dims)
+	inner := p.dims[r-1]
+	idx := make([]int, r)
+	q := lo / inner
+	idx[r-1] = lo % inner
+	for d := r - 2; d >= 0; d-- {
+		idx[d] = q % p.dims[d]
+		q /= p.dims[d]
+	}
+	var offs [3]int
+	for k := 0; k < p.nops; k++ {
+		for d := range r {
+			offs[k] += idx[d] * p.strides[k][d]
+		}
+	}
+	pos := lo
+	for pos < hi {
+		j := idx[r-1]
+		n := min(inner-j, hi-pos)
+		row(pos, n, &offs)
+		pos += n
+		if pos >= hi {
+			return
+		}
+		// Next row: back to column 0, then carry through the outer dims.
+		for k := 0; k < p.nops; k++ {
+			offs[k] -= j * p.strides[k][r-1]
+		}
+		idx[r-1] = 0
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			for k := 0; k < p.nops; k++ {
+				offs[k] += p.strides[k][d]
+			}
+			if idx[d] < p.dims[d] {
+				break
+			}
+			for k := 0; k < p.nops; k++ {
+				offs[k] -= p.dims[d] * p.strides[k][d]
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// ewRun calls fn(lo, hi) over [0, n), split over threads goroutines when n
+// is at least two grains.
+func ewRun(threads, n, grain int, fn func(lo, hi int)) {
+	if threads <= 1 || n < 2*grain {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	ParallelFor(threads, n, grain, fn)
+}
+
+// ewBroadcast runs loops over out = a op b with broadcasting.
+func ewBroadcast[T, U any](l ewLoops[T, U], threads, grain int, out []U, outShape []int, a []T, aShape []int, b []T, bShape []int) {
+	n := len(out)
+	switch {
+	case n == 0:
+	case ewSameShape(aShape, bShape) || len(a) == n && len(b) == n:
+		ewRun(threads, n, grain, func(lo, hi int) { l.vv(out[lo:hi], a[lo:hi], b[lo:hi]) })
+	case len(b) == 1 && len(a) == n:
+		y := b[0]
+		ewRun(threads, n, grain, func(lo, hi int) { l.vs(out[lo:hi], a[lo:hi], y) })
+	case len(a) == 1 && len(b) == n:
+		x := a[0]
+		ewRun(threads, n, grain, func(lo, hi int) { l.sv(out[lo:hi], x, b[lo:hi]) })
+	default:
+		p := ewMakePlan(outShape, aShape, bShape)
+		r := len(p.dims)
+		sa, sb := p.strides[0][r-1], p.strides[1][r-1]
+		ewRun(threads, n, grain, func(lo, hi int) {
+			p.walk(lo, hi, func(pos, m int, offs *[3]int) {
+				o := out[pos : pos+m]
+				oa, ob := offs[0], offs[1]
+				switch {
+				case sa == 1 && sb == 1:
+					l.vv(o, a[oa:oa+m], b[ob:ob+m])
+				case sb == 0:
+					l.vs(o, a[oa:oa+m*sa+1-sa], b[ob])
+				default:
+					l.sv(o, a[oa], b[ob:ob+m])
+				}
+			})
+		})
+	}
+}
+
+// ewTable returns the entry op of the table for T, or false.
+func ewTable[T, U any](tables []any, op int) (ewLoops[T, U], bool) {
+	for _, t := range tables {
+		if tab, ok := t.([]ewLoops[T, U]); ok {
+			if op < len(tab) && tab[op].vv != nil {
+				return tab[op], true
+			}
+			break
+		}
+	}
+	return ewLoops[T, U]{}, false
+}
+
+var (
+	ewArithTables   = []any{ewArithF32[:], ewArithF64[:], ewArithI32[:], ewArithI64[:]}
+	ewCompareTables = []any{ewCompareF32[:], ewCompareF64[:], ewCompareI32[:], ewCompareI64[:], ewCompareB[:]}
+)
+
+// Binary computes out = a op b elementwise with numpy broadcasting; out
+// has outShape, the broadcast of aShape and bShape. An integer BinDiv
+// whose divisor holds a zero returns ErrDivideByZero and writes nothing.
+func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T, aShape []int, b []T, bShape []int) error {
+	l, ok := ewTable[T, T](ewArithTables, int(op))
+	if !ok {
+		var zero T
+		return fmt.Errorf("binary op %d is not defined on %T", op, zero)
+	}
+	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
+		return err
+	}
+	if op == BinDiv && len(out) > 0 && ewIsInt[T]() {
+		for _, v := range b {
+			if v == 0 {
+				return ErrDivideByZero
+			}
+		}
+	}
+	grain := ewGrain
+	if op == BinPow {
+		grain = ewGrainHeavy
+	}
+	ewBroadcast(l, threads, grain, out, outShape, a, aShape, b, bShape)
+	return nil
+}
+
+func ewIsInt[T Numeric]() bool {
+	var one T = 1
+	return one/2 == 0
+}
+
+// Compare computes out = a op b elementwise with numpy broadcasting.
+func Compare[T Element](op CompareOp, threads int, out []bool, outShape []int, a []T, aShape []int, b []T, bShape []int) error {
+	l, ok := ewTable[T, bool](ewCompareTables, int(op))
+	if !ok {
+		var zero T
+		return fmt.Errorf("comparison %d is not defined on %T", op, zero)
+	}
+	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
+		return err
+	}
+	ewBroadcast(l, threads, ewGrain, out, outShape, a, aShape, b, bShape)
+	return nil
+}
+
+// Logical computes out = a op b on booleans with numpy broadcasting.
+func Logical(op LogicalOp, threads int, out []bool, outShape []int, a []bool, aShape []int, b []bool, bShape []int) error {
+	if int(op) >= len(ewLogicalB) {
+		return fmt.Errorf("unknown logical op %d", op)
+	}
+	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
+		return err
+	}
+	ewBroadcast(ewLogicalB[op], threads, ewGrain, out, outShape, a, aShape, b, bShape)
+	return nil
+}
+
+// Not computes out = !x.
+func Not(threads int, out, x []bool) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("not: %d outputs for %d inputs", len(out), len(x))
+	}
+	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewNotB(out[lo:hi], x[lo:hi]) })
+	return nil
+}
+
+// Unary computes out = op(x) elementwise; out and x have the same length.
+func Unary[T Numeric](op UnaryOp, threads int, out, x []T) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("unary op: %d outputs for %d inputs", len(out), len(x))
+	}
+	var f func(o, a []T)
+	switch any(out).(type) {
+	case []float32:
+		f = any(ewUnaryAt(ewUnaryF32[:], op)).(func(o, a []T))
+	case []float64:
+		f = any(ewUnaryAt(ewUnaryF64[:], op)).(func(o, a []T))
+	case []int32:
+		f = any(ewUnaryAt(ewUnaryI32[:], op)).(func(o, a []T))
+	case []int64:
+		f = any(ewUnaryAt(ewUnaryI64[:], op)).(func(o, a []T))
+	}
+	if f == nil {
+		var zero T
+		return fmt.Errorf("unary op %d is not defined on %T", op, zero)
+	}
+	grain := ewGrainHeavy
+	switch op {
+	case UnaryRelu, UnaryAbs, UnaryNeg, UnarySquare:
+		grain = ewGrain
+	}
+	ewRun(threads, len(out), grain, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
+	return nil
+}
+
+// ewUnaryAt returns tab[op], or nil.
+func ewUnaryAt[E any](tab []func(o, a []E), op UnaryOp) func(o, a []E) {
+	if int(op) < len(tab) {
+		return tab[op]
+	}
+	return nil
+}
+
+// Clip computes out = min(max(x, lo), hi); NaN stays NaN.
+func Clip[T Numeric](threads int, out, x []T, lo, hi T) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("clip: %d outputs for %d inputs", len(out), len(x))
+	}
+	var f func(o, a []T, lo, hi T)
+	switch any(out).(type) {
+	case []float32:
+		f = any(ewClipF32).(func(o, a []T, lo, hi T))
+	case []float64:
+		f = any(ewClipF64).(func(o, a []T, lo, hi T))
+	case []int32:
+		f = any(ewClipI32).(func(o, a []T, lo, hi T))
+	case []int64:
+		f = any(ewClipI64).(func(o, a []T, lo, hi T))
+	}
+	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], lo, hi) })
+	return nil
+}
+
+// Scale computes out = x*scale + bias.
+func Scale[T Numeric](threads int, out, x []T, scale, bias T) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("scale: %d outputs for %d inputs", len(out), len(x))
+	}
+	var f func(o, a []T, s, b T)
+	switch any(out).(type) {
+	case []float32:
+		f = any(ewScaleF32).(func(o, a []T, s, b T))
+	case []float64:
+		f = any(ewScaleF64).(func(o, a []T, s, b T))
+	case []int32:
+		f = any(ewScaleI32).(func(o, a []T, s, b T))
+	case []int64:
+		f = any(ewScaleI64).(func(o, a []T, s, b T))
+	}
+	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], scale, bias) })
+	return nil
+}
+
+// Cast converts x into out elementwise: float to integer truncates toward
+// zero (out-of-range values are unspecified), anything to bool is x != 0,
+// bool to a number is 0 or 1. Same-type casts copy.
+func Cast[T, U Element](threads int, out []U, x []T) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("cast: %d outputs for %d inputs", len(out), len(x))
+	}
+	if same, ok := any(x).([]U); ok {
+		ewRun(threads, len(out), ewGrain, func(lo, hi int) { copy(out[lo:hi], same[lo:hi]) })
+		return nil
+	}
+	if len(out) > 0 && !ewCastRange(out[:0], x[:0], 0, 0) {
+		return fmt.Errorf("cast from %T to %T is not supported", x, out)
+	}
+	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewCastRange(out, x, lo, hi) })
+	return nil
+}
+
+// Where computes out = cond ? x : y elementwise with three-way numpy
+// broadcasting; out has outShape, the broadcast of the three shapes.
+func Where[T Element](threads int, out []T, outShape []int, cond []bool, cShape []int, x []T, xShape []int, y []T, yShape []int) error {
+	if err := ewCheckBroadcast(outShape, len(out), [][]int{cShape, xShape, yShape}, []int{len(cond), len(x), len(y)}); err != nil {
+		return err
+	}
+	n := len(out)
+	if n == 0 {
+		return nil
+	}
+	if len(cond) == n && len(x) == n && len(y) == n {
+		ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereVVV(out[lo:hi], cond[lo:hi], x[lo:hi], y[lo:hi]) })
+		return nil
+	}
+	p := ewMakePlan(outShape, cShape, xShape, yShape)
+	r := len(p.dims)
+	sc, sx, sy := p.strides[0][r-1], p.strides[1][r-1], p.strides[2][r-1]
+	ewRun(threads, n, ewGrain, func(lo, hi int) {
+		p.walk(lo, hi, func(pos, m int, offs *[3]int) {
+			o := out[pos : pos+m]
+			c, xs, ys := cond[offs[0]:], x[offs[1]:], y[offs[2]:]
+			if sc == 1 && sx == 1 && sy == 1 {
+				ewWhereVVV(o, c[:m], xs[:m], ys[:m])
+				return
+			}
+			for i := range o {
+				if c[i*sc] {
+					o[i] = xs[i*sx]
+				} else {
+					o[i] = ys[i*sy]
+				}
+			}
+		})
+	})
+	return nil
+}
+
+func ewWhereVVV[T any](o []T, c []bool, x, y []T) {
+	c = c[:len(o)]
+	x = x[:len(o)]
+	y = y[:len(o)]
+	for i := range o {
+		if c[i] {
+			o[i] = x[i]
+		} else {
+			o[i] = y[i]
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+)
+
+// float is the element type of the GEMM driver.
+type float interface{ float32 | float64 }
+
+// microKernel computes C[0:mr, 0:nr] = alpha*Ap·Bp + beta*C, where Ap is a
+// k×mr packed panel of A, Bp a k×nr packed panel of B and C has row stride
+// ldc. With beta == 0 it must not read C.
+type microKernel[T float] func(k int, a, b, c *T, ldc int, alpha, beta T)
+
+// gemmKernel is a micro-kernel with its tile shape and the cache blocking
+// that suits it.
+type gemmKernel[T float] struct {
+	name    string // value of GOPIR_GEMM_KERNEL that selects it
+	missing string // CPU feature this machine lacks; "" if usable
+	mr, nr  int    // micro-tile
+	mc      int    // rows of the packed A block (multiple of mr): L2-resident
+	kc      int    // depth of the packed panels: a kc×nr B panel stays in L1
+	nc      int    // columns of the packed B block (multiple of nr): L3-resident
+	fn      microKernel[T]
+	// edge[h-1][v-1], when set, computes only h rows and v·lanes columns of
+	// the tile from the same packed panels, for tiles at the edges of C.
+	edge  [][]microKernel[T]
+	lanes int
+	pack  panelPackers[T]
+}
+
+// panelPackers are the two ways to fill a packed panel (see gemm_pack.go);
+// nil fields mean the portable Go versions.
+type panelPackers[T float] struct {
+	transpose func(d, src []T, ld, kb, h, w int) // like packTranspose
+	runs      func(d, src []T, ld, kb, h, w int) // like packRuns
+}
+
+// orDefault fills nil fields with the portable packers.
+func (p panelPackers[T]) orDefault() panelPackers[T] {
+	if p.transpose == nil {
+		p.transpose = packTranspose[T]
+	}
+	if p.runs == nil {
+		p.runs = packRuns[T]
+	}
+	return p
+}
+
+// Kernels in order of preference: the arch-specific ones, then portable Go.
+var (
+	sgemmKernels = append(archSgemmKernels(), &gemmKernel[float32]{
+		name: "go", mr: goMR, nr: goNR, mc: 32 * goMR, kc: 256, nc: 1024, fn: goKernel[float32]})
+	dgemmKernels = append(archDgemmKernels(), &gemmKernel[float64]{
+		name: "go", mr: goMR, nr: goNR, mc: 32 * goMR, kc: 256, nc: 1024, fn: goKernel[float64]})
+)
+
+var (
+	sgemmActive atomic.Pointer[gemmKernel[float32]]
+	dgemmActive atomic.Pointer[gemmKernel[float64]]
+)
+
+func init() {
+	// An unknown or unusable name falls back to the best usable kernel, so
+	// that a stale environment never breaks a program.
+	_ = selectGemmKernel(os.Getenv("GOPIR_GEMM_KERNEL"))
+}
+
+// selectGemmKernel makes the kernels called name active for Sgemm and
+// Dgemm; "" picks the best usable ones. If name is not usable here, the
+// best usable kernels become active and the error says why.
+func selectGemmKernel(name string) error {
+	s, serr := pickKernel(sgemmKernels, name)
+	d, derr := pickKernel(dgemmKernels, name)
+	sgemmActive.Store(s)
+	dgemmActive.Store(d)
+	if serr != nil {
+		return serr
+	}
+	return derr
+}
+
+func pickKernel[T float](list []*gemmKernel[T], name string) (*gemmKernel[T], error) {
+	best := bestKernel(list)
+	if name == "" {
+		return best, nil
+	}
+	for _, k := range list {
+		if k.name == name {
+			if k.missing != "" {
+				return best, fmt.Errorf("kernels: GEMM kernel %q needs %s, which this CPU lacks", name, k.missing)
+			}
+			return k, nil
+		}
+	}
+	return best, fmt.Errorf("kernels: unknown GEMM kernel %q", name)
+}
+
+// bestKernel returns the first usable kernel; the portable one always is.
+func bestKernel[T float](list []*gemmKernel[T]) *gemmKernel[T] {
+	for _, k := range list {
+		if k.missing == "" {
+			return k
+		}
+	}
+	return list[len(list)-1]
+}

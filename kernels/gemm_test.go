@@ -1,0 +1,274 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gemmKernelNames lists every micro-kernel of this build, best first.
+func gemmKernelNames() []string {
+	var names []string
+	for _, k := range sgemmKernels {
+		names = append(names, k.name)
+	}
+	return names
+}
+
+// forEachKernel runs f once per micro-kernel, forced through the internal
+// selector, skipping kernels whose CPU feature this machine lacks.
+func forEachKernel(t *testing.T, f func(t *testing.T)) {
+	for _, name := range gemmKernelNames() {
+		t.Run(name, func(t *testing.T) {
+			for _, k := range sgemmKernels {
+				if k.name == name && k.missing != "" {
+					t.Skipf("CPU lacks %s", k.missing)
+				}
+			}
+			if err := selectGemmKernel(name); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = selectGemmKernel("") })
+			f(t)
+		})
+	}
+}
+
+type gemmCase struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float64
+	pad            int // extra elements per row of A, B and C beyond the minimum
+}
+
+func (tc gemmCase) String() string {
+	op := func(t bool) string {
+		if t {
+			return "T"
+		}
+		return "N"
+	}
+	return fmt.Sprintf("%s%s/%dx%dx%d/a=%g,b=%g/pad=%d", op(tc.transA), op(tc.transB), tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad)
+}
+
+// gemmShapes covers empty and unit sizes, primes that are multiples of no
+// tile, non-square products and sizes that span several cache blocks.
+var gemmShapes = [][3]int{
+	{0, 0, 0}, {0, 7, 5}, {7, 0, 5}, {7, 13, 0},
+	{1, 1, 1}, {1, 13, 7}, {13, 1, 7}, {7, 7, 1},
+	{7, 13, 31}, {13, 7, 67}, {31, 67, 13}, {67, 131, 7},
+	{131, 67, 131}, {1, 131, 67}, {131, 1, 31}, {14, 32, 64},
+	{28, 64, 300}, {350, 97, 521}, {67, 1100, 31},
+}
+
+var gemmScalars = [][2]float64{{1, 0}, {1, 1}, {-0.5, 0.25}, {2, 0}, {0, -1.5}, {0, 0}}
+
+func gemmCases() []gemmCase {
+	var cases []gemmCase
+	for i, s := range gemmShapes {
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			for j, ab := range gemmScalars {
+				cases = append(cases, gemmCase{tr[0], tr[1], s[0], s[1], s[2], ab[0], ab[1], (i + j) % 3 * 2})
+			}
+		}
+	}
+	return cases
+}
+
+// gemmOperands builds random A, B and C for tc. C is NaN wherever beta == 0
+// allows garbage, and its row padding holds a sentinel that must survive.
+func gemmOperands[T float](tc gemmCase, seed uint64) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	ar, ac := tc.m, tc.k
+	if tc.transA {
+		ar, ac = ac, ar
+	}
+	br, bc := tc.k, tc.n
+	if tc.transB {
+		br, bc = bc, br
+	}
+	lda, ldb, ldc = max(ac+tc.pad, 1), max(bc+tc.pad, 1), max(tc.n+tc.pad, 1)
+	fill := func(rows, cols, ld int, nan bool) []T {
+		x := make([]T, max(0, rows*ld))
+		for i := range x {
+			switch {
+			case cols == 0 || i%ld >= cols:
+				x[i] = 12345 // row padding sentinel
+			case nan:
+				x[i] = T(math.NaN())
+			default:
+				x[i] = T(rng.Float64()*2 - 1)
+			}
+		}
+		return x
+	}
+	a = fill(ar, ac, lda, false)
+	b = fill(br, bc, ldb, false)
+	c = fill(tc.m, tc.n, ldc, tc.beta == 0)
+	return a, lda, b, ldb, c, ldc
+}
+
+// refGemm returns alpha*op(A)*op(B) + beta*C in float64, and the same sum of
+// absolute values, which bounds the rounding error of any summation order.
+func refGemm[T float](tc gemmCase, a []T, lda int, b []T, ldb int, c []T, ldc int) (want, mag []float64) {
+	want = make([]float64, tc.m*tc.n)
+	mag = make([]float64, tc.m*tc.n)
+	for i := range tc.m {
+		for j := range tc.n {
+			var s, sm float64
+			for p := range tc.k {
+				ia, ib := i*lda+p, p*ldb+j
+				if tc.transA {
+					ia = p*lda + i
+				}
+				if tc.transB {
+					ib = j*ldb + p
+				}
+				av, bv := a[ia], b[ib]
+				s += float64(av) * float64(bv)
+				sm += math.Abs(float64(av) * float64(bv))
+			}
+			s, sm = tc.alpha*s, math.Abs(tc.alpha)*sm
+			if tc.beta != 0 {
+				cv := float64(c[i*ldc+j])
+				s += tc.beta * cv
+				sm += math.Abs(tc.beta * cv)
+			}
+			want[i*tc.n+j], mag[i*tc.n+j] = s, sm
+		}
+	}
+	return want, mag
+}
+
+func runGemm[T float](tc gemmCase, a []T, lda int, b []T, ldb int, c []T, ldc int, threads int) {
+	switch x := any(c).(type) {
+	case []float32:
+		Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), any(a).([]float32), lda,
+			any(b).([]float32), ldb, float32(tc.beta), x, ldc, threads)
+	case []float64:
+		Dgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, any(a).([]float64), lda,
+			any(b).([]float64), ldb, tc.beta, x, ldc, threads)
+	}
+}
+
+// checkGemm runs tc and compares with refGemm; the tolerance grows with k
+// because each of the k+2 roundings may add a relative eps of the magnitude.
+func checkGemm[T float](t *testing.T, tc gemmCase, threads int, eps float64) {
+	t.Helper()
+	a, lda, b, ldb, c, ldc := gemmOperands[T](tc, uint64(tc.m*1000003+tc.n*1009+tc.k))
+	want, mag := refGemm(tc, a, lda, b, ldb, c, ldc)
+	runGemm(tc, a, lda, b, ldb, c, ldc, threads)
+	for i := range tc.m {
+		for j := range ldc {
+			got := float64(c[i*ldc+j])
+			if j >= tc.n {
+				if got != 12345 {
+					t.Fatalf("%v threads=%d: C[%d,%d] in row padding overwritten: %g", tc, threads, i, j, got)
+				}
+				continue
+			}
+			w, tol := want[i*tc.n+j], float64(tc.k+2)*eps*mag[i*tc.n+j]
+			if !(math.Abs(got-w) <= tol) {
+				t.Fatalf("%v threads=%d: C[%d,%d] = %g, want %g (tolerance %g)", tc, threads, i, j, got, w, tol)
+			}
+		}
+	}
+}
+
+func TestSgemm(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		for _, tc := range gemmCases() {
+			checkGemm[float32](t, tc, 1, 0x1p-24)
+		}
+	})
+}
+
+func TestDgemm(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		for _, tc := range gemmCases() {
+			checkGemm[float64](t, tc, 1, 0x1p-53)
+		}
+	})
+}
+
+// TestGemmThreads checks the parallel path against the reference and that a
+// run repeated with the same thread count is bitwise identical.
+func TestGemmThreads(t *testing.T) {
+	shapes := [][3]int{{131, 131, 131}, {300, 67, 520}, {13, 700, 300}, {1024, 31, 64}}
+	forEachKernel(t, func(t *testing.T) {
+		for _, s := range shapes {
+			for _, tr := range [][2]bool{{false, false}, {true, true}, {false, true}, {true, false}} {
+				tc := gemmCase{tr[0], tr[1], s[0], s[1], s[2], 1.5, 0.5, 1}
+				for threads := 1; threads <= 4; threads++ {
+					checkGemm[float32](t, tc, threads, 0x1p-24)
+					checkGemm[float64](t, tc, threads, 0x1p-53)
+					a, lda, b, ldb, c1, ldc := gemmOperands[float32](tc, 7)
+					c2 := append([]float32(nil), c1...)
+					runGemm(tc, a, lda, b, ldb, c1, ldc, threads)
+					runGemm(tc, a, lda, b, ldb, c2, ldc, threads)
+					for i := range c1 {
+						if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
+							t.Fatalf("%v threads=%d: run twice, C[%d] = %g then %g", tc, threads, i, c1[i], c2[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestGemmBadArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"short a", func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1) }},
+		{"small lda", func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1) }},
+		{"short c", func() { Dgemm(true, true, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2, 1) }},
+		{"negative", func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2, 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			tc.f()
+		})
+	}
+}
+
+// TestSgemmAllocs checks that packing buffers are recycled: a steady-state
+// call allocates nothing on one goroutine, and only the bookkeeping of the
+// goroutines (closures, team state) with more.
+func TestSgemmAllocs(t *testing.T) {
+	const n = 256
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for _, threads := range []int{1, 2, 4} {
+		allocs := testing.AllocsPerRun(20, func() {
+			Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n, threads)
+		})
+		limit := 0.0
+		if threads > 1 {
+			limit = float64(3 + 2*threads) // closures, WaitGroup, team state
+		}
+		t.Logf("threads=%d: %v allocations per call", threads, allocs)
+		if allocs > limit {
+			t.Errorf("threads=%d: %v allocations per call, want ≤ %v", threads, allocs, limit)
+		}
+	}
+}
+
+func TestSelectGemmKernel(t *testing.T) {
+	defer selectGemmKernel("")
+	if err := selectGemmKernel("nonsense"); err == nil {
+		t.Error("unknown kernel accepted")
+	}
+	if sgemmActive.Load() != bestKernel(sgemmKernels) {
+		t.Error("unknown kernel did not fall back to the best one")
+	}
+	if err := selectGemmKernel("go"); err != nil || sgemmActive.Load().name != "go" || dgemmActive.Load().name != "go" {
+		t.Errorf("go kernel not selected: %v", err)
+	}
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// family is a register-blocked GEMM micro-kernel with its edge variants. The
+// main kernel computes
+//
+//	C[0:mr, 0:nr] = alpha * Ap·Bp + beta * C   (beta == 0: C is not read)
+//
+// where Ap is a packed k×mr panel of A (mr values of one column of A per k
+// step), Bp a packed k×nr panel of B and C row-major with stride ldc
+// elements; nr is nv vectors. Variant h×v computes only the first h rows and
+// v vectors of that tile from the same packed panels, so edge tiles waste no
+// arithmetic.
+type family struct {
+	name   string
+	f64    bool // float64 elements (else float32)
+	zmm    bool // AVX-512 with 32 registers (else AVX2+FMA with 16)
+	mr, nv int
+	unroll int // k steps per loop iteration
+	prefA  int // prefetch distance for A in bytes; 0: none
+	prefB  int // prefetch distance for B in bytes; 0: none
+	only   bool // experiment: main kernel only
+}
+
+var families = []family{
+	// 28 accumulators + 2 B vectors + 1 broadcast of 32 zmm registers. A
+	// 14×32 tile needs 16 loads per 28 FMAs, and its 32-wide kc×nr B panel
+	// fits the 48 KiB L1 of Zen 5 at kc = 256.
+	{name: "sgemmAVX512", zmm: true, mr: 14, nv: 2, unroll: 4, prefA: 1024},
+	// 12 accumulators + 2 B + 1 broadcast of 16 ymm registers.
+	{name: "sgemmAVX2", mr: 6, nv: 2, unroll: 4},
+	{name: "xA", zmm: true, mr: 14, nv: 2, unroll: 8, prefA: 1024, only: true},
+	{name: "xB", zmm: true, mr: 14, nv: 2, unroll: 4, only: true},
+	{name: "xC", zmm: true, mr: 14, nv: 2, unroll: 4, prefA: 512, only: true},
+	{name: "xD", zmm: true, mr: 14, nv: 2, unroll: 4, prefA: 2048, only: true},
+	{name: "xE", zmm: true, mr: 14, nv: 2, unroll: 4, prefA: 1024, prefB: 1024, only: true},
+	{name: "xF", zmm: true, mr: 14, nv: 2, unroll: 8, only: true},
+	{name: "dgemmAVX512", f64: true, zmm: true, mr: 14, nv: 2, unroll: 4, prefA: 1024},
+	{name: "dgemmAVX2", f64: true, mr: 6, nv: 2, unroll: 4},
+}
+
+func (f family) es() int { // element size in bytes
+	if f.f64 {
+		return 8
+	}
+	return 4
+}
+
+func (f family) vb() int { // vector size in bytes
+	if f.zmm {
+		return 64
+	}
+	return 32
+}
+
+func (f family) lanes() int { return f.vb() / f.es() }
+
+func (f family) typ() string {
+	if f.f64 {
+		return "float64"
+	}
+	return "float32"
+}
+
+func (f family) kernelName(h, v int) string {
+	return fmt.Sprintf("%s_%dx%d", f.name, h, v*f.lanes())
+}
+
+func (f family) generate() {
+	regs := 16
+	if f.zmm {
+		regs = 32
+	}
+	// Accumulators, nv B vectors and one broadcast register must fit.
+	if f.mr*f.nv+f.nv+1 > regs {
+		panic(fmt.Sprintf("%s: %d×%d vectors do not fit in %d registers", f.name, f.mr, f.nv, regs))
+	}
+	if f.only {
+		f.kernel(f.mr, f.nv)
+		return
+	}
+	for h := 1; h <= f.mr; h++ {
+		for v := 1; v <= f.nv; v++ {
+			f.kernel(h, v)
+		}
+	}
+}
+
+func (f family) vec(i int) VecPhysical {
+	if f.zmm {
+		return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+			Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
+	}
+	return []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}[i]
+}
+
+func (f family) bcast(m Mem, r VecPhysical) {
+	if f.f64 {
+		VBROADCASTSD(m, r)
+	} else {
+		VBROADCASTSS(m, r)
+	}
+}
+
+func (f family) fma(a, b, acc Op) { // acc += a*b
+	if f.f64 {
+		VFMADD231PD(a, b, acc)
+	} else {
+		VFMADD231PS(a, b, acc)
+	}
+}
+
+func (f family) mul(a, b, dst Op) {
+	if f.f64 {
+		VMULPD(a, b, dst)
+	} else {
+		VMULPS(a, b, dst)
+	}
+}
+
+// kernel emits the variant computing h rows and v vectors of the tile.
+func (f family) kernel(h, v int) {
+	name := f.kernelName(h, v)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ()))
+	Pragma("noescape")
+	if h == f.mr && v == f.nv {
+		Doc(fmt.Sprintf("%s is the %s GEMM micro-kernel: C = alpha*A·B + beta*C on a %d×%d tile",
+			name, f.name, h, v*f.lanes()),
+			"from packed panels (see family in the generator); beta == 0: C is not read.")
+	} else {
+		Doc(fmt.Sprintf("%s is the %d×%d edge variant of %s.", name, h, v*f.lanes(), f.kernelName(f.mr, f.nv)))
+	}
+
+	es, vb := f.es(), f.vb()
+	astep, bstep := f.mr*es, f.nv*vb // bytes per k step in the packed panels
+	acc := func(i, j int) VecPhysical { return f.vec(i*v + j) }
+	bv := func(j int) VecPhysical { return f.vec(h*v + j) }
+	tv := f.vec(h*v + v)
+
+	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
+	Load(Param("k"), n)
+	Load(Param("a"), pa)
+	Load(Param("b"), pb)
+	Load(Param("c"), pc)
+	Load(Param("ldc"), ldc)
+	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), ldc) // elements → bytes
+
+	Comment("Warm the C tile while the k loop runs.")
+	row := R9
+	MOVQ(pc, row)
+	for i := 0; i < h; i++ {
+		for off := 0; off < v*vb; off += 64 {
+			PREFETCHT0(Mem{Base: row, Disp: off})
+		}
+		if i+1 < h {
+			ADDQ(ldc, row)
+		}
+	}
+
+	for i := 0; i < h; i++ {
+		for j := 0; j < v; j++ {
+			r := acc(i, j)
+			if f.zmm {
+				VPXORD(r, r, r)
+			} else {
+				VXORPS(r, r, r)
+			}
+		}
+	}
+
+	step := func(u int) {
+		aOff, bOff := u*astep, u*bstep
+		// One prefetch per 64 bytes of A.
+		if f.prefA > 0 && aOff%64 < astep {
+			PREFETCHT0(Mem{Base: pa, Disp: aOff + f.prefA})
+		}
+		if f.prefB > 0 {
+			for off := 0; off < v*vb; off += 64 {
+				PREFETCHT0(Mem{Base: pb, Disp: bOff + f.prefB + off})
+			}
+		}
+		for j := 0; j < v; j++ {
+			VMOVUPS(Mem{Base: pb, Disp: bOff + j*vb}, bv(j))
+		}
+		for i := 0; i < h; i++ {
+			f.bcast(Mem{Base: pa, Disp: aOff + i*es}, tv)
+			for j := 0; j < v; j++ {
+				f.fma(bv(j), tv, acc(i, j))
+			}
+		}
+	}
+
+	U := f.unroll
+	CMPQ(n, U8(U))
+	JL(LabelRef("tail"))
+	Label("loop")
+	for u := 0; u < U; u++ {
+		step(u)
+	}
+	ADDQ(U32(U*astep), pa)
+	ADDQ(U32(U*bstep), pb)
+	SUBQ(U8(U), n)
+	CMPQ(n, U8(U))
+	JGE(LabelRef("loop"))
+
+	Label("tail")
+	TESTQ(n, n)
+	JE(LabelRef("store"))
+	Label("tailloop")
+	step(0)
+	ADDQ(U32(astep), pa)
+	ADDQ(U32(bstep), pb)
+	DECQ(n)
+	JNZ(LabelRef("tailloop"))
+
+	Label("store")
+	// The B and broadcast registers are free now: reuse them for alpha, beta.
+	valpha, vbeta := bv(0), tv
+	alpha, _ := Param("alpha").Resolve()
+	beta, _ := Param("beta").Resolve()
+	f.bcast(alpha.Addr, valpha)
+	if f.f64 {
+		MOVQ(beta.Addr, RAX)
+		ADDQ(RAX, RAX) // drops the sign bit: zero iff beta is ±0
+	} else {
+		MOVL(beta.Addr, EAX)
+		ADDL(EAX, EAX)
+	}
+	JE(LabelRef("store0"))
+
+	Comment("C = alpha*acc + beta*C")
+	f.bcast(beta.Addr, vbeta)
+	for i := 0; i < h; i++ {
+		for j := 0; j < v; j++ {
+			m := Mem{Base: pc, Disp: j * vb}
+			f.mul(valpha, acc(i, j), acc(i, j))
+			f.fma(m, vbeta, acc(i, j))
+			VMOVUPS(acc(i, j), m)
+		}
+		if i+1 < h {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+
+	Label("store0")
+	Comment("beta == 0: C is write-only, so NaNs already there do not propagate.")
+	for i := 0; i < h; i++ {
+		for j := 0; j < v; j++ {
+			f.mul(valpha, acc(i, j), acc(i, j))
+			VMOVUPS(acc(i, j), Mem{Base: pc, Disp: j * vb})
+		}
+		if i+1 < h {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}

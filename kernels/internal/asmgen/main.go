@@ -1,0 +1,36 @@
+// Command asmgen generates the amd64 assembly of package kernels: the GEMM
+// micro-kernels, the packing transposes and the CPUID/XGETBV probes used to
+// pick a kernel at run time. Besides avo's -out and -stubs files it writes,
+// with -table, the Go file that lists each family's edge kernels.
+//
+// It lives in its own module so that package kernels never depends on avo.
+// Run it through `go generate ./kernels/` from the main module.
+package main
+
+import (
+	"flag"
+	"log"
+
+	. "github.com/mmcloughlin/avo/build"
+)
+
+func main() {
+	table := flag.String("table", "", "Go file listing the micro-kernels of each family")
+	flag.Parse()
+
+	ConstraintExpr("!purego")
+	cpuProbes()
+	for _, f := range families {
+		f.generate()
+	}
+	for _, rows := range []int{14, 32} {
+		packTransposeF32(rows)
+		packCopyF32(rows)
+	}
+	if *table != "" {
+		if err := writeTable(*table, families); err != nil {
+			log.Fatal(err)
+		}
+	}
+	Generate()
+}

@@ -1,0 +1,42 @@
+package kernels
+
+// MatmulBatched computes len(aOff) independent products
+// C_i = op(A_i)·op(B_i), where op(A_i) is m×k and starts at a[aOff[i]]
+// (stored k×m when transA), op(B_i) is k×n and starts at b[bOff[i]]
+// (stored n×k when transB), and C_i is the i-th m×n block of c. Offsets
+// may repeat (broadcast operands). Many small products run in parallel
+// over the batch with single-threaded GEMMs; otherwise the batch runs in
+// turn with multi-threaded GEMMs. Either way each element is computed by
+// one GEMM whose summation order does not depend on threads.
+func MatmulBatched[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, b []T, bOff []int, c []T, threads int) {
+	batch := len(aOff)
+	if batch == 0 || m == 0 || n == 0 {
+		return
+	}
+	lda, ldb := max(k, 1), max(n, 1)
+	if transA {
+		lda = max(m, 1)
+	}
+	if transB {
+		ldb = max(k, 1)
+	}
+	work := m * n * max(k, 1)
+	one := func(i, th int) {
+		nnGemm(transA, transB, m, n, k, 1, a[aOff[i]:], lda, b[bOff[i]:], ldb, 0, c[i*m*n:], n, th)
+	}
+	if threads > 1 && batch >= threads && work < matmulBatchWork {
+		nnFor(threads, batch, work, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				one(i, 1)
+			}
+		})
+		return
+	}
+	for i := range batch {
+		one(i, threads)
+	}
+}
+
+// matmulBatchWork is the m·n·k of one product below which MatmulBatched
+// spreads the batch rather than each GEMM over threads.
+const matmulBatchWork = 128 * 128 * 128

@@ -1,0 +1,81 @@
+package kernels
+
+import "math"
+
+// BatchNormStats computes, for x viewed as outer×ch×inner, each channel's
+// mean and biased variance over the outer·inner elements of that channel,
+// in float64 with two passes (mean, then squared deviations). With no
+// elements the mean and variance are 0. Channels are split over threads;
+// results do not depend on the thread count.
+func BatchNormStats[T nnFloat](x []T, outer, ch, inner int, mean, variance []float64, threads int) {
+	count := outer * inner
+	nnFor(threads, ch, 2*count, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			if count == 0 {
+				mean[c], variance[c] = 0, 0
+				continue
+			}
+			var s float64
+			for o := range outer {
+				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
+					s += float64(v)
+				}
+			}
+			m := s / float64(count)
+			var q float64
+			for o := range outer {
+				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
+					d := float64(v) - m
+					q += d * d
+				}
+			}
+			mean[c], variance[c] = m, q/float64(count)
+		}
+	})
+}
+
+// BatchNormApply writes y = x·a[c] + b[c] for x and y viewed as
+// outer×ch×inner, computing in float64. y may be x.
+func BatchNormApply[T nnFloat](x, y []T, outer, ch, inner int, a, b []float64, threads int) {
+	nnFor(threads, outer*ch, inner, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			ac, bc := a[r%ch], b[r%ch]
+			xr, yr := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
+			for i, v := range xr {
+				yr[i] = T(float64(v)*ac + bc)
+			}
+		}
+	})
+}
+
+// LayerNorm normalises each of the rows of x (rows×cols) to zero mean and
+// unit variance and applies the per-column scale and bias:
+// y = (x − mean)·invStd·scale + bias, with invStd = 1/√(var + eps) and the
+// biased variance. It also writes each row's mean and invStd. Statistics
+// are taken in float64 with two passes; an empty row has mean 0 and
+// variance 0. Rows are split over threads; results do not depend on the
+// thread count.
+func LayerNorm[T nnFloat](x, scale, bias, y, mean, invStd []T, rows, cols int, eps float64, threads int) {
+	nnFor(threads, rows, 4*cols, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+			var m, q float64
+			if cols > 0 {
+				for _, v := range xr {
+					m += float64(v)
+				}
+				m /= float64(cols)
+				for _, v := range xr {
+					d := float64(v) - m
+					q += d * d
+				}
+				q /= float64(cols)
+			}
+			is := 1 / math.Sqrt(q+eps)
+			for i, v := range xr {
+				yr[i] = T((float64(v)-m)*is*float64(scale[i]) + float64(bias[i]))
+			}
+			mean[r], invStd[r] = T(m), T(is)
+		}
+	})
+}

@@ -1,0 +1,71 @@
+package kernels
+
+import (
+	"slices"
+	"sync"
+	"testing"
+)
+
+// ranges records the calls ParallelFor makes, sorted by lo.
+func ranges(threads, n, grain int) [][2]int {
+	var mu sync.Mutex
+	var got [][2]int
+	ParallelFor(threads, n, grain, func(lo, hi int) {
+		mu.Lock()
+		got = append(got, [2]int{lo, hi})
+		mu.Unlock()
+	})
+	slices.SortFunc(got, func(a, b [2]int) int { return a[0] - b[0] })
+	return got
+}
+
+func TestParallelFor(t *testing.T) {
+	for _, tc := range []struct{ threads, n, grain int }{
+		{1, 100, 1}, {0, 100, 1}, {-3, 10, 1}, {4, 100, 1}, {4, 100, 30}, {4, 100, 100}, {4, 100, 200},
+		{3, 10, 1}, {8, 5, 1}, {2, 1, 1}, {4, 0, 1}, {4, 7, 0}, {16, 1000, 7},
+	} {
+		got := ranges(tc.threads, tc.n, tc.grain)
+		if tc.n <= 0 {
+			if len(got) != 0 {
+				t.Errorf("%+v: calls %v for an empty range", tc, got)
+			}
+			continue
+		}
+		if tc.threads <= 1 || tc.n <= tc.grain {
+			if !slices.Equal(got, [][2]int{{0, tc.n}}) {
+				t.Errorf("%+v: got %v, want one call on [0,%d)", tc, got, tc.n)
+			}
+			continue
+		}
+		if len(got) > tc.threads {
+			t.Errorf("%+v: %d ranges for %d threads", tc, len(got), tc.threads)
+		}
+		next := 0
+		for _, r := range got {
+			if r[0] != next || r[1] <= r[0] {
+				t.Fatalf("%+v: ranges %v do not tile [0,%d)", tc, got, tc.n)
+			}
+			if len(got) > 1 && r[1]-r[0] < max(tc.grain, 1) {
+				t.Errorf("%+v: range %v smaller than grain", tc, r)
+			}
+			next = r[1]
+		}
+		if next != tc.n {
+			t.Errorf("%+v: ranges %v do not reach %d", tc, got, tc.n)
+		}
+		if again := ranges(tc.threads, tc.n, tc.grain); !slices.Equal(got, again) {
+			t.Errorf("%+v: partition changed between runs: %v then %v", tc, got, again)
+		}
+	}
+}
+
+// TestParallelForInline checks that the serial case runs on the caller's
+// goroutine: fn may then use state the caller has not made thread-safe.
+func TestParallelForInline(t *testing.T) {
+	x := 0
+	ParallelFor(1, 10, 1, func(lo, hi int) { x += hi - lo })
+	ParallelFor(8, 10, 10, func(lo, hi int) { x += hi - lo })
+	if x != 20 {
+		t.Errorf("x = %d, want 20", x)
+	}
+}

@@ -1,0 +1,93 @@
+package kernels
+
+// Pool2DParams describes a 2-D pooling of an N×C×H×W input (NCHW) with a
+// KH×KW window, strides and symmetric padding. Padding never takes part in
+// a result: max pooling ignores it and average pooling divides by the
+// number of input elements in the window (PyTorch's
+// count_include_pad=False). Callers keep PH ≤ KH/2 and PW ≤ KW/2, so every
+// window holds at least one input element.
+type Pool2DParams struct {
+	N, C, H, W int
+	KH, KW     int // window, >= 1
+	SH, SW     int // strides, >= 1
+	PH, PW     int // padding, >= 0
+}
+
+// OutH is the output height, (H + 2·PH − KH)/SH + 1, or 0 when the window
+// is larger than the padded input.
+func (p Pool2DParams) OutH() int { return convOut(p.H, p.KH, p.SH, p.PH, 1) }
+
+// OutW is the output width.
+func (p Pool2DParams) OutW() int { return convOut(p.W, p.KW, p.SW, p.PW, 1) }
+
+// window returns the clamped input rows [h0,h1) and columns [w0,w1) of
+// output position (y, x).
+func (p Pool2DParams) window(y, x int) (h0, h1, w0, w1 int) {
+	h0, w0 = y*p.SH-p.PH, x*p.SW-p.PW
+	h1, w1 = min(h0+p.KH, p.H), min(w0+p.KW, p.W)
+	return max(h0, 0), h1, max(w0, 0), w1
+}
+
+// MaxPool2D writes the maximum of each window into out (N×C×OH×OW) and its
+// position into idx, as a flat index h·W + w into the input plane of the
+// same sample and channel (PyTorch's return_indices convention). The first
+// maximum in row-major window order wins; a NaN wins over any number and
+// is propagated. Planes are split over threads; results do not depend on
+// the thread count.
+func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	hw, ohw := p.H*p.W, oh*ow
+	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xp := x[pl*hw : (pl+1)*hw]
+			op, ip := out[pl*ohw:(pl+1)*ohw], idx[pl*ohw:(pl+1)*ohw]
+			for y := range oh {
+				for xo := range ow {
+					h0, h1, w0, w1 := p.window(y, xo)
+					bi := h0*p.W + w0
+					best := xp[bi]
+				scan:
+					for h := h0; h < h1; h++ {
+						for w := w0; w < w1; w++ {
+							v := xp[h*p.W+w]
+							if v != v { // NaN
+								best, bi = v, h*p.W+w
+								break scan
+							}
+							if v > best {
+								best, bi = v, h*p.W+w
+							}
+						}
+					}
+					op[y*ow+xo], ip[y*ow+xo] = best, int64(bi)
+				}
+			}
+		}
+	})
+}
+
+// AvgPool2D writes the mean of the input elements of each window into out
+// (N×C×OH×OW); padding is excluded from the divisor. Sums are taken in
+// float64.
+func AvgPool2D[T nnFloat](p Pool2DParams, x, out []T, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	hw, ohw := p.H*p.W, oh*ow
+	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xp := x[pl*hw : (pl+1)*hw]
+			op := out[pl*ohw : (pl+1)*ohw]
+			for y := range oh {
+				for xo := range ow {
+					h0, h1, w0, w1 := p.window(y, xo)
+					var s float64
+					for h := h0; h < h1; h++ {
+						for _, v := range xp[h*p.W+w0 : h*p.W+w1] {
+							s += float64(v)
+						}
+					}
+					op[y*ow+xo] = T(s / float64((h1-h0)*(w1-w0)))
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,545 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Reductions over a set of axes, and argmax over one axis.
+//
+// The input shape is first simplified: size-1 dims are dropped and
+// neighbouring dims that are both reduced or both kept are merged, which
+// leaves alternating groups. If the last group is reduced, each output
+// element folds contiguous rows of the input (reduce-all is the single
+// group case, split into fixed chunks). If the last group is kept, output
+// rows are accumulated from input rows, a column block at a time.
+//
+// Float32 sums accumulate in float64, integer sums in int64; contiguous
+// sums add fixed-size blocks of four-way partial sums, so accuracy does not
+// decay linearly with the length. Every output element is computed by one
+// goroutine in a fixed order and reduce-all combines fixed chunks in order,
+// so results do not depend on the thread count at all.
+
+// ReduceOp names a reduction for Reduce.
+type ReduceOp uint8
+
+// The reductions. ReduceMean is defined on floats only; ReduceMax and
+// ReduceMin propagate NaN.
+const (
+	ReduceSum ReduceOp = iota
+	ReduceMean
+	ReduceMax
+	ReduceMin
+)
+
+// ErrEmptyReduce is returned when a max, min or argmax has an output
+// element but nothing to reduce into it.
+var ErrEmptyReduce = errors.New("reduction over a size-0 dim has no identity")
+
+const (
+	redChunk = 64 << 10 // reduce-all chunk, in elements
+	redBlock = 4 << 10  // contiguous sum block
+	redCols  = 256      // column block of row accumulation
+)
+
+// redGroups is a simplified reduction shape.
+type redGroups struct {
+	sizes   []int
+	strides []int // input stride of each group
+	reduced []bool
+}
+
+// redSimplify drops size-1 dims of shape and merges neighbours of the same
+// kind (reduced[d] says whether dim d is reduced).
+func redSimplify(shape []int, reduced []bool) redGroups {
+	var g redGroups
+	for d, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if k := len(g.sizes) - 1; k >= 0 && g.reduced[k] == reduced[d] {
+			g.sizes[k] *= n
+			continue
+		}
+		g.sizes = append(g.sizes, n)
+		g.reduced = append(g.reduced, reduced[d])
+	}
+	g.strides = make([]int, len(g.sizes))
+	s := 1
+	for k := len(g.sizes) - 1; k >= 0; k-- {
+		g.strides[k] = s
+		s *= g.sizes[k]
+	}
+	return g
+}
+
+// pick returns the sizes and strides of the groups whose kind is reduced,
+// among the first n groups.
+func (g redGroups) pick(n int, reduced bool) (sizes, strides []int) {
+	for k := 0; k < n; k++ {
+		if g.reduced[k] == reduced {
+			sizes = append(sizes, g.sizes[k])
+			strides = append(strides, g.strides[k])
+		}
+	}
+	return sizes, strides
+}
+
+// redOdometer walks a multi-index over sizes in row-major order, keeping
+// the matching offset (sum of index times stride).
+type redOdometer struct {
+	sizes, strides, idx []int
+	off                 int
+}
+
+func newRedOdometer(sizes, strides []int, start int) *redOdometer {
+	o := &redOdometer{sizes: sizes, strides: strides, idx: make([]int, len(sizes))}
+	o.seek(start)
+	return o
+}
+
+// seek moves to the flat index i.
+func (o *redOdometer) seek(i int) {
+	o.off = 0
+	for d := len(o.sizes) - 1; d >= 0; d-- {
+		o.idx[d] = i % o.sizes[d]
+		i /= o.sizes[d]
+		o.off += o.idx[d] * o.strides[d]
+	}
+}
+
+func (o *redOdometer) next() {
+	for d := len(o.sizes) - 1; d >= 0; d-- {
+		o.idx[d]++
+		o.off += o.strides[d]
+		if o.idx[d] < o.sizes[d] {
+			return
+		}
+		o.off -= o.sizes[d] * o.strides[d]
+		o.idx[d] = 0
+	}
+}
+
+func redProduct(sizes []int) int {
+	n := 1
+	for _, s := range sizes {
+		n *= s
+	}
+	return n
+}
+
+// redMask checks axes against rank and returns the reduced-dims mask.
+func redMask(rank int, axes []int) ([]bool, error) {
+	mask := make([]bool, rank)
+	for _, a := range axes {
+		if a < 0 || a >= rank {
+			return nil, fmt.Errorf("axis %d is out of range for rank %d", a, rank)
+		}
+		if mask[a] {
+			return nil, fmt.Errorf("duplicate axis %d", a)
+		}
+		mask[a] = true
+	}
+	return mask, nil
+}
+
+// Reduce reduces x, of the given shape, over axes (distinct, each in
+// [0, rank)) into out, whose length is the product of the kept dims. A
+// reduction over zero elements gives 0 for ReduceSum and NaN for
+// ReduceMean, and ErrEmptyReduce for ReduceMax and ReduceMin.
+func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes []int) error {
+	mask, err := redMask(len(shape), axes)
+	if err != nil {
+		return err
+	}
+	if ewNumel(shape) != len(x) {
+		return fmt.Errorf("reduce: input has %d elements, shape %v holds %d", len(x), shape, ewNumel(shape))
+	}
+	kept, count := 1, 1
+	for d, n := range shape {
+		if mask[d] {
+			count *= n
+		} else {
+			kept *= n
+		}
+	}
+	if len(out) != kept {
+		return fmt.Errorf("reduce: output has %d elements, want %d", len(out), kept)
+	}
+	if op == ReduceMean && ewIsInt[T]() {
+		var zero T
+		return fmt.Errorf("reduce mean is not defined on %T", zero)
+	}
+	if op > ReduceMin {
+		return fmt.Errorf("unknown reduction %d", op)
+	}
+	if kept == 0 {
+		return nil
+	}
+	if count == 0 {
+		switch op {
+		case ReduceSum:
+			clear(out)
+		case ReduceMean:
+			var zero T
+			for i := range out {
+				out[i] = zero / zero // NaN; ints were rejected above
+			}
+		default:
+			return ErrEmptyReduce
+		}
+		return nil
+	}
+	switch any(x).(type) {
+	case []float32, []float64:
+		redRun[T, float64](op, threads, out, x, redSimplify(shape, mask), count)
+	default:
+		redRun[T, int64](op, threads, out, x, redSimplify(shape, mask), count)
+	}
+	return nil
+}
+
+// redRun reduces a nonempty x whose simplified shape is g; A is the sum
+// accumulator type.
+func redRun[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int) {
+	m := len(g.sizes)
+	fin := func(s A) T {
+		if op == ReduceMean {
+			return T(s / A(count))
+		}
+		return T(s)
+	}
+	switch {
+	case m == 0: // one element
+		out[0] = x[0]
+	case m == 1 && g.reduced[0]: // everything, contiguous
+		out[0] = redAll[T, A](op, threads, x, fin)
+	case g.reduced[m-1]:
+		redInner[T, A](op, threads, out, x, g, count, fin)
+	default:
+		redOuter[T, A](op, threads, out, x, g, count, fin)
+	}
+}
+
+// redAll reduces all of x: fixed chunks in parallel, combined in order.
+func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin func(A) T) T {
+	nc := (len(x) + redChunk - 1) / redChunk
+	chunk := func(c int) []T { return x[c*redChunk : min(len(x), (c+1)*redChunk)] }
+	if op == ReduceSum || op == ReduceMean {
+		if nc == 1 {
+			return fin(redSumContig[T, A](x))
+		}
+		parts := make([]A, nc)
+		ParallelFor(threads, nc, 1, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				parts[c] = redSumContig[T, A](chunk(c))
+			}
+		})
+		var s A
+		for _, p := range parts {
+			s += p
+		}
+		return fin(s)
+	}
+	fold := redFold[T](op)
+	if nc == 1 {
+		return fold(x[0], x[1:])
+	}
+	parts := make([]T, nc)
+	ParallelFor(threads, nc, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			ch := chunk(c)
+			parts[c] = fold(ch[0], ch[1:])
+		}
+	})
+	return fold(parts[0], parts[1:])
+}
+
+// redFold returns the contiguous max or min fold.
+func redFold[T Numeric](op ReduceOp) func(acc T, x []T) T {
+	if op == ReduceMax {
+		return redMaxContig[T]
+	}
+	return redMinContig[T]
+}
+
+// redInner reduces when the last group is reduced: each output element
+// folds rows of length L (the last group) at the offsets of the other
+// reduced groups.
+func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int, fin func(A) T) {
+	m := len(g.sizes)
+	L := g.sizes[m-1]
+	ks, kst := g.pick(m, false)
+	rs, rst := g.pick(m-1, true)
+	rows := redProduct(rs)
+	grain := max(1, ewGrain/count)
+	isSum := op == ReduceSum || op == ReduceMean
+	fold := redFold[T](op)
+	ewRun(threads, len(out), grain, func(lo, hi int) {
+		ko := newRedOdometer(ks, kst, lo)
+		ro := newRedOdometer(rs, rst, 0)
+		for o := lo; o < hi; o++ {
+			base := ko.off
+			if isSum {
+				var s A
+				for r := 0; r < rows; r++ {
+					off := base + ro.off
+					s += redSumContig[T, A](x[off : off+L])
+					ro.next()
+				}
+				out[o] = fin(s)
+			} else {
+				acc := x[base]
+				for r := 0; r < rows; r++ {
+					off := base + ro.off
+					acc = fold(acc, x[off:off+L])
+					ro.next()
+				}
+				out[o] = acc
+			}
+			ko.next()
+		}
+	})
+}
+
+// redOuter reduces when the last group (length B) is kept: each output row
+// of B elements accumulates the input rows at the offsets of the reduced
+// groups, redCols columns at a time.
+func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int, fin func(A) T) {
+	m := len(g.sizes)
+	B := g.sizes[m-1]
+	ks, kst := g.pick(m-1, false)
+	rs, rst := g.pick(m, true)
+	nb := (B + redCols - 1) / redCols
+	units := redProduct(ks) * nb
+	grain := max(1, ewGrain/(count*min(B, redCols)))
+	isSum := op == ReduceSum || op == ReduceMean
+	ewRun(threads, units, grain, func(lo, hi int) {
+		ko := newRedOdometer(ks, kst, 0)
+		ro := newRedOdometer(rs, rst, 0)
+		var acc [redCols]A
+		for u := lo; u < hi; u++ {
+			p, c0 := u/nb, (u%nb)*redCols
+			w := min(redCols, B-c0)
+			ko.seek(p)
+			base := ko.off + c0
+			o := out[p*B+c0 : p*B+c0+w]
+			ro.seek(0)
+			row := func() []T {
+				off := base + ro.off
+				ro.next()
+				return x[off : off+w]
+			}
+			r := 0
+			if isSum {
+				a := acc[:w]
+				clear(a)
+				for ; r+4 <= count; r += 4 {
+					redAddRows4(a, row(), row(), row(), row())
+				}
+				for ; r < count; r++ {
+					redAddRow(a, row())
+				}
+				for j, s := range a {
+					o[j] = fin(s)
+				}
+				continue
+			}
+			copy(o, row())
+			r++
+			for ; r+4 <= count; r += 4 {
+				if op == ReduceMax {
+					redMaxRows4(o, row(), row(), row(), row())
+				} else {
+					redMinRows4(o, row(), row(), row(), row())
+				}
+			}
+			for ; r < count; r++ {
+				if op == ReduceMax {
+					redMaxRows4(o, row(), nil, nil, nil)
+				} else {
+					redMinRows4(o, row(), nil, nil, nil)
+				}
+			}
+		}
+	})
+}
+
+// redSumContig sums x in blocks of four-way partial sums.
+func redSumContig[T Numeric, A float64 | int64](x []T) A {
+	var total A
+	for len(x) > 0 {
+		n := min(len(x), redBlock)
+		b := x[:n]
+		x = x[n:]
+		var s0, s1, s2, s3 A
+		i := 0
+		for ; i+4 <= len(b); i += 4 {
+			q := b[i : i+4 : i+4]
+			s0 += A(q[0])
+			s1 += A(q[1])
+			s2 += A(q[2])
+			s3 += A(q[3])
+		}
+		for ; i < len(b); i++ {
+			s0 += A(b[i])
+		}
+		total += (s0 + s1) + (s2 + s3)
+	}
+	return total
+}
+
+// redMaxContig folds x into acc with max, four independent lanes at a
+// time (max is exact, so the lanes do not change the result).
+func redMaxContig[T Numeric](acc T, x []T) T {
+	a0, a1, a2, a3 := acc, acc, acc, acc
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := x[i : i+4 : i+4]
+		a0 = max(a0, q[0])
+		a1 = max(a1, q[1])
+		a2 = max(a2, q[2])
+		a3 = max(a3, q[3])
+	}
+	for ; i < len(x); i++ {
+		a0 = max(a0, x[i])
+	}
+	return max(max(a0, a1), max(a2, a3))
+}
+
+// redMinContig is redMaxContig with min.
+func redMinContig[T Numeric](acc T, x []T) T {
+	a0, a1, a2, a3 := acc, acc, acc, acc
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := x[i : i+4 : i+4]
+		a0 = min(a0, q[0])
+		a1 = min(a1, q[1])
+		a2 = min(a2, q[2])
+		a3 = min(a3, q[3])
+	}
+	for ; i < len(x); i++ {
+		a0 = min(a0, x[i])
+	}
+	return min(min(a0, a1), min(a2, a3))
+}
+
+func redAddRow[T Numeric, A float64 | int64](acc []A, x []T) {
+	x = x[:len(acc)]
+	for j, v := range x {
+		acc[j] += A(v)
+	}
+}
+
+// redAddRows4 adds four rows to acc, pairwise per column.
+func redAddRows4[T Numeric, A float64 | int64](acc []A, x0, x1, x2, x3 []T) {
+	n := len(acc)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	for j := range acc {
+		acc[j] += (A(x0[j]) + A(x1[j])) + (A(x2[j]) + A(x3[j]))
+	}
+}
+
+// redMaxRows4 folds up to four rows into o with max; x1..x3 may be nil
+// together, for a single row.
+func redMaxRows4[T Numeric](o, x0, x1, x2, x3 []T) {
+	n := len(o)
+	x0 = x0[:n]
+	if x1 == nil {
+		for j, v := range x0 {
+			o[j] = max(o[j], v)
+		}
+		return
+	}
+	x1, x2, x3 = x1[:n], x2[:n], x3[:n]
+	for j := range o {
+		o[j] = max(o[j], max(x0[j], x1[j]), max(x2[j], x3[j]))
+	}
+}
+
+// redMinRows4 is redMaxRows4 with min.
+func redMinRows4[T Numeric](o, x0, x1, x2, x3 []T) {
+	n := len(o)
+	x0 = x0[:n]
+	if x1 == nil {
+		for j, v := range x0 {
+			o[j] = min(o[j], v)
+		}
+		return
+	}
+	x1, x2, x3 = x1[:n], x2[:n], x3[:n]
+	for j := range o {
+		o[j] = min(o[j], min(x0[j], x1[j]), min(x2[j], x3[j]))
+	}
+}
+
+// Argmax writes into out the index along axis of the largest element of x
+// (shape given) for every position of the other dims; out's length is the
+// product of those dims. Ties give the first index; NaN counts as the
+// largest, so the first NaN wins. A size-0 axis with a nonempty output
+// returns ErrEmptyReduce.
+func Argmax[T Numeric](threads int, out []int64, x []T, shape []int, axis int) error {
+	if axis < 0 || axis >= len(shape) {
+		return fmt.Errorf("axis %d is out of range for rank %d", axis, len(shape))
+	}
+	if ewNumel(shape) != len(x) {
+		return fmt.Errorf("argmax: input has %d elements, shape %v holds %d", len(x), shape, ewNumel(shape))
+	}
+	A, R, B := ewNumel(shape[:axis]), shape[axis], ewNumel(shape[axis+1:])
+	if len(out) != A*B {
+		return fmt.Errorf("argmax: output has %d elements, want %d", len(out), A*B)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if R == 0 {
+		return ErrEmptyReduce
+	}
+	if B == 1 {
+		ewRun(threads, A, max(1, ewGrain/R), func(lo, hi int) {
+			for a := lo; a < hi; a++ {
+				out[a] = int64(redArgmaxContig(x[a*R : (a+1)*R]))
+			}
+		})
+		return nil
+	}
+	nb := (B + redCols - 1) / redCols
+	ewRun(threads, A*nb, max(1, ewGrain/(R*min(B, redCols))), func(lo, hi int) {
+		var best [redCols]T
+		for u := lo; u < hi; u++ {
+			a, c0 := u/nb, (u%nb)*redCols
+			w := min(redCols, B-c0)
+			base := a*R*B + c0
+			o := out[a*B+c0 : a*B+c0+w]
+			bv := best[:w]
+			copy(bv, x[base:base+w])
+			clear(o)
+			for r := 1; r < R; r++ {
+				row := x[base+r*B : base+r*B+w]
+				for j, v := range row {
+					if b := bv[j]; v > b || v != v && b == b {
+						bv[j] = v
+						o[j] = int64(r)
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
+
+func redArgmaxContig[T Numeric](x []T) int {
+	best, bi := x[0], 0
+	if best != best {
+		return 0
+	}
+	for i := 1; i < len(x); i++ {
+		v := x[i]
+		if v > best {
+			best, bi = v, i
+		} else if v != v {
+			return i
+		}
+	}
+	return bi
+}

@@ -1,0 +1,217 @@
+package kernels
+
+// Data movement for shape ops: strided copies (transpose, expand, slice),
+// and row-segment copies (concat, split). The routines are generic over the
+// element type; callers move any dtype by its element size (uint8, uint32,
+// uint64 words), since copying never looks at the values.
+
+// CopyGrain is the number of elements a goroutine moves at least; copies
+// smaller than that stay on the caller's goroutine.
+const CopyGrain = 1 << 15
+
+// shpTile is the side of the square tiles of the blocked 2-D
+// transpose.
+const shpTile = 32
+
+// StridedCopy writes into dst, in row-major order over shape, the elements
+// src[off + Σ idx[i]*strides[i]]. Strides may be zero (broadcast) or
+// negative (reversal). dst holds exactly prod(shape) elements; the caller
+// makes sure every addressed element of src is in range.
+//
+// Unit dims are dropped and dims that are contiguous in src are merged, so
+// that a transpose or broadcast of any rank reduces to its simplest form.
+// When the innermost src-contiguous dim is the second-to-last after that
+// (a transpose of the last two axes, possibly batched), a blocked 2-D
+// transpose is used; otherwise rows are copied with copy() when the last
+// dim is contiguous, filled when it is broadcast, or gathered by stride.
+// Work above CopyGrain elements is split over threads goroutines.
+func StridedCopy[T any](dst, src []T, shape []int, off int, strides []int, threads int) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if n == 0 {
+		return
+	}
+	dims, st := shpSimplify(shape, strides)
+	r := len(dims)
+	switch {
+	case r == 0:
+		dst[0] = src[off]
+	case r >= 2 && st[r-2] == 1 && st[r-1] != 0 && st[r-1] != 1 && st[r-1] != -1:
+		shpBlockedTranspose(dst, src, dims, off, st, threads)
+	default:
+		shpStridedRows(dst, src, dims, off, st, threads)
+	}
+}
+
+// shpSimplify drops unit dims and merges dim i into dim i+1 when
+// strides[i] == strides[i+1]*shape[i+1].
+func shpSimplify(shape, strides []int) ([]int, []int) {
+	dims := make([]int, 0, len(shape))
+	st := make([]int, 0, len(shape))
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		if k := len(dims) - 1; k >= 0 && st[k] == strides[i]*d {
+			dims[k] *= d
+			st[k] = strides[i]
+			continue
+		}
+		dims = append(dims, d)
+		st = append(st, strides[i])
+	}
+	return dims, st
+}
+
+// shpOdometer walks the multi-indices of dims in row-major order, keeping the
+// matching src offset.
+type shpOdometer struct {
+	dims, st, idx []int
+	base          int
+}
+
+// shpNewOdometer starts at flat position pos of dims.
+func shpNewOdometer(dims, st []int, off, pos int) *shpOdometer {
+	o := &shpOdometer{dims: dims, st: st, idx: make([]int, len(dims)), base: off}
+	for k := len(dims) - 1; k >= 0; k-- {
+		o.idx[k] = pos % dims[k]
+		pos /= dims[k]
+		o.base += o.idx[k] * st[k]
+	}
+	return o
+}
+
+// next advances to the following multi-index (wrapping to all zeros after
+// the last one).
+func (o *shpOdometer) next() {
+	for k := len(o.dims) - 1; k >= 0; k-- {
+		o.idx[k]++
+		o.base += o.st[k]
+		if o.idx[k] < o.dims[k] {
+			return
+		}
+		o.base -= o.idx[k] * o.st[k]
+		o.idx[k] = 0
+	}
+}
+
+// shpStridedRows copies row by row: the last dim is a row of dst.
+func shpStridedRows[T any](dst, src []T, dims []int, off int, st []int, threads int) {
+	r := len(dims)
+	l, s := dims[r-1], st[r-1]
+	rows := len(dst) / l
+	ParallelFor(threads, rows, max(1, CopyGrain/l), func(lo, hi int) {
+		o := shpNewOdometer(dims[:r-1], st[:r-1], off, lo)
+		for row := lo; row < hi; row++ {
+			d := dst[row*l : (row+1)*l]
+			switch s {
+			case 1:
+				copy(d, src[o.base:o.base+l])
+			case 0:
+				v := src[o.base]
+				for j := range d {
+					d[j] = v
+				}
+			default:
+				p := o.base
+				for j := range d {
+					d[j] = src[p]
+					p += s
+				}
+			}
+			o.next()
+		}
+	})
+}
+
+// shpBlockedTranspose handles dims [outer..., m, n] whose src strides end in
+// [1, ld]: each of the outer matrices is a transposed m×n view, copied in
+// square tiles so that both sides stay in cache.
+func shpBlockedTranspose[T any](dst, src []T, dims []int, off int, st []int, threads int) {
+	r := len(dims)
+	m, n := dims[r-2], dims[r-1]
+	ld := st[r-1]
+	bands := (m + shpTile - 1) / shpTile // row bands per matrix
+	units := len(dst) / (m * n) * bands
+	ParallelFor(threads, units, max(1, CopyGrain/(shpTile*n)), func(lo, hi int) {
+		o := shpNewOdometer(dims[:r-2], st[:r-2], off, lo/bands)
+		mat := lo / bands
+		for u := lo; u < hi; u++ {
+			if u/bands != mat {
+				mat = u / bands
+				o.next()
+			}
+			i0 := (u % bands) * shpTile
+			i1 := min(i0+shpTile, m)
+			out := dst[mat*m*n : (mat+1)*m*n]
+			for j0 := 0; j0 < n; j0 += shpTile {
+				j1 := min(j0+shpTile, n)
+				for i := i0; i < i1; i++ {
+					row := out[i*n+j0 : i*n+j1]
+					p := o.base + i + j0*ld
+					for j := range row {
+						row[j] = src[p]
+						p += ld
+					}
+				}
+			}
+		}
+	})
+}
+
+// ConcatRows concatenates along a row: dst and each srcs[k] are outer rows,
+// srcs[k] of widths[k] elements each and dst of Σ widths elements; row r of
+// dst is row r of srcs[0], then of srcs[1], and so on.
+func ConcatRows[T any](dst []T, srcs [][]T, outer int, widths []int, threads int) {
+	shpSegments(outer, widths, threads, func(k, row, col, pos, n int) {
+		copy(dst[pos:pos+n], srcs[k][row*widths[k]+col:])
+	})
+}
+
+// SplitRows is the inverse of ConcatRows: it cuts each row of src into
+// pieces of widths[k] elements, appended to dsts[k].
+func SplitRows[T any](dsts [][]T, src []T, outer int, widths []int, threads int) {
+	shpSegments(outer, widths, threads, func(k, row, col, pos, n int) {
+		copy(dsts[k][row*widths[k]+col:], src[pos:pos+n])
+	})
+}
+
+// shpSegments walks the concatenated layout [outer][Σ widths] in contiguous
+// pieces, each inside one part k: elements [pos, pos+n) of the whole are
+// elements [col, col+n) of row row of part k. The range is split over
+// threads goroutines by element count.
+func shpSegments(outer int, widths []int, threads int, fn func(k, row, col, pos, n int)) {
+	w := 0
+	for _, x := range widths {
+		w += x
+	}
+	if w == 0 || outer == 0 {
+		return
+	}
+	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) {
+		row, c := lo/w, lo%w
+		k := 0
+		for c >= widths[k] {
+			c -= widths[k]
+			k++
+		}
+		for pos := lo; pos < hi; {
+			n := min(widths[k]-c, hi-pos)
+			if n > 0 {
+				fn(k, row, c, pos, n)
+			}
+			pos += n
+			c += n
+			if c == widths[k] {
+				c = 0
+				k++
+				if k == len(widths) {
+					k = 0
+					row++
+				}
+			}
+		}
+	})
+}
