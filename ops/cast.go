@@ -1,0 +1,139 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Casts and copies of identity.
+//
+//	cast {dtype} (x)               any dtype to any dtype
+//	assign (x)                     x itself, shared (no copy)
+//	full_like {value, dtype} (x)   x's shape filled with value; dtype
+//	                               defaults to x's
+//
+// Float to integer truncates toward zero (out-of-range values are
+// unspecified); i64 to i32 wraps; anything to i1 is x != 0; i1 to a number
+// is 0 or 1. A cast to x's own dtype shares x's storage.
+
+func init() {
+	register(&Def{Name: "cast", Infer: ewInferCast, Bind: ewBindCast})
+	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Bind: ewBindAssign})
+	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike})
+}
+
+func ewInferCast(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	dt, err := attrs.DType("dtype")
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(dt, in[0].Dims...)}, nil
+}
+
+func ewBindCast(op *ir.Op) (Kernel, error) {
+	from, to := op.Operand(0).Type().DType, op.Result(0).Type().DType
+	if from == to {
+		return ewBindAssign(op)
+	}
+	var run func(c *Ctx, out, x *tensor.Tensor) error
+	switch from {
+	case ir.F32:
+		run = ewCastFrom[float32](to)
+	case ir.F64:
+		run = ewCastFrom[float64](to)
+	case ir.I32:
+		run = ewCastFrom[int32](to)
+	case ir.I64:
+		run = ewCastFrom[int64](to)
+	case ir.I1:
+		run = ewCastFrom[bool](to)
+	}
+	if run == nil {
+		return nil, fmt.Errorf("cast: no kernel from %s to %s", from, to)
+	}
+	return ewUnaryKernel(op, run), nil
+}
+
+func ewCastFrom[T kernels.Element](to ir.DType) func(c *Ctx, out, x *tensor.Tensor) error {
+	switch to {
+	case ir.F32:
+		return ewCastRun[T, float32]
+	case ir.F64:
+		return ewCastRun[T, float64]
+	case ir.I32:
+		return ewCastRun[T, int32]
+	case ir.I64:
+		return ewCastRun[T, int64]
+	case ir.I1:
+		return ewCastRun[T, bool]
+	}
+	return nil
+}
+
+func ewCastRun[T, U kernels.Element](c *Ctx, out, x *tensor.Tensor) error {
+	return kernels.Cast(c.Threads, ewData[U](out), ewData[T](x))
+}
+
+// ewBindAssign returns a kernel whose result is its operand, shared.
+func ewBindAssign(op *ir.Op) (Kernel, error) {
+	name, dts := op.Name(), ewOperandDTypes(op)
+	return func(_ *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if err := ewCheckInputs(name, in, dts); err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{in[0].Retain()}, nil
+	}, nil
+}
+
+func ewInferFullLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if _, err := attrs.Float("value"); err != nil {
+		return nil, err
+	}
+	dt := in[0].DType
+	if attrs.Has("dtype") {
+		var err error
+		if dt, err = attrs.DType("dtype"); err != nil {
+			return nil, err
+		}
+	}
+	return []ir.Type{ir.TensorOf(dt, in[0].Dims...)}, nil
+}
+
+func ewBindFullLike(op *ir.Op) (Kernel, error) {
+	value, err := op.Attrs.Float("value")
+	if err != nil {
+		return nil, err
+	}
+	return ewUnaryKernel(op, func(_ *Ctx, out, _ *tensor.Tensor) error {
+		fill(out, value)
+		return nil
+	}), nil
+}
+
+// Cast appends x converted to dtype dt (x itself, shared, if it already
+// has dt).
+func Cast(b *ir.Builder, x *ir.Value, dt ir.DType) *ir.Value {
+	return b.Op1("cast", ir.A("dtype", dt), x)
+}
+
+// Assign appends a value that shares x's storage.
+func Assign(b *ir.Builder, x *ir.Value) *ir.Value { return b.Op1("assign", nil, x) }
+
+// FullLike appends a tensor shaped like x filled with value, of dtype dt,
+// or of x's dtype if dt is ir.InvalidDType.
+func FullLike(b *ir.Builder, x *ir.Value, value float64, dt ir.DType) *ir.Value {
+	attrs := ir.A("value", value)
+	if dt != ir.InvalidDType {
+		attrs = attrs.With("dtype", dt)
+	}
+	return b.Op1("full_like", attrs, x)
+}

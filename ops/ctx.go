@@ -1,0 +1,37 @@
+package ops
+
+import (
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Ctx is what a kernel may use while it runs: the allocator its results
+// come from, how many goroutines it may use, and the state of random ops.
+type Ctx struct {
+	Alloc   *memory.Allocator
+	Threads int
+	// Seed and Run make random ops deterministic: an op without a seed
+	// attribute of its own draws from a stream keyed by (Seed, Run, op).
+	Seed int64
+	Run  int64
+	// Owned has bit i set when the kernel owns operand i: the executor
+	// donated its last reference (see Def.Donate), so the kernel must
+	// release it or return it, and may update it in place if it is not
+	// shared (Refs() == 1).
+	Owned uint64
+}
+
+// Owns reports whether the kernel owns operand i (see Owned).
+func (c *Ctx) Owns(i int) bool { return c.Owned&(1<<uint(i)) != 0 }
+
+// New allocates a tensor of the given dtype and shape; its contents are
+// unspecified, so the kernel must write every element.
+func (c *Ctx) New(dt ir.DType, shape []int) (*tensor.Tensor, error) {
+	return tensor.New(c.Alloc, tensor.DType(dt), shape...)
+}
+
+// Zeros allocates a zero-filled tensor.
+func (c *Ctx) Zeros(dt ir.DType, shape []int) (*tensor.Tensor, error) {
+	return tensor.Zeros(c.Alloc, tensor.DType(dt), shape...)
+}

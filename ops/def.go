@@ -1,0 +1,92 @@
+package ops
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Kernel runs one op on its operands and returns new results. It must not
+// keep or release its inputs; on error it releases every tensor it made.
+// A result may share an input's storage only through Retain or a view
+// (tensor.Reshape), so that reference counts stay exact.
+type Kernel func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Def is the whole definition of one op.
+type Def struct {
+	Name string
+	// Infer computes result types from operand types and attributes.
+	Infer func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error)
+	// Verify checks what Infer cannot; optional.
+	Verify func(op *ir.Op) error
+	// Bind decodes op's attributes once, at compile time, and returns its
+	// kernel. Nil for ops the executor implements itself (data, fetch,
+	// parameter).
+	Bind func(op *ir.Op) (Kernel, error)
+	// Donate lists operands whose reference the kernel may take over when
+	// the value dies at this op, to update it in place instead of copying;
+	// Ctx.Owns tells the kernel which ones it got.
+	Donate []int
+	// Writes lists operands the kernel updates in place: parameters and
+	// optimizer state, owned by the store, which a step changes without
+	// reallocating. Such ops usually have no results.
+	Writes []int
+	// Stacks marks ops that take or make stack values.
+	Stacks bool
+	// Grad is the op's vector-Jacobian product, used by package autodiff.
+	Grad VJP
+	// NoGrad marks ops through which no gradient flows (comparisons,
+	// argmax, integer casts, random numbers). An op with neither Grad nor
+	// NoGrad cannot be differentiated: autodiff says so.
+	NoGrad bool
+}
+
+var defs = map[string]*Def{}
+
+// Register adds d to the catalog and hands its type hooks to package ir,
+// so that programs can use an op gopir does not define. Call it from an
+// init function; registering a name twice panics.
+func Register(d *Def) {
+	if d.Name == "" || d.Infer == nil {
+		panic("ops.Register: a Def needs a Name and an Infer hook")
+	}
+	if _, dup := defs[d.Name]; dup {
+		panic("ops: " + d.Name + " registered twice")
+	}
+	defs[d.Name] = d
+	ir.Register(d.Name, ir.OpSpec{Infer: d.Infer, Verify: d.Verify, Stacks: d.Stacks})
+}
+
+// Lookup returns the definition of the op named name.
+func Lookup(name string) (*Def, bool) {
+	d, ok := defs[name]
+	return d, ok
+}
+
+// Names lists every op in the catalog, sorted.
+func Names() []string {
+	names := make([]string, 0, len(defs))
+	for n := range defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Bind returns the kernel of op, decoding its attributes.
+func Bind(op *ir.Op) (Kernel, error) {
+	d, ok := defs[op.Name()]
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q", op.Name())
+	}
+	if d.Bind == nil {
+		return nil, fmt.Errorf("op %q has no kernel; the executor runs it", op.Name())
+	}
+	return d.Bind(op)
+}
+
+func register(d *Def) { Register(d) }
+
+func init() { ir.MarkHelperPackage("github.com/gopir/gopir/ops") }

@@ -1,0 +1,151 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Dropout.
+//
+//	dropout {p, training, seed} (x) -> (out, mask)
+//
+// x is f32 or f64. With training=true (the default) each element is zeroed
+// with probability p (default 0.5, 0 ≤ p ≤ 1) and the others are scaled by
+// 1/(1−p): mask has x's shape and dtype and holds 0 or 1/(1−p), and
+// out = x·mask, so the backward is dy·mask. With training=false, out is x
+// itself (shared, no copy) and mask is a rank-0 tensor holding 1, so dy·mask
+// still broadcasts to the right gradient.
+//
+// Randomness is a counter-based stream: element i's draw is a pure function
+// of (key, i), so masks do not depend on the thread count. With a nonzero
+// seed attribute the key comes from that seed alone (every call draws the
+// same mask). With seed 0 or absent it comes from the context's Seed and
+// Run, the op's position in the program (its index path through blocks
+// and regions) and how many times this op's kernel already ran in this
+// run, so a dropout inside a while body draws a fresh mask each iteration,
+// and every run of a program is reproducible from its seed.
+
+func init() {
+	register(&Def{Name: "dropout", Infer: inferDropout, Bind: bindDropout})
+}
+
+type nnDropAttrs struct {
+	p        float64
+	training bool
+	seed     int64
+}
+
+func nnDropDecode(attrs ir.Attrs) (a nnDropAttrs, err error) {
+	if a.p, err = nnFloat(attrs, "p", 0.5); err != nil {
+		return
+	}
+	if !(a.p >= 0 && a.p <= 1) {
+		return a, fmt.Errorf("attribute p:%g must be in [0, 1]", a.p)
+	}
+	if a.training, err = nnBool(attrs, "training", true); err != nil {
+		return
+	}
+	seed, err := nnInt(attrs, "seed", 0)
+	a.seed = int64(seed)
+	return
+}
+
+func inferDropout(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	a, err := nnDropDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if err := nnWantFloat("x", x); err != nil {
+		return nil, err
+	}
+	mask := ir.Scalar(x.DType)
+	if a.training {
+		mask = ir.TensorOf(x.DType, x.Dims...)
+	}
+	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), mask}, nil
+}
+
+// nnOpPosition is the index path of op from the program's top block: for
+// each enclosing op, its index in its block and the region it is in.
+func nnOpPosition(op *ir.Op) []uint64 {
+	var path []uint64
+	for op != nil && op.Block() != nil {
+		blk := op.Block()
+		path = append(path, uint64(blk.IndexOf(op)))
+		parent := blk.ParentOp()
+		if parent != nil {
+			for r, reg := range parent.Regions() {
+				if reg.Block() == blk {
+					path = append(path, uint64(r))
+				}
+			}
+		}
+		op = parent
+	}
+	return path
+}
+
+func bindDropout(op *ir.Op) (Kernel, error) {
+	a, err := nnDropDecode(op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	posKey := kernels.DropoutKey(nnOpPosition(op)...)
+	// Calls of this kernel within the current (Seed, Run).
+	var mu sync.Mutex
+	var lastSeed, lastRun int64
+	var calls uint64
+	started := false
+	nextKey := func(c *Ctx) uint64 {
+		if a.seed != 0 {
+			return kernels.DropoutKey(uint64(a.seed))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !started || c.Seed != lastSeed || c.Run != lastRun {
+			started, lastSeed, lastRun, calls = true, c.Seed, c.Run, 0
+		}
+		k := kernels.DropoutKey(0, uint64(c.Seed), uint64(c.Run), posKey, calls)
+		calls++
+		return k
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		dt := ir.DType(x.DType())
+		if !a.training {
+			mask, err := c.New(dt, nil)
+			if err != nil {
+				return nil, err
+			}
+			fill(mask, 1)
+			return []*tensor.Tensor{x.Retain(), mask}, nil
+		}
+		outs, err := nnNewAll(c, nnType(x), nnType(x))
+		if err != nil {
+			return nil, err
+		}
+		key := nextKey(c)
+		switch dt {
+		case ir.F32:
+			kernels.Dropout(x.F32(), outs[0].F32(), outs[1].F32(), a.p, key, nnThreads(c))
+		case ir.F64:
+			kernels.Dropout(x.F64(), outs[0].F64(), outs[1].F64(), a.p, key, nnThreads(c))
+		}
+		return outs, nil
+	}, nil
+}
+
+// Dropout appends a dropout of x with drop probability p and returns out
+// and the scale mask. seed 0 draws from the executor's seeded stream.
+func Dropout(b *ir.Builder, x *ir.Value, p float64, training bool, seed int64) (out, mask *ir.Value) {
+	op := b.Op("dropout", ir.A("p", p, "training", training, "seed", seed), x)
+	return op.Result(0), op.Result(1)
+}

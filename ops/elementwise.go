@@ -1,0 +1,241 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Binary arithmetic with numpy broadcasting, and scale.
+//
+//	add, subtract, multiply, divide, maximum, minimum (x, y)  f32 f64 i32 i64
+//	pow (x, y)                                                f32 f64
+//	scale {scale, bias} (x)                                   x·scale + bias
+//
+// Both operands have one dtype. Integer division truncates toward zero; a
+// zero divisor is a kernel error. maximum and minimum propagate NaN.
+
+var ewArithOps = []struct {
+	name  string
+	op    kernels.BinaryOp
+	types ewDTypeSet
+	grad  VJP
+}{
+	{"add", kernels.BinAdd, ewNumbers, ewGradAdd},
+	{"subtract", kernels.BinSub, ewNumbers, ewGradSubtract},
+	{"multiply", kernels.BinMul, ewNumbers, ewGradMultiply},
+	{"divide", kernels.BinDiv, ewNumbers, nil},
+	{"maximum", kernels.BinMax, ewNumbers, nil},
+	{"minimum", kernels.BinMin, ewNumbers, nil},
+	{"pow", kernels.BinPow, ewFloats, nil},
+}
+
+func init() {
+	for _, a := range ewArithOps {
+		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Bind: ewBindArith(a.op), Grad: a.grad})
+	}
+	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale})
+}
+
+// ewInferBroadcast is the Infer hook of a binary op whose operands share a
+// dtype in types; the result has the broadcast shape and the operands'
+// dtype, or i1 if boolResult.
+func ewInferBroadcast(types ewDTypeSet, boolResult bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
+	return func(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
+		if err := wantOperands(in, 2); err != nil {
+			return nil, err
+		}
+		if err := ewSameDType(in); err != nil {
+			return nil, err
+		}
+		if err := types.check(in[0]); err != nil {
+			return nil, err
+		}
+		dims, err := broadcastDims(in[0].Dims, in[1].Dims)
+		if err != nil {
+			return nil, err
+		}
+		dt := in[0].DType
+		if boolResult {
+			dt = ir.I1
+		}
+		return []ir.Type{ir.TensorOf(dt, dims...)}, nil
+	}
+}
+
+// ewBroadcastKernel returns a kernel that allocates the broadcast result
+// of its operands with dtype outDT and fills it with run.
+func ewBroadcastKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Kernel {
+	name, dts := op.Name(), ewOperandDTypes(op)
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if err := ewCheckInputs(name, in, dts); err != nil {
+			return nil, err
+		}
+		shapes := make([][]int, len(in))
+		for i, x := range in {
+			shapes[i] = x.Shape()
+		}
+		shape, err := kernels.BroadcastShapes(shapes...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out, err := c.New(outDT, shape)
+		if err != nil {
+			return nil, err
+		}
+		if err := run(c, out, in); err != nil {
+			out.Release()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return []*tensor.Tensor{out}, nil
+	}
+}
+
+func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Kernel, error) {
+	return func(op *ir.Op) (Kernel, error) {
+		var run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error
+		switch dt := op.Operand(0).Type().DType; dt {
+		case ir.F32:
+			run = ewArithRun[float32](bop)
+		case ir.F64:
+			run = ewArithRun[float64](bop)
+		case ir.I32:
+			run = ewArithRun[int32](bop)
+		case ir.I64:
+			run = ewArithRun[int64](bop)
+		default:
+			return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
+		}
+		return ewBroadcastKernel(op, op.Operand(0).Type().DType, run), nil
+	}
+}
+
+func ewArithRun[T kernels.Numeric](bop kernels.BinaryOp) func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
+	return func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
+		a, b := in[0], in[1]
+		return kernels.Binary(bop, c.Threads, ewData[T](out), out.Shape(), ewData[T](a), a.Shape(), ewData[T](b), b.Shape())
+	}
+}
+
+func ewInferScale(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if err := ewNumbers.check(in[0]); err != nil {
+		return nil, err
+	}
+	if _, _, err := ewScaleAttrs(attrs, in[0].DType); err != nil {
+		return nil, err
+	}
+	return []ir.Type{in[0]}, nil
+}
+
+// ewScaleAttrs decodes scale (default 1) and bias (default 0); on an
+// integer dtype both must be integers.
+func ewScaleAttrs(attrs ir.Attrs, dt ir.DType) (scale, bias float64, err error) {
+	if scale, err = ewOptFloat(attrs, "scale", 1); err != nil {
+		return 0, 0, err
+	}
+	if bias, err = ewOptFloat(attrs, "bias", 0); err != nil {
+		return 0, 0, err
+	}
+	if dt.IsInt() {
+		if err := ewIntegral("scale", scale, dt); err != nil {
+			return 0, 0, err
+		}
+		if err := ewIntegral("bias", bias, dt); err != nil {
+			return 0, 0, err
+		}
+	}
+	return scale, bias, nil
+}
+
+func ewBindScale(op *ir.Op) (Kernel, error) {
+	dt := op.Operand(0).Type().DType
+	s, b, err := ewScaleAttrs(op.Attrs, dt)
+	if err != nil {
+		return nil, err
+	}
+	switch dt {
+	case ir.F32:
+		return ewUnaryKernel(op, ewScaleRun[float32](s, b)), nil
+	case ir.F64:
+		return ewUnaryKernel(op, ewScaleRun[float64](s, b)), nil
+	case ir.I32:
+		return ewUnaryKernel(op, ewScaleRun[int32](s, b)), nil
+	case ir.I64:
+		return ewUnaryKernel(op, ewScaleRun[int64](s, b)), nil
+	}
+	return nil, fmt.Errorf("scale: no kernel for %s", dt)
+}
+
+func ewScaleRun[T kernels.Numeric](s, b float64) func(c *Ctx, out, x *tensor.Tensor) error {
+	scale, bias := T(s), T(b)
+	return func(c *Ctx, out, x *tensor.Tensor) error {
+		return kernels.Scale(c.Threads, ewData[T](out), ewData[T](x), scale, bias)
+	}
+}
+
+// Add appends x + y (numpy broadcasting).
+func Add(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("add", nil, x, y) }
+
+// Subtract appends x - y (numpy broadcasting).
+func Subtract(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("subtract", nil, x, y) }
+
+// Multiply appends x * y (numpy broadcasting).
+func Multiply(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("multiply", nil, x, y) }
+
+// Divide appends x / y (numpy broadcasting); integer division truncates
+// toward zero and fails at run time on a zero divisor.
+func Divide(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("divide", nil, x, y) }
+
+// Maximum appends the elementwise max of x and y (NaN propagates).
+func Maximum(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("maximum", nil, x, y) }
+
+// Minimum appends the elementwise min of x and y (NaN propagates).
+func Minimum(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("minimum", nil, x, y) }
+
+// Pow appends x raised to y, elementwise (floats only).
+func Pow(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("pow", nil, x, y) }
+
+// Scale appends x·scale + bias; on integer tensors scale and bias must be
+// integers.
+func Scale(b *ir.Builder, x *ir.Value, scale, bias float64) *ir.Value {
+	return b.Op1("scale", ir.A("scale", scale, "bias", bias), x)
+}
+
+// Gradient rules: dy flows to each operand, reduced to its shape.
+
+func ewGradAdd(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 2)
+	for i := range dx {
+		if g.Need(i) {
+			dx[i] = g.Unbroadcast(g.DY[0], i)
+		}
+	}
+	return dx, nil
+}
+
+func ewGradSubtract(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 2)
+	if g.Need(0) {
+		dx[0] = g.Unbroadcast(g.DY[0], 0)
+	}
+	if g.Need(1) {
+		dx[1] = g.Unbroadcast(Neg(g.B, g.DY[0]), 1)
+	}
+	return dx, nil
+}
+
+func ewGradMultiply(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 2)
+	if g.Need(0) {
+		dx[0] = g.Unbroadcast(Multiply(g.B, g.DY[0], g.X(1)), 0)
+	}
+	if g.Need(1) {
+		dx[1] = g.Unbroadcast(Multiply(g.B, g.DY[0], g.X(0)), 1)
+	}
+	return dx, nil
+}

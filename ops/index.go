@@ -1,0 +1,417 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Indexing ops.
+//
+//	slice   {axes, starts, ends, strides?} (x) -> copy of x[start:end:stride] along each listed axis
+//	gather  {axis} (x, index)                 -> numpy take: x.shape[:axis] + index.shape + x.shape[axis+1:]
+//	one_hot {depth, dtype?} (index)           -> index.shape + [depth], f32 by default
+//	topk    {k, axis} (x)                     -> (values, indices i64), the k largest along axis
+//
+// slice and gather work on every dtype; one_hot takes i32/i64 indices and
+// makes any dtype; topk takes f32, f64, i32, i64.
+
+func init() {
+	register(&Def{Name: "slice", Infer: shpInferSlice, Bind: shpBindSlice})
+	register(&Def{Name: "gather", Infer: shpInferGather, Bind: shpBindGather})
+	register(&Def{Name: "one_hot", Infer: shpInferOneHot, Bind: shpBindOneHot})
+	register(&Def{Name: "topk", Infer: shpInferTopK, Bind: shpBindTopK})
+}
+
+// ---- slice ----
+
+// shpSliceSpec is the decoded attributes of slice.
+type shpSliceSpec struct {
+	axes, starts, ends, strides []int
+}
+
+func shpSliceAttrs(attrs ir.Attrs, dims []int) (*shpSliceSpec, error) {
+	var s shpSliceSpec
+	var err error
+	if s.axes, err = attrs.Ints("axes"); err != nil {
+		return nil, err
+	}
+	if s.starts, err = attrs.Ints("starts"); err != nil {
+		return nil, err
+	}
+	if s.ends, err = attrs.Ints("ends"); err != nil {
+		return nil, err
+	}
+	ones := make([]int, len(s.axes))
+	for i := range ones {
+		ones[i] = 1
+	}
+	if s.strides, err = shpOptInts(attrs, "strides", ones); err != nil {
+		return nil, err
+	}
+	if len(s.starts) != len(s.axes) || len(s.ends) != len(s.axes) || len(s.strides) != len(s.axes) {
+		return nil, fmt.Errorf("axes %v, starts %v, ends %v and strides %v differ in length", s.axes, s.starts, s.ends, s.strides)
+	}
+	if s.axes, err = shpAxes("axes", s.axes, len(dims)); err != nil {
+		return nil, fmt.Errorf("cannot slice %s: %v", dimsString(dims), err)
+	}
+	if slices.Contains(s.strides, 0) {
+		return nil, fmt.Errorf("strides %v: a stride is 0", s.strides)
+	}
+	return &s, nil
+}
+
+// shpSliceRange applies numpy's rules to start:end:step over a dim of size
+// d: negative indices count from the end and out-of-range ones are clamped.
+// It returns the first index, the number of elements and the step, capped
+// to ±max(d,1) (a larger one selects the same elements).
+func shpSliceRange(start, end, step, d int) (first, n, st int) {
+	clamp := func(i, lo, hi int) int {
+		if i < 0 {
+			i += d
+		}
+		return min(max(i, lo), hi)
+	}
+	if step > 0 {
+		step = min(step, max(d, 1))
+		start, end = clamp(start, 0, d), clamp(end, 0, d)
+		if end > start {
+			n = (end-start-1)/step + 1
+		}
+	} else {
+		step = max(step, -max(d, 1))
+		start, end = clamp(start, -1, d-1), clamp(end, -1, d-1)
+		if start > end {
+			n = (start-end-1)/-step + 1
+		}
+	}
+	return start, n, step
+}
+
+// dims returns the result dims for input dims (dynamic ones stay dynamic).
+func (s *shpSliceSpec) dims(in []int) []int {
+	out := slices.Clone(in)
+	for i, a := range s.axes {
+		if in[a] != ir.Dynamic {
+			_, out[a], _ = shpSliceRange(s.starts[i], s.ends[i], s.strides[i], in[a])
+		}
+	}
+	return out
+}
+
+func shpInferSlice(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	s, err := shpSliceAttrs(attrs, in[0].Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, s.dims(in[0].Dims)...)}, nil
+}
+
+func shpBindSlice(op *ir.Op) (Kernel, error) {
+	s, err := shpSliceAttrs(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		shape := slices.Clone(x.Shape())
+		strides := shpStrides(shape)
+		off := 0
+		for i, a := range s.axes {
+			first, n, step := shpSliceRange(s.starts[i], s.ends[i], s.strides[i], shape[a])
+			shape[a] = n
+			if n > 0 {
+				off += first * strides[a]
+			}
+			strides[a] *= step
+		}
+		y, err := c.New(dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		shpStrided(c, y, x, shape, off, strides)
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+// Slice returns a copy of x[starts[i]:ends[i]] along each axes[i], with
+// numpy's rules: negative indices count from the end and out-of-range ones
+// are clamped.
+func Slice(b *ir.Builder, x *ir.Value, axes, starts, ends []int) *ir.Value {
+	return b.Op1("slice", ir.A("axes", axes, "starts", starts, "ends", ends), x)
+}
+
+// SliceStrided is Slice with a step per axis; a negative step walks
+// backwards from start (so start > end), as in numpy.
+func SliceStrided(b *ir.Builder, x *ir.Value, axes, starts, ends, strides []int) *ir.Value {
+	return b.Op1("slice", ir.A("axes", axes, "starts", starts, "ends", ends, "strides", strides), x)
+}
+
+// ---- gather ----
+
+func shpWantIndex(what string, t ir.Type) error {
+	if !t.DType.IsInt() {
+		return fmt.Errorf("%s %s must be i32 or i64", what, t)
+	}
+	return nil
+}
+
+func shpInferGather(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 2); err != nil {
+		return nil, err
+	}
+	if err := shpWantIndex("index", in[1]); err != nil {
+		return nil, err
+	}
+	x := in[0].Dims
+	axis, err := shpAxis(attrs, "axis", 0, x)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Concat(x[:axis], in[1].Dims, x[axis+1:])
+	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
+}
+
+// shpIndexError reports index element pos of idx as out of [lo, hi).
+func shpIndexError(idx *tensor.Tensor, pos int) error {
+	pi := make([]int, idx.Rank())
+	for k, p := len(pi)-1, pos; k >= 0; k-- {
+		pi[k] = p % idx.Shape()[k]
+		p /= idx.Shape()[k]
+	}
+	var v int64
+	if idx.DType() == tensor.I32 {
+		v = int64(idx.I32()[pos])
+	} else {
+		v = idx.I64()[pos]
+	}
+	return fmt.Errorf("index %d at position %v of %s", v, pi, idx.Type())
+}
+
+// shpOutOfRange returns the first element of the i32/i64 tensor idx
+// outside [lo, hi), or -1.
+func shpOutOfRange(idx *tensor.Tensor, lo, hi int64) int {
+	if idx.DType() == tensor.I32 {
+		return kernels.OutOfRange(idx.I32(), lo, hi)
+	}
+	return kernels.OutOfRange(idx.I64(), lo, hi)
+}
+
+func shpBindGather(op *ir.Op) (Kernel, error) {
+	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, idx := in[0], in[1]
+		dims := x.Shape()
+		d := dims[axis]
+		if p := shpOutOfRange(idx, -int64(d), int64(d)); p >= 0 {
+			return nil, fmt.Errorf("%v is out of range for axis %d of %s (size %d)", shpIndexError(idx, p), axis, x.Type(), d)
+		}
+		out := slices.Concat(dims[:axis], idx.Shape(), dims[axis+1:])
+		y, err := c.New(dt, out)
+		if err != nil {
+			return nil, err
+		}
+		outer, inner := shpSize(dims[:axis]), shpSize(dims[axis+1:])
+		switch y.DType().Size() {
+		case 1:
+			shpGather(shpWords[uint8](y), shpWords[uint8](x), idx, outer, d, inner, c.Threads)
+		case 4:
+			shpGather(shpWords[uint32](y), shpWords[uint32](x), idx, outer, d, inner, c.Threads)
+		case 8:
+			shpGather(shpWords[uint64](y), shpWords[uint64](x), idx, outer, d, inner, c.Threads)
+		}
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+func shpGather[W shpWord](dst, src []W, idx *tensor.Tensor, outer, d, inner, threads int) {
+	if idx.DType() == tensor.I32 {
+		kernels.Gather(dst, src, idx.I32(), outer, d, inner, threads)
+	} else {
+		kernels.Gather(dst, src, idx.I64(), outer, d, inner, threads)
+	}
+}
+
+// Gather takes the elements of x at the positions index (i32 or i64, any
+// rank; negative counts from the end) along axis, like numpy.take: the
+// result has shape x.shape[:axis] + index.shape + x.shape[axis+1:].
+func Gather(b *ir.Builder, x, index *ir.Value, axis int) *ir.Value {
+	return b.Op1("gather", ir.A("axis", axis), x, index)
+}
+
+// ---- one_hot ----
+
+func shpOneHotAttrs(attrs ir.Attrs) (int, ir.DType, error) {
+	depth, err := attrs.Int("depth")
+	if err != nil {
+		return 0, 0, err
+	}
+	if depth < 1 {
+		return 0, 0, fmt.Errorf("depth %d must be at least 1", depth)
+	}
+	dt := ir.F32
+	if attrs.Has("dtype") {
+		if dt, err = attrs.DType("dtype"); err != nil {
+			return 0, 0, err
+		}
+	}
+	return int(depth), dt, nil
+}
+
+func shpInferOneHot(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if err := shpWantIndex("index", in[0]); err != nil {
+		return nil, err
+	}
+	depth, dt, err := shpOneHotAttrs(attrs)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(dt, append(slices.Clone(in[0].Dims), depth)...)}, nil
+}
+
+func shpBindOneHot(op *ir.Op) (Kernel, error) {
+	depth, dt, err := shpOneHotAttrs(op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		idx := in[0]
+		if p := shpOutOfRange(idx, 0, int64(depth)); p >= 0 {
+			return nil, fmt.Errorf("%v is out of range for depth %d", shpIndexError(idx, p), depth)
+		}
+		y, err := c.New(dt, append(slices.Clone(idx.Shape()), depth))
+		if err != nil {
+			return nil, err
+		}
+		switch y.DType() {
+		case tensor.F32:
+			shpOneHot(y.F32(), idx, depth, 1, c.Threads)
+		case tensor.F64:
+			shpOneHot(y.F64(), idx, depth, 1, c.Threads)
+		case tensor.I32:
+			shpOneHot(y.I32(), idx, depth, 1, c.Threads)
+		case tensor.I64:
+			shpOneHot(y.I64(), idx, depth, 1, c.Threads)
+		case tensor.Bool:
+			shpOneHot(y.Bool(), idx, depth, true, c.Threads)
+		}
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+func shpOneHot[T any](dst []T, idx *tensor.Tensor, depth int, one T, threads int) {
+	if idx.DType() == tensor.I32 {
+		kernels.OneHot(dst, idx.I32(), depth, one, threads)
+	} else {
+		kernels.OneHot(dst, idx.I64(), depth, one, threads)
+	}
+}
+
+// OneHot encodes the integer tensor index (i32 or i64, values in
+// [0, depth)) as a tensor of dtype dt with a new last dim of size depth.
+func OneHot(b *ir.Builder, index *ir.Value, depth int, dt ir.DType) *ir.Value {
+	return b.Op1("one_hot", ir.A("depth", depth, "dtype", dt), index)
+}
+
+// ---- topk ----
+
+func shpTopKAttrs(attrs ir.Attrs, dims []int) (k, axis int, err error) {
+	k64, err := attrs.Int("k")
+	if err != nil {
+		return 0, 0, err
+	}
+	if k64 < 0 {
+		return 0, 0, fmt.Errorf("k %d must be >= 0", k64)
+	}
+	if axis, err = shpAxis(attrs, "axis", -1, dims); err != nil {
+		return 0, 0, err
+	}
+	return int(k64), axis, nil
+}
+
+func shpInferTopK(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if x.DType == ir.I1 {
+		return nil, fmt.Errorf("operand %s: topk takes f32, f64, i32 or i64", x)
+	}
+	k, axis, err := shpTopKAttrs(attrs, x.Dims)
+	if err != nil {
+		return nil, err
+	}
+	if d := x.Dims[axis]; d != ir.Dynamic && k > d {
+		return nil, fmt.Errorf("k %d is larger than axis %d of %s", k, axis, dimsString(x.Dims))
+	}
+	out := slices.Clone(x.Dims)
+	out[axis] = k
+	return []ir.Type{ir.TensorOf(x.DType, out...), ir.TensorOf(ir.I64, out...)}, nil
+}
+
+func shpBindTopK(op *ir.Op) (Kernel, error) {
+	k, axis, err := shpTopKAttrs(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		dims := x.Shape()
+		n := dims[axis]
+		if k > n {
+			return nil, fmt.Errorf("k %d is larger than axis %d of %s", k, axis, x.Type())
+		}
+		outer, inner := shpSize(dims[:axis]), shpSize(dims[axis+1:])
+		out := slices.Clone(dims)
+		out[axis] = k
+		outs := make([]*tensor.Tensor, 2)
+		if outs[0], err = c.New(dt, out); err != nil {
+			return nil, err
+		}
+		if outs[1], err = c.New(ir.I64, out); err != nil {
+			shpRelease(outs)
+			return nil, err
+		}
+		scratch, err := c.New(ir.I64, []int{kernels.TopKScratch(c.Threads, outer, n, inner, k)})
+		if err != nil {
+			shpRelease(outs)
+			return nil, err
+		}
+		defer scratch.Release()
+		v, idx, sc := outs[0], outs[1].I64(), scratch.I64()
+		switch x.DType() {
+		case tensor.F32:
+			kernels.TopK(v.F32(), idx, x.F32(), outer, n, inner, k, sc, c.Threads)
+		case tensor.F64:
+			kernels.TopK(v.F64(), idx, x.F64(), outer, n, inner, k, sc, c.Threads)
+		case tensor.I32:
+			kernels.TopK(v.I32(), idx, x.I32(), outer, n, inner, k, sc, c.Threads)
+		case tensor.I64:
+			kernels.TopK(v.I64(), idx, x.I64(), outer, n, inner, k, sc, c.Threads)
+		}
+		return outs, nil
+	}, nil
+}
+
+// TopK returns the k largest elements of x along axis (negative counts
+// from the end), largest first, and their positions (i64). Equal values
+// keep the lower position first; NaN counts as the largest.
+func TopK(b *ir.Builder, x *ir.Value, k, axis int) (values, indices *ir.Value) {
+	r := b.Op("topk", ir.A("k", k, "axis", axis), x).Results()
+	return r[0], r[1]
+}

@@ -1,0 +1,322 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Normalisation.
+//
+//	batch_norm {epsilon, momentum, training}
+//	    (x, scale, bias, running_mean, running_var)
+//	    -> (y, running_mean_out, running_var_out, saved_mean, saved_inv_std)
+//	layer_norm {epsilon, begin_norm_axis} (x, scale, bias) -> (y, mean, inv_std)
+//
+// batch_norm normalises x of shape N×C×… (NCHW, NC, or any rank >= 2 with
+// channels on axis 1) per channel; scale, bias, running_mean and
+// running_var are 1-D of size C, all of x's dtype (f32 or f64). epsilon
+// defaults to 1e-5, momentum to 0.1, training to true. It is purely
+// functional: it never writes its operands.
+//
+// With training=true it uses the batch statistics (mean and biased
+// variance over the N·H·W elements of each channel, in float64):
+// y = (x − mean)·saved_inv_std·scale + bias with
+// saved_inv_std = 1/√(var + epsilon), saved_mean = mean, and new running
+// statistics in fresh tensors, PyTorch's convention:
+// running_mean_out = (1−momentum)·running_mean + momentum·mean and
+// running_var_out = (1−momentum)·running_var + momentum·var·n/(n−1) (the
+// unbiased variance). One value per channel (n = 1) is an error, as in
+// PyTorch; with none (n = 0) y is empty, the running statistics are copied
+// unchanged, saved_mean is 0 and saved_inv_std 1/√epsilon.
+//
+// With training=false it uses the running statistics; running_mean_out and
+// running_var_out are the operands themselves (shared, no copy), and so is
+// saved_mean (= running_mean), while saved_inv_std = 1/√(running_var +
+// epsilon) is a fresh C-sized tensor. So in both modes the saved results
+// are C-sized and hold the mean and inverse deviation y was normalised
+// with, which is what the backward needs.
+//
+// layer_norm normalises x over its dims [begin_norm_axis, rank) (default
+// begin_norm_axis −1: the last dim; negative values count from the end),
+// with scale and bias shaped like those dims (x.shape[begin_norm_axis:]):
+// y = (x − mean)·inv_std·scale + bias, inv_std = 1/√(var + epsilon)
+// (biased variance, epsilon default 1e-5). mean and inv_std have shape
+// x.shape[:begin_norm_axis] and x's dtype; statistics are taken in
+// float64.
+
+func init() {
+	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Bind: bindBatchNorm})
+	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Bind: bindLayerNorm})
+}
+
+type nnBNAttrs struct {
+	eps, momentum float64
+	training      bool
+}
+
+func nnBNDecode(attrs ir.Attrs) (a nnBNAttrs, err error) {
+	if a.eps, err = nnFloat(attrs, "epsilon", 1e-5); err != nil {
+		return
+	}
+	if a.momentum, err = nnFloat(attrs, "momentum", 0.1); err != nil {
+		return
+	}
+	if a.training, err = nnBool(attrs, "training", true); err != nil {
+		return
+	}
+	if a.eps < 0 {
+		err = fmt.Errorf("attribute epsilon:%g must be >= 0", a.eps)
+	}
+	return
+}
+
+var nnBNNames = [...]string{"x", "scale", "bias", "running_mean", "running_var"}
+
+// nnBNShape checks batch_norm's operands and returns the channel count
+// (Dynamic if unknown).
+func nnBNShape(in []ir.Type) (int, error) {
+	x := in[0]
+	if err := nnWantFloat("x", x); err != nil {
+		return 0, err
+	}
+	if x.Rank() < 2 {
+		return 0, fmt.Errorf("x %s must have rank >= 2 (N×C×…)", x)
+	}
+	ch := x.Dims[1]
+	for i := 1; i < 5; i++ {
+		p := in[i]
+		if err := nnSameDType(nnBNNames[i], p, x.DType, "x", x); err != nil {
+			return 0, err
+		}
+		if p.Rank() != 1 || !nnDimEq(p.Dims[0], ch) {
+			return 0, fmt.Errorf("%s %s must be 1-D of the %d channels of x %s", nnBNNames[i], p, ch, x)
+		}
+		if ch == ir.Dynamic {
+			ch = p.Dims[0]
+		}
+	}
+	return ch, nil
+}
+
+func inferBatchNorm(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 5); err != nil {
+		return nil, err
+	}
+	if _, err := nnBNDecode(attrs); err != nil {
+		return nil, err
+	}
+	ch, err := nnBNShape(in)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	st := ir.TensorOf(x.DType, ch)
+	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), st, st, st, st}, nil
+}
+
+func bindBatchNorm(op *ir.Op) (Kernel, error) {
+	a, err := nnBNDecode(op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := make([]ir.Type, 5)
+		for i, t := range in {
+			types[i] = nnType(t)
+		}
+		ch, err := nnBNShape(types)
+		if err != nil {
+			return nil, err
+		}
+		x := in[0]
+		xs := x.Shape()
+		outer, inner := xs[0], nnProd(xs[2:])
+		count := outer * inner
+		if a.training && count == 1 {
+			return nil, fmt.Errorf("expected more than 1 value per channel when training, got x %s", x.Type())
+		}
+		dt := ir.DType(x.DType())
+		mean, variance := make([]float64, ch), make([]float64, ch)
+		scale, bias := nnFloats(in[1]), nnFloats(in[2])
+		runMean, runVar := nnFloats(in[3]), nnFloats(in[4])
+		th := nnThreads(c)
+		if a.training {
+			switch x.DType() {
+			case tensor.F32:
+				kernels.BatchNormStats(x.F32(), outer, ch, inner, mean, variance, th)
+			case tensor.F64:
+				kernels.BatchNormStats(x.F64(), outer, ch, inner, mean, variance, th)
+			}
+		} else {
+			copy(mean, runMean)
+			copy(variance, runVar)
+		}
+		invStd := make([]float64, ch)
+		mul, add := make([]float64, ch), make([]float64, ch)
+		for i := range ch {
+			invStd[i] = 1 / math.Sqrt(variance[i]+a.eps)
+			mul[i] = scale[i] * invStd[i]
+			add[i] = bias[i] - mean[i]*mul[i]
+		}
+		st := ir.Type{DType: dt, Dims: []int{ch}}
+		var outs []*tensor.Tensor
+		if a.training {
+			outs, err = nnNewAll(c, nnType(x), st, st, st, st)
+			if err != nil {
+				return nil, err
+			}
+			newMean, newVar := make([]float64, ch), make([]float64, ch)
+			for i := range ch {
+				newMean[i], newVar[i] = runMean[i], runVar[i]
+				if count > 0 {
+					unbiased := variance[i] * float64(count) / float64(count-1)
+					newMean[i] = (1-a.momentum)*runMean[i] + a.momentum*mean[i]
+					newVar[i] = (1-a.momentum)*runVar[i] + a.momentum*unbiased
+				}
+			}
+			nnSetFloats(outs[1], newMean)
+			nnSetFloats(outs[2], newVar)
+			nnSetFloats(outs[3], mean)
+			nnSetFloats(outs[4], invStd)
+		} else {
+			outs, err = nnNewAll(c, nnType(x), st)
+			if err != nil {
+				return nil, err
+			}
+			nnSetFloats(outs[1], invStd)
+			outs = []*tensor.Tensor{outs[0], in[3].Retain(), in[4].Retain(), in[3].Retain(), outs[1]}
+		}
+		switch x.DType() {
+		case tensor.F32:
+			kernels.BatchNormApply(x.F32(), outs[0].F32(), outer, ch, inner, mul, add, th)
+		case tensor.F64:
+			kernels.BatchNormApply(x.F64(), outs[0].F64(), outer, ch, inner, mul, add, th)
+		}
+		return outs, nil
+	}, nil
+}
+
+// nnFloats copies a small float tensor into a []float64.
+func nnFloats(t *tensor.Tensor) []float64 {
+	out := make([]float64, t.Len())
+	for i := range out {
+		out[i] = t.Float64At(i)
+	}
+	return out
+}
+
+// nnSetFloats writes v into the float tensor t.
+func nnSetFloats(t *tensor.Tensor, v []float64) {
+	switch t.DType() {
+	case tensor.F32:
+		for i, x := range v {
+			t.F32()[i] = float32(x)
+		}
+	case tensor.F64:
+		copy(t.F64(), v)
+	}
+}
+
+// BatchNorm appends a batch normalisation of x (N×C×…) and returns its five
+// results: y, the new running mean and variance, and the saved mean and
+// inverse standard deviation.
+func BatchNorm(b *ir.Builder, x, scale, bias, runningMean, runningVar *ir.Value, epsilon, momentum float64, training bool) (y, meanOut, varOut, savedMean, savedInvStd *ir.Value) {
+	op := b.Op("batch_norm", ir.A("epsilon", epsilon, "momentum", momentum, "training", training),
+		x, scale, bias, runningMean, runningVar)
+	return op.Result(0), op.Result(1), op.Result(2), op.Result(3), op.Result(4)
+}
+
+// nnLNShape checks layer_norm's operands and returns the normalised axis.
+func nnLNShape(in []ir.Type, begin int) (int, error) {
+	x := in[0]
+	if err := nnWantFloat("x", x); err != nil {
+		return 0, err
+	}
+	axis, err := normAxis(begin, x.Rank())
+	if err != nil || x.Rank() == 0 {
+		return 0, fmt.Errorf("begin_norm_axis %d is out of range for x %s", begin, x)
+	}
+	norm := x.Dims[axis:]
+	for i, name := range []string{"scale", "bias"} {
+		p := in[1+i]
+		if err := nnSameDType(name, p, x.DType, "x", x); err != nil {
+			return 0, err
+		}
+		ok := p.Rank() == len(norm)
+		for j := 0; ok && j < len(norm); j++ {
+			ok = nnDimEq(p.Dims[j], norm[j])
+		}
+		if !ok {
+			return 0, fmt.Errorf("%s %s must have the normalised dims %s of x %s", name, p, dimsString(norm), x)
+		}
+	}
+	return axis, nil
+}
+
+func inferLayerNorm(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 3); err != nil {
+		return nil, err
+	}
+	_, begin, err := nnLNDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := nnLNShape(in, begin)
+	if err != nil {
+		return nil, err
+	}
+	x := in[0]
+	st := ir.TensorOf(x.DType, x.Dims[:axis]...)
+	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), st, st}, nil
+}
+
+func nnLNDecode(attrs ir.Attrs) (eps float64, begin int, err error) {
+	if eps, err = nnFloat(attrs, "epsilon", 1e-5); err != nil {
+		return
+	}
+	if eps < 0 {
+		return eps, 0, fmt.Errorf("attribute epsilon:%g must be >= 0", eps)
+	}
+	begin, err = nnInt(attrs, "begin_norm_axis", -1)
+	return
+}
+
+func bindLayerNorm(op *ir.Op) (Kernel, error) {
+	eps, begin, err := nnLNDecode(op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := []ir.Type{nnType(in[0]), nnType(in[1]), nnType(in[2])}
+		axis, err := nnLNShape(types, begin)
+		if err != nil {
+			return nil, err
+		}
+		x := in[0]
+		st := ir.Type{DType: types[0].DType, Dims: x.Shape()[:axis]}
+		outs, err := nnNewAll(c, types[0], st, st)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := nnProd(x.Shape()[:axis]), nnProd(x.Shape()[axis:])
+		th := nnThreads(c)
+		switch x.DType() {
+		case tensor.F32:
+			kernels.LayerNorm(x.F32(), in[1].F32(), in[2].F32(), outs[0].F32(), outs[1].F32(), outs[2].F32(), rows, cols, eps, th)
+		case tensor.F64:
+			kernels.LayerNorm(x.F64(), in[1].F64(), in[2].F64(), outs[0].F64(), outs[1].F64(), outs[2].F64(), rows, cols, eps, th)
+		}
+		return outs, nil
+	}, nil
+}
+
+// LayerNorm appends a layer normalisation of x over its dims from
+// beginNormAxis on and returns y, mean and inv_std.
+func LayerNorm(b *ir.Builder, x, scale, bias *ir.Value, epsilon float64, beginNormAxis int) (y, mean, invStd *ir.Value) {
+	op := b.Op("layer_norm", ir.A("epsilon", epsilon, "begin_norm_axis", beginNormAxis), x, scale, bias)
+	return op.Result(0), op.Result(1), op.Result(2)
+}

@@ -1,0 +1,318 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Reductions.
+//
+//	reduce_sum, reduce_max, reduce_min {axes, keepdim} (x)   f32 f64 i32 i64
+//	reduce_mean {axes, keepdim} (x)                          f32 f64
+//	argmax {axis, keepdim} (x) -> i64                        f32 f64 i32 i64
+//
+// axes lists distinct axes, negative ones counting from the end; absent or
+// empty means all axes. keepdim (default false) keeps reduced axes as size
+// 1. Over zero elements reduce_sum gives 0 and reduce_mean NaN, while
+// reduce_max, reduce_min and argmax fail at run time. f32 sums accumulate in
+// f64; results do not depend on the thread count. argmax returns the first
+// index of the maximum; NaN counts as the maximum.
+
+var redOps = []struct {
+	name  string
+	op    kernels.ReduceOp
+	types ewDTypeSet
+	grad  VJP
+}{
+	{"reduce_sum", kernels.ReduceSum, ewNumbers, redGradSum},
+	{"reduce_mean", kernels.ReduceMean, ewFloats, nil},
+	{"reduce_max", kernels.ReduceMax, ewNumbers, nil},
+	{"reduce_min", kernels.ReduceMin, ewNumbers, nil},
+}
+
+func init() {
+	for _, r := range redOps {
+		register(&Def{Name: r.name, Infer: redInfer(r.types), Bind: redBind(r.op), Grad: r.grad})
+	}
+	register(&Def{Name: "argmax", Infer: redInferArgmax, Bind: redBindArgmax, NoGrad: true})
+}
+
+// redAxes decodes the axes attribute for an operand of type t: normalized,
+// in the order given; nil axes mean every axis.
+func redAxes(attrs ir.Attrs, t ir.Type) ([]int, error) {
+	var axes []int
+	if attrs.Has("axes") {
+		var err error
+		if axes, err = attrs.Ints("axes"); err != nil {
+			return nil, err
+		}
+	}
+	if len(axes) == 0 {
+		all := make([]int, t.Rank())
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	seen := make([]bool, t.Rank())
+	norm := make([]int, len(axes))
+	for i, a := range axes {
+		n, err := normAxis(a, t.Rank())
+		if err != nil {
+			return nil, fmt.Errorf("axes %v for %s: %v", axes, t, err)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("axes %v for %s: axis %d is listed twice", axes, t, n)
+		}
+		seen[n] = true
+		norm[i] = n
+	}
+	return norm, nil
+}
+
+// redShape is the result shape of reducing dims over axes.
+func redShape(dims []int, axes []int, keepdim bool) []int {
+	red := make([]bool, len(dims))
+	for _, a := range axes {
+		red[a] = true
+	}
+	out := []int{}
+	for i, d := range dims {
+		switch {
+		case !red[i]:
+			out = append(out, d)
+		case keepdim:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+func redInfer(types ewDTypeSet) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
+	return func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+		if err := wantOperands(in, 1); err != nil {
+			return nil, err
+		}
+		if err := types.check(in[0]); err != nil {
+			return nil, err
+		}
+		axes, err := redAxes(attrs, in[0])
+		if err != nil {
+			return nil, err
+		}
+		keepdim, err := ewOptBool(attrs, "keepdim", false)
+		if err != nil {
+			return nil, err
+		}
+		return []ir.Type{ir.TensorOf(in[0].DType, redShape(in[0].Dims, axes, keepdim)...)}, nil
+	}
+}
+
+func redBind(rop kernels.ReduceOp) func(*ir.Op) (Kernel, error) {
+	return func(op *ir.Op) (Kernel, error) {
+		xt := op.Operand(0).Type()
+		axes, err := redAxes(op.Attrs, xt)
+		if err != nil {
+			return nil, err
+		}
+		keepdim, err := ewOptBool(op.Attrs, "keepdim", false)
+		if err != nil {
+			return nil, err
+		}
+		var reduce func(c *Ctx, out, x *tensor.Tensor) error
+		switch xt.DType {
+		case ir.F32:
+			reduce = redRun[float32](rop, axes)
+		case ir.F64:
+			reduce = redRun[float64](rop, axes)
+		case ir.I32:
+			reduce = redRun[int32](rop, axes)
+		case ir.I64:
+			reduce = redRun[int64](rop, axes)
+		default:
+			return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), xt.DType)
+		}
+		name, dts := op.Name(), ewOperandDTypes(op)
+		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			if err := ewCheckInputs(name, in, dts); err != nil {
+				return nil, err
+			}
+			x := in[0]
+			shape := redShape(x.Shape(), axes, keepdim)
+			if rop == kernels.ReduceMax || rop == kernels.ReduceMin {
+				if err := redCheckNonEmpty(name, x.Shape(), axes); err != nil {
+					return nil, err
+				}
+			}
+			out, err := c.New(xt.DType, shape)
+			if err != nil {
+				return nil, err
+			}
+			if err := reduce(c, out, x); err != nil {
+				out.Release()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return []*tensor.Tensor{out}, nil
+		}, nil
+	}
+}
+
+// redCheckNonEmpty fails if reducing shape over axes has an output element
+// but nothing to reduce into it.
+func redCheckNonEmpty(name string, shape, axes []int) error {
+	red := make([]bool, len(shape))
+	for _, a := range axes {
+		red[a] = true
+	}
+	kept, count := 1, 1
+	for i, d := range shape {
+		if red[i] {
+			count *= d
+		} else {
+			kept *= d
+		}
+	}
+	if count == 0 && kept > 0 {
+		return fmt.Errorf("%s: cannot reduce over a size-0 dim (axes %v of shape %v): there is no identity", name, axes, shape)
+	}
+	return nil
+}
+
+func redRun[T kernels.Numeric](rop kernels.ReduceOp, axes []int) func(c *Ctx, out, x *tensor.Tensor) error {
+	return func(c *Ctx, out, x *tensor.Tensor) error {
+		return kernels.Reduce(rop, c.Threads, ewData[T](out), ewData[T](x), x.Shape(), axes)
+	}
+}
+
+func redArgmaxAttrs(attrs ir.Attrs, t ir.Type) (axis int, keepdim bool, err error) {
+	a, err := attrs.Int("axis")
+	if err != nil {
+		return 0, false, err
+	}
+	if axis, err = normAxis(int(a), t.Rank()); err != nil {
+		return 0, false, fmt.Errorf("axis for %s: %v", t, err)
+	}
+	keepdim, err = ewOptBool(attrs, "keepdim", false)
+	return axis, keepdim, err
+}
+
+func redInferArgmax(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if err := ewNumbers.check(in[0]); err != nil {
+		return nil, err
+	}
+	axis, keepdim, err := redArgmaxAttrs(attrs, in[0])
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(ir.I64, redShape(in[0].Dims, []int{axis}, keepdim)...)}, nil
+}
+
+func redBindArgmax(op *ir.Op) (Kernel, error) {
+	xt := op.Operand(0).Type()
+	axis, keepdim, err := redArgmaxAttrs(op.Attrs, xt)
+	if err != nil {
+		return nil, err
+	}
+	var run func(c *Ctx, out, x *tensor.Tensor) error
+	switch xt.DType {
+	case ir.F32:
+		run = redArgmaxRun[float32](axis)
+	case ir.F64:
+		run = redArgmaxRun[float64](axis)
+	case ir.I32:
+		run = redArgmaxRun[int32](axis)
+	case ir.I64:
+		run = redArgmaxRun[int64](axis)
+	default:
+		return nil, fmt.Errorf("argmax: no kernel for %s", xt.DType)
+	}
+	dts := ewOperandDTypes(op)
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if err := ewCheckInputs("argmax", in, dts); err != nil {
+			return nil, err
+		}
+		x := in[0]
+		if err := redCheckNonEmpty("argmax", x.Shape(), []int{axis}); err != nil {
+			return nil, err
+		}
+		out, err := c.New(ir.I64, redShape(x.Shape(), []int{axis}, keepdim))
+		if err != nil {
+			return nil, err
+		}
+		if err := run(c, out, x); err != nil {
+			out.Release()
+			return nil, fmt.Errorf("argmax: %w", err)
+		}
+		return []*tensor.Tensor{out}, nil
+	}, nil
+}
+
+func redArgmaxRun[T kernels.Numeric](axis int) func(c *Ctx, out, x *tensor.Tensor) error {
+	return func(c *Ctx, out, x *tensor.Tensor) error {
+		return kernels.Argmax(c.Threads, out.I64(), ewData[T](x), x.Shape(), axis)
+	}
+}
+
+// ReduceSum appends the sum of x over axes (all axes if none).
+func ReduceSum(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
+	return b.Op1("reduce_sum", redAttrs(axes, keepdim), x)
+}
+
+// ReduceMean appends the mean of x over axes (all axes if none).
+func ReduceMean(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
+	return b.Op1("reduce_mean", redAttrs(axes, keepdim), x)
+}
+
+// ReduceMax appends the max of x over axes (all axes if none).
+func ReduceMax(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
+	return b.Op1("reduce_max", redAttrs(axes, keepdim), x)
+}
+
+// ReduceMin appends the min of x over axes (all axes if none).
+func ReduceMin(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
+	return b.Op1("reduce_min", redAttrs(axes, keepdim), x)
+}
+
+func redAttrs(axes []int, keepdim bool) ir.Attrs {
+	if axes == nil {
+		axes = []int{}
+	}
+	return ir.A("axes", axes, "keepdim", keepdim)
+}
+
+// Argmax appends the index (i64) of the first maximum of x along axis.
+func Argmax(b *ir.Builder, x *ir.Value, axis int, keepdim bool) *ir.Value {
+	return b.Op1("argmax", ir.A("axis", axis, "keepdim", keepdim), x)
+}
+
+// redGradSum broadcasts dy back over the reduced axes.
+func redGradSum(g *GradContext) ([]*ir.Value, error) {
+	dy := g.DY[0]
+	x := g.Op.Operand(0).Type()
+	axes, err := redAxes(g.Op.Attrs, x)
+	if err != nil {
+		return nil, err
+	}
+	keep, _ := ewOptBool(g.Op.Attrs, "keepdim", false)
+	if !keep {
+		if len(axes) == 0 {
+			for i := range x.Rank() {
+				axes = append(axes, i)
+			}
+		}
+		dy = Unsqueeze(g.B, dy, axes...)
+	}
+	var zeros *ir.Value
+	if x.IsStatic() {
+		zeros = Full(g.B, x.DType, 0, x.Dims...)
+	} else {
+		zeros = FullLike(g.B, g.X(0), 0, ir.InvalidDType)
+	}
+	return []*ir.Value{Add(g.B, zeros, dy)}, nil
+}

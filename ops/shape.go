@@ -1,0 +1,842 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Shape ops. All work on every dtype (f32, f64, i32, i64, i1): they move
+// elements without looking at them.
+//
+//	reshape   {shape} (x)             -> view; one -1 is inferred, 0 is a literal size 0
+//	transpose {perm} (x)              -> copy with dims permuted
+//	squeeze   {axes} (x)              -> view without the listed size-1 dims
+//	unsqueeze {axes} (x)              -> view with size-1 dims at the listed result positions
+//	flatten   {start_axis, stop_axis} (x) -> view with dims start..stop merged
+//	expand    {shape} (x)             -> copy broadcast to shape (-1 keeps the input dim)
+//	concat    {axis} (x1, ..., xn)    -> copy of the operands joined along axis
+//	split     {sections, axis} (x)    -> len(sections) copies of consecutive pieces along axis
+//
+// Views share the input's storage (one more reference, no bytes); the
+// other ops allocate their result.
+
+func init() {
+	register(&Def{Name: "reshape", Infer: shpInferReshape, Bind: shpBindReshape})
+	register(&Def{Name: "transpose", Infer: shpInferTranspose, Bind: shpBindTranspose})
+	register(&Def{Name: "squeeze", Infer: shpInferSqueeze, Bind: shpBindSqueeze})
+	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Bind: shpBindUnsqueeze})
+	register(&Def{Name: "flatten", Infer: shpInferFlatten, Bind: shpBindFlatten})
+	register(&Def{Name: "expand", Infer: shpInferExpand, Bind: shpBindExpand})
+	register(&Def{Name: "concat", Infer: shpInferConcat, Bind: shpBindConcat})
+	register(&Def{Name: "split", Infer: shpInferSplit, Bind: shpBindSplit})
+}
+
+// ---- helpers shared by the shape and index ops ----
+
+// shpWord is the machine word a dtype's elements are moved as.
+type shpWord interface{ ~uint8 | ~uint32 | ~uint64 }
+
+// shpWords views t's elements as words of its element size.
+func shpWords[W shpWord](t *tensor.Tensor) []W {
+	raw := t.Raw()
+	if len(raw) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(raw))), t.Len())
+}
+
+// shpStrided copies src into dst through kernels.StridedCopy (see there).
+func shpStrided(c *Ctx, dst, src *tensor.Tensor, shape []int, off int, strides []int) {
+	switch dst.DType().Size() {
+	case 1:
+		kernels.StridedCopy(shpWords[uint8](dst), shpWords[uint8](src), shape, off, strides, c.Threads)
+	case 4:
+		kernels.StridedCopy(shpWords[uint32](dst), shpWords[uint32](src), shape, off, strides, c.Threads)
+	case 8:
+		kernels.StridedCopy(shpWords[uint64](dst), shpWords[uint64](src), shape, off, strides, c.Threads)
+	}
+}
+
+// shpStrides returns the row-major element strides of shape.
+func shpStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	return st
+}
+
+// shpProd is the product of dims: its value and true when all are static,
+// or 0 and true when a static dim is 0, else (-1, false).
+func shpProd(dims []int) (int, bool) {
+	n, known := 1, true
+	for _, d := range dims {
+		switch d {
+		case 0:
+			return 0, true
+		case ir.Dynamic:
+			known = false
+		default:
+			n *= d
+		}
+	}
+	if !known {
+		return ir.Dynamic, false
+	}
+	return n, true
+}
+
+// shpSize is the element count of static dims.
+func shpSize(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// shpAxes normalizes a list of axes against rank and rejects duplicates.
+func shpAxes(name string, axes []int, rank int) ([]int, error) {
+	out := make([]int, len(axes))
+	for i, a := range axes {
+		if rank == 0 || a < -rank || a >= rank {
+			return nil, fmt.Errorf("%s %v: axis %d is out of range for rank %d", name, axes, a, rank)
+		}
+		if a < 0 {
+			a += rank
+		}
+		if slices.Contains(out[:i], a) {
+			return nil, fmt.Errorf("%s %v: axis %d appears twice", name, axes, a)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// shpAxis normalizes the single axis attribute name (default def when
+// absent) against rank, which must be at least 1.
+func shpAxis(attrs ir.Attrs, name string, def int, dims []int) (int, error) {
+	axis := def
+	if attrs.Has(name) {
+		a, err := attrs.Int(name)
+		if err != nil {
+			return 0, err
+		}
+		axis = int(a)
+	}
+	rank := len(dims)
+	if axis < -rank || axis >= rank {
+		return 0, fmt.Errorf("%s %d is out of range for operand shape %s (rank %d)", name, axis, dimsString(dims), rank)
+	}
+	if axis < 0 {
+		axis += rank
+	}
+	return axis, nil
+}
+
+// shpOptInts returns the list-of-ints attribute name, or def when absent.
+func shpOptInts(attrs ir.Attrs, name string, def []int) ([]int, error) {
+	if !attrs.Has(name) {
+		return def, nil
+	}
+	return attrs.Ints(name)
+}
+
+// shpOptInt returns the int attribute name, or def when absent.
+func shpOptInt(attrs ir.Attrs, name string, def int) (int, error) {
+	if !attrs.Has(name) {
+		return def, nil
+	}
+	v, err := attrs.Int(name)
+	return int(v), err
+}
+
+// shpView returns x reshaped to shape as a view; its error names both
+// shapes.
+func shpView(x *tensor.Tensor, shape []int) ([]*tensor.Tensor, error) {
+	v, err := x.Reshape(shape...)
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{v}, nil
+}
+
+// shpRelease releases the tensors made so far when a kernel fails.
+func shpRelease(ts []*tensor.Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.Release()
+		}
+	}
+}
+
+// ---- reshape ----
+
+// shpReshapeDims resolves a reshape spec against input dims: one -1 is
+// inferred from the element count (dynamic when that count is unknown), 0
+// is a literal size 0. With static dims it is also the run-time check.
+func shpReshapeDims(in, spec []int) ([]int, error) {
+	infer := -1
+	p := 1
+	for i, d := range spec {
+		switch {
+		case d == -1 && infer >= 0:
+			return nil, fmt.Errorf("shape %v has more than one -1", spec)
+		case d == -1:
+			infer = i
+		case d < 0:
+			return nil, fmt.Errorf("shape %v: dims must be sizes >= 0 or one -1", spec)
+		default:
+			p *= d
+		}
+	}
+	out := slices.Clone(spec)
+	if infer >= 0 && p == 0 {
+		return nil, fmt.Errorf("cannot reshape %s to %v: the -1 is ambiguous next to a size 0", dimsString(in), spec)
+	}
+	n, known := shpProd(in)
+	if !known {
+		if infer >= 0 {
+			out[infer] = ir.Dynamic
+			return out, nil
+		}
+		// The element count is a multiple of the static dims' product.
+		k := 1
+		for _, d := range in {
+			if d != ir.Dynamic {
+				k *= d
+			}
+		}
+		if p%k != 0 {
+			return nil, fmt.Errorf("cannot reshape %s to %v (%d elements, not a multiple of %d)", dimsString(in), spec, p, k)
+		}
+		return out, nil
+	}
+	if infer >= 0 {
+		if n%p != 0 {
+			return nil, fmt.Errorf("cannot reshape %s (%d elements) to %v: the -1 cannot be inferred", dimsString(in), n, spec)
+		}
+		out[infer] = n / p
+		return out, nil
+	}
+	if n != p {
+		return nil, fmt.Errorf("cannot reshape %s (%d elements) to %v (%d elements)", dimsString(in), n, spec, p)
+	}
+	return out, nil
+}
+
+func shpInferReshape(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	spec, err := attrs.Ints("shape")
+	if err != nil {
+		return nil, err
+	}
+	out, err := shpReshapeDims(in[0].Dims, spec)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
+}
+
+func shpBindReshape(op *ir.Op) (Kernel, error) {
+	spec, err := op.Attrs.Ints("shape")
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		out, err := shpReshapeDims(in[0].Shape(), spec)
+		if err != nil {
+			return nil, err
+		}
+		return shpView(in[0], out)
+	}, nil
+}
+
+// Reshape returns a view of x with the given shape: one dim may be -1
+// (inferred from the element count); 0 is a literal size 0, not "copy the
+// input dim".
+func Reshape(b *ir.Builder, x *ir.Value, shape ...int) *ir.Value {
+	return b.Op1("reshape", ir.A("shape", shape), x)
+}
+
+// ---- transpose ----
+
+func shpPerm(attrs ir.Attrs, dims []int) ([]int, error) {
+	perm, err := attrs.Ints("perm")
+	if err != nil {
+		return nil, err
+	}
+	if len(perm) != len(dims) {
+		return nil, fmt.Errorf("perm %v is not a permutation of the %d axes of %s", perm, len(dims), dimsString(dims))
+	}
+	out, err := shpAxes("perm", perm, len(dims))
+	if err != nil {
+		return nil, fmt.Errorf("perm %v is not a permutation of the axes of %s: %v", perm, dimsString(dims), err)
+	}
+	return out, nil
+}
+
+func shpInferTranspose(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	perm, err := shpPerm(attrs, in[0].Dims)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(perm))
+	for i, p := range perm {
+		out[i] = in[0].Dims[p]
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
+}
+
+func shpBindTranspose(op *ir.Op) (Kernel, error) {
+	perm, err := shpPerm(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		src := shpStrides(x.Shape())
+		shape := make([]int, len(perm))
+		strides := make([]int, len(perm))
+		for i, p := range perm {
+			shape[i], strides[i] = x.Shape()[p], src[p]
+		}
+		out, err := c.New(dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		shpStrided(c, out, x, shape, 0, strides)
+		return []*tensor.Tensor{out}, nil
+	}, nil
+}
+
+// Transpose returns a copy of x with its axes permuted: result axis i is
+// axis perm[i] of x.
+func Transpose(b *ir.Builder, x *ir.Value, perm ...int) *ir.Value {
+	return b.Op1("transpose", ir.A("perm", perm), x)
+}
+
+// ---- squeeze / unsqueeze ----
+
+// shpSqueezeAxes returns the axes squeeze removes from dims: the listed
+// ones, each of size 1 or dynamic (checked at run time), or with no list
+// every dim statically known to be 1. Dynamic dims are kept then, since the
+// result rank must be static.
+func shpSqueezeAxes(attrs ir.Attrs, dims []int) ([]int, error) {
+	axes, err := shpOptInts(attrs, "axes", nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) == 0 {
+		var out []int
+		for i, d := range dims {
+			if d == 1 {
+				out = append(out, i)
+			}
+		}
+		return out, nil
+	}
+	out, err := shpAxes("axes", axes, len(dims))
+	if err != nil {
+		return nil, fmt.Errorf("cannot squeeze %s: %v", dimsString(dims), err)
+	}
+	for _, a := range out {
+		if d := dims[a]; d != 1 && d != ir.Dynamic {
+			return nil, fmt.Errorf("cannot squeeze axis %d of %s: its size is %d, not 1", a, dimsString(dims), d)
+		}
+	}
+	return out, nil
+}
+
+// shpDrop returns dims without the listed axes.
+func shpDrop(dims, axes []int) []int {
+	out := make([]int, 0, len(dims))
+	for i, d := range dims {
+		if !slices.Contains(axes, i) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func shpInferSqueeze(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	axes, err := shpSqueezeAxes(attrs, in[0].Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, shpDrop(in[0].Dims, axes)...)}, nil
+}
+
+func shpBindSqueeze(op *ir.Op) (Kernel, error) {
+	axes, err := shpSqueezeAxes(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		dims := in[0].Shape()
+		for _, a := range axes {
+			if a >= len(dims) || dims[a] != 1 {
+				return nil, fmt.Errorf("cannot squeeze axis %d of %s: its size is not 1", a, in[0].Type())
+			}
+		}
+		return shpView(in[0], shpDrop(dims, axes))
+	}, nil
+}
+
+// Squeeze returns a view of x without the given size-1 axes; with no axes,
+// without every dim statically known to be 1.
+func Squeeze(b *ir.Builder, x *ir.Value, axes ...int) *ir.Value {
+	if axes == nil {
+		axes = []int{}
+	}
+	return b.Op1("squeeze", ir.A("axes", axes), x)
+}
+
+// shpUnsqueezeAxes normalizes the axes of unsqueeze: positions in the
+// result, whose rank is rank+len(axes).
+func shpUnsqueezeAxes(attrs ir.Attrs, dims []int) ([]int, error) {
+	axes, err := attrs.Ints("axes")
+	if err != nil {
+		return nil, err
+	}
+	out, err := shpAxes("axes", axes, len(dims)+len(axes))
+	if err != nil {
+		return nil, fmt.Errorf("cannot unsqueeze %s: %v", dimsString(dims), err)
+	}
+	return out, nil
+}
+
+// shpInsertOnes returns dims with 1s at the result positions axes.
+func shpInsertOnes(dims, axes []int) []int {
+	out := make([]int, len(dims)+len(axes))
+	j := 0
+	for i := range out {
+		if slices.Contains(axes, i) {
+			out[i] = 1
+		} else {
+			out[i] = dims[j]
+			j++
+		}
+	}
+	return out
+}
+
+func shpInferUnsqueeze(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	axes, err := shpUnsqueezeAxes(attrs, in[0].Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, shpInsertOnes(in[0].Dims, axes)...)}, nil
+}
+
+func shpBindUnsqueeze(op *ir.Op) (Kernel, error) {
+	axes, err := shpUnsqueezeAxes(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return shpView(in[0], shpInsertOnes(in[0].Shape(), axes))
+	}, nil
+}
+
+// Unsqueeze returns a view of x with size-1 dims inserted at the given
+// positions of the result.
+func Unsqueeze(b *ir.Builder, x *ir.Value, axes ...int) *ir.Value {
+	return b.Op1("unsqueeze", ir.A("axes", axes), x)
+}
+
+// ---- flatten ----
+
+// shpFlattenRange decodes start_axis (default 1) and stop_axis (default -1)
+// against rank >= 1.
+func shpFlattenRange(attrs ir.Attrs, dims []int) (int, int, error) {
+	start, err := shpOptInt(attrs, "start_axis", 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	stop, err := shpOptInt(attrs, "stop_axis", -1)
+	if err != nil {
+		return 0, 0, err
+	}
+	r := len(dims)
+	s, e := start, stop
+	if s < 0 {
+		s += r
+	}
+	if e < 0 {
+		e += r
+	}
+	if s < 0 || s >= r || e < 0 || e >= r || s > e {
+		return 0, 0, fmt.Errorf("start_axis %d and stop_axis %d are not an axis range of %s (rank %d)", start, stop, dimsString(dims), r)
+	}
+	return s, e, nil
+}
+
+// shpFlattenDims merges dims start..stop; a rank-0 input gives [1].
+func shpFlattenDims(dims []int, start, stop int) []int {
+	if len(dims) == 0 {
+		return []int{1}
+	}
+	m, _ := shpProd(dims[start : stop+1])
+	out := slices.Clone(dims[:start])
+	out = append(out, m)
+	return append(out, dims[stop+1:]...)
+}
+
+func shpInferFlatten(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	dims := in[0].Dims
+	if len(dims) == 0 {
+		return []ir.Type{ir.TensorOf(in[0].DType, 1)}, nil
+	}
+	s, e, err := shpFlattenRange(attrs, dims)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, shpFlattenDims(dims, s, e)...)}, nil
+}
+
+func shpBindFlatten(op *ir.Op) (Kernel, error) {
+	s, e := 0, 0
+	if dims := op.Operand(0).Type().Dims; len(dims) > 0 {
+		var err error
+		if s, e, err = shpFlattenRange(op.Attrs, dims); err != nil {
+			return nil, err
+		}
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return shpView(in[0], shpFlattenDims(in[0].Shape(), s, e))
+	}, nil
+}
+
+// Flatten returns a view of x with axes start..stop (inclusive, negative
+// counting from the end) merged into one; Paddle's defaults are 1 and -1.
+// A rank-0 x gives shape [1].
+func Flatten(b *ir.Builder, x *ir.Value, start, stop int) *ir.Value {
+	return b.Op1("flatten", ir.A("start_axis", start, "stop_axis", stop), x)
+}
+
+// ---- expand ----
+
+// shpExpandDims broadcasts dims to the target shape (aligned right; -1
+// keeps the input dim). A dynamic input dim against a size k becomes k and
+// is checked at run time.
+func shpExpandDims(dims, shape []int) ([]int, error) {
+	if len(shape) < len(dims) {
+		return nil, fmt.Errorf("cannot expand %s to %v: the target has fewer dims", dimsString(dims), shape)
+	}
+	lead := len(shape) - len(dims)
+	out := make([]int, len(shape))
+	for i, t := range shape {
+		if t < -1 {
+			return nil, fmt.Errorf("cannot expand %s to %v: dims must be sizes >= 0 or -1", dimsString(dims), shape)
+		}
+		if i < lead {
+			if t == -1 {
+				return nil, fmt.Errorf("cannot expand %s to %v: -1 at position %d has no input dim to keep", dimsString(dims), shape, i)
+			}
+			out[i] = t
+			continue
+		}
+		d := dims[i-lead]
+		switch {
+		case t == -1:
+			out[i] = d
+		case d == t || d == 1 || d == ir.Dynamic:
+			out[i] = t
+		default:
+			return nil, fmt.Errorf("cannot expand %s to %v: dim %d is %d, not 1 or %d", dimsString(dims), shape, i-lead, d, t)
+		}
+	}
+	return out, nil
+}
+
+func shpInferExpand(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	shape, err := attrs.Ints("shape")
+	if err != nil {
+		return nil, err
+	}
+	out, err := shpExpandDims(in[0].Dims, shape)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
+}
+
+func shpBindExpand(op *ir.Op) (Kernel, error) {
+	shape, err := op.Attrs.Ints("shape")
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		dims := x.Shape()
+		out, err := shpExpandDims(dims, shape)
+		if err != nil {
+			return nil, err
+		}
+		lead := len(out) - len(dims)
+		src := shpStrides(dims)
+		strides := make([]int, len(out))
+		for i := lead; i < len(out); i++ {
+			if dims[i-lead] != 1 {
+				strides[i] = src[i-lead]
+			}
+		}
+		y, err := c.New(dt, out)
+		if err != nil {
+			return nil, err
+		}
+		shpStrided(c, y, x, out, 0, strides)
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+// Expand returns a copy of x broadcast (numpy rules) to shape; -1 keeps
+// the input dim.
+func Expand(b *ir.Builder, x *ir.Value, shape ...int) *ir.Value {
+	return b.Op1("expand", ir.A("shape", shape), x)
+}
+
+// ---- concat ----
+
+// shpConcatDims checks the operand dims of concat along axis and returns
+// the result dims.
+func shpConcatDims(in [][]int, axis int) ([]int, error) {
+	out := slices.Clone(in[0])
+	for k := 1; k < len(in); k++ {
+		dims := in[k]
+		if len(dims) != len(out) {
+			return nil, fmt.Errorf("operand shapes %s and %s differ in rank", dimsString(in[0]), dimsString(dims))
+		}
+		for i, d := range dims {
+			switch {
+			case i == axis:
+				if d == ir.Dynamic || out[i] == ir.Dynamic {
+					out[i] = ir.Dynamic
+				} else {
+					out[i] += d
+				}
+			case out[i] == ir.Dynamic:
+				out[i] = d
+			case d != ir.Dynamic && d != out[i]:
+				return nil, fmt.Errorf("operand shapes %s and %s differ outside axis %d", dimsString(in[0]), dimsString(dims), axis)
+			}
+		}
+	}
+	return out, nil
+}
+
+func shpInferConcat(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if len(in) == 0 {
+		return nil, fmt.Errorf("takes at least 1 operand, got 0")
+	}
+	for _, t := range in[1:] {
+		if t.DType != in[0].DType {
+			return nil, fmt.Errorf("operands %s and %s differ in dtype", in[0], t)
+		}
+	}
+	axis, err := shpAxis(attrs, "axis", 0, in[0].Dims)
+	if err != nil {
+		return nil, err
+	}
+	dims := make([][]int, len(in))
+	for i, t := range in {
+		dims[i] = t.Dims
+	}
+	out, err := shpConcatDims(dims, axis)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
+}
+
+func shpBindConcat(op *ir.Op) (Kernel, error) {
+	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Result(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		dims := make([][]int, len(in))
+		for i, x := range in {
+			dims[i] = x.Shape()
+		}
+		out, err := shpConcatDims(dims, axis)
+		if err != nil {
+			return nil, err
+		}
+		outer := shpSize(out[:axis])
+		inner := shpSize(out[axis+1:])
+		widths := make([]int, len(in))
+		for i, x := range in {
+			widths[i] = x.Shape()[axis] * inner
+		}
+		y, err := c.New(dt, out)
+		if err != nil {
+			return nil, err
+		}
+		switch y.DType().Size() {
+		case 1:
+			kernels.ConcatRows(shpWords[uint8](y), shpWordsOf[uint8](in), outer, widths, c.Threads)
+		case 4:
+			kernels.ConcatRows(shpWords[uint32](y), shpWordsOf[uint32](in), outer, widths, c.Threads)
+		case 8:
+			kernels.ConcatRows(shpWords[uint64](y), shpWordsOf[uint64](in), outer, widths, c.Threads)
+		}
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+// shpWordsOf is shpWords for each tensor of ts.
+func shpWordsOf[W shpWord](ts []*tensor.Tensor) [][]W {
+	out := make([][]W, len(ts))
+	for i, t := range ts {
+		out[i] = shpWords[W](t)
+	}
+	return out
+}
+
+// Concat joins xs (at least one, same dtype, dims equal except along axis)
+// along axis into a new tensor.
+func Concat(b *ir.Builder, axis int, xs ...*ir.Value) *ir.Value {
+	return b.Op1("concat", ir.A("axis", axis), xs...)
+}
+
+// ---- split ----
+
+// shpSections resolves the sections of split against the split dim d: one
+// -1 takes the rest (dynamic when d is).
+func shpSections(sections []int, d int) ([]int, error) {
+	if len(sections) == 0 {
+		return nil, fmt.Errorf("sections is empty")
+	}
+	rest, sum := -1, 0
+	for i, s := range sections {
+		switch {
+		case s == -1 && rest >= 0:
+			return nil, fmt.Errorf("sections %v has more than one -1", sections)
+		case s == -1:
+			rest = i
+		case s < 0:
+			return nil, fmt.Errorf("sections %v: sizes must be >= 0 or one -1", sections)
+		default:
+			sum += s
+		}
+	}
+	out := slices.Clone(sections)
+	switch {
+	case d == ir.Dynamic:
+		// rest stays -1, which is ir.Dynamic; the sum is checked at run time.
+	case rest >= 0 && sum > d:
+		return nil, fmt.Errorf("sections %v add up to more than the dim's size %d", sections, d)
+	case rest >= 0:
+		out[rest] = d - sum
+	case sum != d:
+		return nil, fmt.Errorf("sections %v add up to %d, not the dim's size %d", sections, sum, d)
+	}
+	return out, nil
+}
+
+func shpSplitAttrs(attrs ir.Attrs, dims []int) ([]int, int, error) {
+	sections, err := attrs.Ints("sections")
+	if err != nil {
+		return nil, 0, err
+	}
+	axis, err := shpAxis(attrs, "axis", 0, dims)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sections, axis, nil
+}
+
+func shpInferSplit(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	dims := in[0].Dims
+	sections, axis, err := shpSplitAttrs(attrs, dims)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := shpSections(sections, dims[axis])
+	if err != nil {
+		return nil, fmt.Errorf("cannot split %s along axis %d: %v", dimsString(dims), axis, err)
+	}
+	out := make([]ir.Type, len(sizes))
+	for i, s := range sizes {
+		t := ir.TensorOf(in[0].DType, dims...)
+		t.Dims[axis] = s
+		out[i] = t
+	}
+	return out, nil
+}
+
+func shpBindSplit(op *ir.Op) (Kernel, error) {
+	sections, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dt := op.Operand(0).Type().DType
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		dims := x.Shape()
+		sizes, err := shpSections(sections, dims[axis])
+		if err != nil {
+			return nil, fmt.Errorf("cannot split %s along axis %d: %v", x.Type(), axis, err)
+		}
+		outer := shpSize(dims[:axis])
+		inner := shpSize(dims[axis+1:])
+		outs := make([]*tensor.Tensor, len(sizes))
+		widths := make([]int, len(sizes))
+		for i, s := range sizes {
+			shape := slices.Clone(dims)
+			shape[axis] = s
+			if outs[i], err = c.New(dt, shape); err != nil {
+				shpRelease(outs)
+				return nil, err
+			}
+			widths[i] = s * inner
+		}
+		switch x.DType().Size() {
+		case 1:
+			kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
+		case 4:
+			kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
+		case 8:
+			kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
+		}
+		return outs, nil
+	}, nil
+}
+
+// Split cuts x along axis into len(sections) copies of the given sizes;
+// one size may be -1 for the rest.
+func Split(b *ir.Builder, x *ir.Value, axis int, sections ...int) []*ir.Value {
+	return b.Op("split", ir.A("sections", sections, "axis", axis), x).Results()
+}
