@@ -1,0 +1,338 @@
+package exec
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
+)
+
+// kind says how the executor runs an instruction.
+type kind uint8
+
+const (
+	kKernel kind = iota
+	kData
+	kParameter
+	kFetch
+	kIf
+	kWhile
+	kYield
+)
+
+// ref locates a value: a slot of the frame of the block that defines it.
+// Each block has one frame, since a block is never active twice at once.
+type ref struct {
+	blk  *blockCode
+	slot int
+}
+
+func (r ref) get() *tensor.Tensor { return r.blk.slots[r.slot] }
+
+// instr is one compiled op.
+type instr struct {
+	kind    kind
+	op      *ir.Op
+	kernel  ops.Kernel
+	in      []ref
+	out     []int // slots of the results in the block's frame
+	drop    []int // slots whose last use this is, released after it
+	regions []*blockCode
+	name    string // feed, parameter or fetch name
+	types   []ir.Type
+	tag     memory.Tag
+	args    []*tensor.Tensor // scratch for the kernel's operands
+	donate  uint64           // operands moved into the kernel (see ops.Def.Donate)
+}
+
+// blockCode is a compiled block and its frame.
+type blockCode struct {
+	instrs    []instr
+	slots     []*tensor.Tensor // the frame: args first, then op results
+	nargs     int
+	dropEntry []int // block arguments nobody uses, released on entry
+	yields    []*tensor.Tensor
+	depth     int
+}
+
+// Executable is a compiled program. Run may be called many times; runs are
+// serialized.
+type Executable struct {
+	prog    *ir.Program
+	top     *blockCode
+	alloc   *memory.Allocator
+	store   *Store
+	opts    Options
+	threads int
+
+	feeds   []feed
+	params  []param
+	fetches []string
+
+	runState
+}
+
+type feed struct {
+	name string
+	typ  ir.Type
+	pos  ir.Pos
+}
+
+type param struct {
+	name string
+	typ  ir.Type
+}
+
+// Compile verifies p and compiles it. p must not change afterwards.
+func Compile(p *ir.Program, opts Options) (*Executable, error) {
+	if err := ir.Verify(p); err != nil {
+		return nil, err
+	}
+	e := &Executable{prog: p, opts: opts, alloc: opts.Alloc, store: opts.Store, threads: opts.Threads}
+	if e.alloc == nil {
+		e.alloc = memory.New(memory.Options{})
+	}
+	if e.store == nil {
+		e.store = NewStore()
+	}
+	if e.threads <= 0 {
+		e.threads = runtime.GOMAXPROCS(0)
+	}
+	c := &compiler{e: e, refs: map[*ir.Value]ref{}, names: canonicalNames(p)}
+	top, err := c.block(p.Body(), 0)
+	if err != nil {
+		return nil, err
+	}
+	e.top = top
+	return e, nil
+}
+
+// Program returns the compiled program.
+func (e *Executable) Program() *ir.Program { return e.prog }
+
+// Allocator returns the allocator runs draw from.
+func (e *Executable) Allocator() *memory.Allocator { return e.alloc }
+
+// Store returns the parameter store.
+func (e *Executable) Store() *Store { return e.store }
+
+// Fetches lists the names of the program's outputs in program order.
+func (e *Executable) Fetches() []string { return e.fetches }
+
+type compiler struct {
+	e     *Executable
+	refs  map[*ir.Value]ref
+	names map[*ir.Value]string
+}
+
+// canonicalNames numbers values the way the printer does.
+func canonicalNames(p *ir.Program) map[*ir.Value]string {
+	names := map[*ir.Value]string{}
+	n := 0
+	name := func(v *ir.Value) {
+		names[v] = "%" + strconv.Itoa(n)
+		n++
+	}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for _, op := range b.Ops() {
+			for _, r := range op.Results() {
+				name(r)
+			}
+			for _, r := range op.Regions() {
+				for _, a := range r.Block().Args() {
+					name(a)
+				}
+				walk(r.Block())
+			}
+		}
+	}
+	walk(p.Body())
+	return names
+}
+
+func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
+	bc := &blockCode{nargs: len(b.Args()), depth: depth}
+	nslots := len(b.Args())
+	for _, a := range b.Args() {
+		c.refs[a] = ref{bc, a.Index()}
+	}
+	// lastUse[slot] is the index of the last instruction that uses the slot
+	// directly or from inside its regions; a value nobody uses dies where
+	// it is defined (block arguments: on entry, -1).
+	var lastUse []int
+	for range b.Args() {
+		lastUse = append(lastUse, -1)
+	}
+	for i, op := range b.Ops() {
+		for _, r := range op.Results() {
+			c.refs[r] = ref{bc, nslots}
+			nslots++
+			lastUse = append(lastUse, i)
+		}
+	}
+	bc.slots = make([]*tensor.Tensor, nslots)
+	for i, op := range b.Ops() {
+		markUses(op, func(v *ir.Value) {
+			if r, ok := c.refs[v]; ok && r.blk == bc {
+				lastUse[r.slot] = max(lastUse[r.slot], i)
+			}
+		})
+	}
+
+	bc.instrs = make([]instr, len(b.Ops()))
+	for i, op := range b.Ops() {
+		in := &bc.instrs[i]
+		if err := c.instr(in, op, depth); err != nil {
+			return nil, err
+		}
+		in.donate = donations(in, bc, i, lastUse)
+		if in.kind == kWhile {
+			in.donate = movableInits(in, op, bc, i, lastUse)
+		}
+	}
+	for slot, last := range lastUse {
+		if last < 0 {
+			bc.dropEntry = append(bc.dropEntry, slot)
+		} else {
+			bc.instrs[last].drop = append(bc.instrs[last].drop, slot)
+		}
+	}
+	if y := b.Terminator(); y != nil {
+		bc.yields = make([]*tensor.Tensor, y.NumOperands())
+	}
+	return bc, nil
+}
+
+// markUses calls fn for every operand of op and of the ops nested in its
+// regions: a use inside a region counts as a use by op.
+func markUses(op *ir.Op, fn func(*ir.Value)) {
+	for _, v := range op.Operands() {
+		fn(v)
+	}
+	for _, r := range op.Regions() {
+		for _, inner := range r.Block().Ops() {
+			markUses(inner, fn)
+		}
+	}
+}
+
+func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
+	in.op = op
+	for _, v := range op.Operands() {
+		in.in = append(in.in, c.refs[v])
+	}
+	for _, r := range op.Results() {
+		in.out = append(in.out, c.refs[r].slot)
+		in.types = append(in.types, r.Type())
+	}
+	in.args = make([]*tensor.Tensor, len(in.in))
+	in.tag = memory.Tag{Op: op.Name(), Pos: op.Pos.String()}
+	if op.NumResults() > 0 {
+		in.tag.Value = c.names[op.Result(0)]
+	}
+	for _, r := range op.Regions() {
+		rc, err := c.block(r.Block(), depth+1)
+		if err != nil {
+			return err
+		}
+		in.regions = append(in.regions, rc)
+	}
+	switch op.Name() {
+	case "if":
+		in.kind = kIf
+	case "while":
+		in.kind = kWhile
+	case "yield":
+		in.kind = kYield
+	case "data", "parameter", "fetch":
+		in.name, _ = op.Attrs.Str("name")
+		switch op.Name() {
+		case "data":
+			in.kind = kData
+			c.e.feeds = append(c.e.feeds, feed{in.name, op.Result(0).Type(), op.Pos})
+		case "parameter":
+			in.kind = kParameter
+			c.e.params = append(c.e.params, param{in.name, op.Result(0).Type()})
+		case "fetch":
+			in.kind = kFetch
+			c.e.fetches = append(c.e.fetches, in.name)
+		}
+	default:
+		k, err := ops.Bind(op)
+		if err != nil {
+			return &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
+		}
+		in.kind, in.kernel = kKernel, k
+	}
+	return nil
+}
+
+// errorAt wraps err with the op and position of in.
+func (in *instr) errorf(format string, args ...any) error {
+	return &OpError{Op: in.op.Name(), Pos: in.op.Pos, Err: fmt.Errorf(format, args...)}
+}
+
+// donations picks the operands of a kernel that the executor can hand over
+// instead of lending: the op asks for them (ops.Def.Donate), they belong to
+// this block's frame, this is their last use and they appear once.
+func donations(in *instr, bc *blockCode, at int, lastUse []int) uint64 {
+	if in.kind != kKernel {
+		return 0
+	}
+	def, _ := ops.Lookup(in.op.Name())
+	var mask uint64
+	for _, i := range def.Donate {
+		if i >= len(in.in) || i >= 64 {
+			continue
+		}
+		r := in.in[i]
+		if r.blk != bc || lastUse[r.slot] != at {
+			continue
+		}
+		once := true
+		for j, other := range in.in {
+			if j != i && other == r {
+				once = false
+			}
+		}
+		if once {
+			mask |= 1 << uint(i)
+		}
+	}
+	return mask
+}
+
+// movableInits picks the initial values of a while that can move into the
+// loop instead of being shared: they belong to this block's frame, die at
+// the while, appear once among its operands and are not captured by the
+// body. Bit i+1 stands for operand i+1 (initial value i).
+func movableInits(in *instr, op *ir.Op, bc *blockCode, at int, lastUse []int) uint64 {
+	captured := map[*ir.Value]bool{}
+	for _, r := range op.Regions() {
+		for _, inner := range r.Block().Ops() {
+			markUses(inner, func(v *ir.Value) { captured[v] = true })
+		}
+	}
+	var mask uint64
+	for i := 1; i < len(in.in) && i < 64; i++ {
+		r, v := in.in[i], op.Operand(i)
+		if r.blk != bc || lastUse[r.slot] != at || captured[v] {
+			continue
+		}
+		once := true
+		for j, other := range in.in {
+			if j != i && other == r {
+				once = false
+			}
+		}
+		if once {
+			mask |= 1 << uint(i)
+		}
+	}
+	return mask
+}

@@ -1,0 +1,44 @@
+package exec
+
+import (
+	"io"
+
+	"github.com/gopir/gopir/memory"
+)
+
+// Options configure Compile.
+type Options struct {
+	// Alloc provides every buffer of a run. Nil means a new allocator with
+	// default options and no limit.
+	Alloc *memory.Allocator
+	// Store holds the parameters ("parameter" ops). Nil means an empty
+	// store on Alloc.
+	Store *Store
+	// Threads bounds the goroutines a kernel may use; 0 means
+	// runtime.GOMAXPROCS(0). Results are deterministic for a given count.
+	Threads int
+	// Seed drives random ops that have no seed attribute of their own.
+	Seed int64
+	// CheckLeaks makes every Run verify, when it returns, that the only
+	// buffers it left behind are the fetched results. A violation is a
+	// *LeakError listing each surviving buffer with its op, value and
+	// position.
+	CheckLeaks bool
+	// MemoryLog, if set, receives one record per executed instruction with
+	// the allocator's statistics right after it, like Paddle's
+	// FLAGS_log_memory_stats.
+	MemoryLog func(MemoryRecord)
+	// Trace, if set, receives the memory log as text lines.
+	Trace io.Writer
+}
+
+// MemoryRecord is one line of the per-op memory log.
+type MemoryRecord struct {
+	Run       int64  // run number, from 0
+	Op        string // op name
+	Value     string // first result, canonically numbered (%7), or ""
+	Pos       string // file:line:col of the op
+	Depth     int    // region nesting depth (0 = top level)
+	Allocated int64  // allocator's current allocated bytes after the op
+	Reserved  int64  // allocator's current reserved bytes after the op
+}

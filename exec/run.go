@@ -1,0 +1,312 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
+)
+
+// runState is what one Run uses; runs are serialized by mu.
+type runState struct {
+	mu    sync.Mutex
+	runs  int64
+	kctx  ops.Ctx
+	done  <-chan struct{}
+	ctx   context.Context
+	feedv map[string]*tensor.Tensor
+	out   Results
+	tags  bool
+}
+
+// Results maps fetch names to tensors the caller owns.
+type Results map[string]*tensor.Tensor
+
+// Release releases every result.
+func (r Results) Release() {
+	for n, t := range r {
+		t.Release()
+		delete(r, n)
+	}
+}
+
+// OpError is a failure of one op during a run. errors.As reaches the cause,
+// such as a *memory.ResourceExhausted.
+type OpError struct {
+	Op  string
+	Pos ir.Pos
+	Err error
+}
+
+func (e *OpError) Error() string { return fmt.Sprintf("%s: %q: %v", e.Pos, e.Op, e.Err) }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Runs is the number of runs started so far.
+func (e *Executable) Runs() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runs
+}
+
+// Run executes the program once with the given feeds (keyed by the "data"
+// ops' names) and returns the fetched values, which the caller must
+// release. Run does not take over the feeds: the caller still owns them. On
+// error no result is returned and every buffer the run made is released.
+func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (Results, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	run := e.runs
+	e.runs++
+	if err := e.checkFeeds(feeds); err != nil {
+		return nil, err
+	}
+	if err := e.checkParams(); err != nil {
+		return nil, err
+	}
+	var before map[uint64]bool
+	if e.opts.CheckLeaks {
+		before = liveSet(e.alloc)
+	}
+	e.kctx = ops.Ctx{Alloc: e.alloc, Threads: e.threads, Seed: e.opts.Seed, Run: run}
+	e.ctx, e.done, e.feedv = ctx, ctx.Done(), feeds
+	e.out = Results{}
+	e.tags = e.opts.CheckLeaks || e.alloc.Options().HistoryCap > 0 || e.opts.MemoryLog != nil || e.opts.Trace != nil
+	_, err := e.runBlock(e.top)
+	out := e.out
+	e.out, e.feedv, e.ctx = nil, nil, nil
+	if err != nil {
+		out.Release()
+		return nil, err
+	}
+	if e.opts.CheckLeaks {
+		if err := e.checkLeaks(run, before, out); err != nil {
+			out.Release()
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// runBlock runs the instructions of b, whose block arguments (if any) are
+// already in its frame, and returns what its yield hands over (valid until
+// b runs again). On error, b's frame is emptied.
+func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
+	for _, s := range b.dropEntry {
+		b.release(s)
+	}
+	for i := range b.instrs {
+		in := &b.instrs[i]
+		if e.done != nil {
+			select {
+			case <-e.done:
+				b.clearFrame()
+				return nil, fmt.Errorf("run cancelled at %s %q: %w", in.op.Pos, in.op.Name(), e.ctx.Err())
+			default:
+			}
+		}
+		if err := e.step(b, in); err != nil {
+			b.clearFrame()
+			return nil, err
+		}
+		for _, s := range in.drop {
+			b.release(s)
+		}
+		if e.opts.MemoryLog != nil || e.opts.Trace != nil {
+			e.logMemory(b, in)
+		}
+	}
+	if b.yields != nil {
+		return b.yields, nil
+	}
+	return nil, nil
+}
+
+func (b *blockCode) release(slot int) {
+	if t := b.slots[slot]; t != nil {
+		t.Release()
+		b.slots[slot] = nil
+	}
+}
+
+// clearFrame releases every value the frame still holds.
+func (b *blockCode) clearFrame() {
+	for s := range b.slots {
+		b.release(s)
+	}
+}
+
+func (e *Executable) step(b *blockCode, in *instr) error {
+	switch in.kind {
+	case kKernel:
+		return e.kernel(b, in)
+	case kData:
+		b.slots[in.out[0]] = e.feedv[in.name].Retain()
+	case kParameter:
+		t, _ := e.store.Get(in.name)
+		b.slots[in.out[0]] = t.Retain()
+	case kFetch:
+		e.out[in.name] = in.in[0].get().Retain()
+	case kYield:
+		for i, r := range in.in {
+			b.yields[i] = r.get().Retain()
+		}
+	case kIf:
+		return e.ifOp(b, in)
+	case kWhile:
+		return e.whileOp(b, in)
+	}
+	return nil
+}
+
+func (e *Executable) kernel(b *blockCode, in *instr) error {
+	for i, r := range in.in {
+		in.args[i] = r.get()
+		if in.donate&(1<<uint(i)) != 0 {
+			r.blk.slots[r.slot] = nil // the kernel owns it now
+		}
+	}
+	e.kctx.Owned = in.donate
+	if e.tags {
+		tag := in.tag
+		tag.Step = e.kctx.Run
+		e.alloc.SetTag(tag)
+	}
+	outs, err := in.kernel(&e.kctx, in.args)
+	clear(in.args)
+	if err != nil {
+		return &OpError{Op: in.op.Name(), Pos: in.op.Pos, Err: err}
+	}
+	if err := checkOutputs(in, outs); err != nil {
+		for _, t := range outs {
+			if t != nil {
+				t.Release()
+			}
+		}
+		return err
+	}
+	for i, t := range outs {
+		b.slots[in.out[i]] = t
+	}
+	return nil
+}
+
+// checkOutputs guards against a kernel whose results disagree with the
+// types the program promises; that is a bug in the kernel, reported as an
+// error rather than a corrupted run.
+func checkOutputs(in *instr, outs []*tensor.Tensor) error {
+	if len(outs) != len(in.types) {
+		return in.errorf("kernel returned %d results, op has %d", len(outs), len(in.types))
+	}
+	for i, t := range outs {
+		if t == nil {
+			return in.errorf("kernel returned nil for result %d", i)
+		}
+		if !fits(t, in.types[i]) {
+			return in.errorf("kernel returned %s for result %d of type %s", describeTensor(t), i, in.types[i])
+		}
+	}
+	return nil
+}
+
+// fits reports whether tensor t has type typ.
+func fits(t *tensor.Tensor, typ ir.Type) bool {
+	if typ.IsStack() || t.IsStack() {
+		return typ.IsStack() && t.IsStack()
+	}
+	if ir.DType(t.DType()) != typ.DType || t.Rank() != typ.Rank() {
+		return false
+	}
+	for i, d := range t.Shape() {
+		if typ.Dims[i] != ir.Dynamic && typ.Dims[i] != d {
+			return false
+		}
+	}
+	return true
+}
+
+func describeTensor(t *tensor.Tensor) string {
+	if t.IsStack() {
+		return "a stack"
+	}
+	return ir.TensorOf(ir.DType(t.DType()), t.Shape()...).String()
+}
+
+func (e *Executable) ifOp(b *blockCode, in *instr) error {
+	region := in.regions[1]
+	if in.in[0].get().Bool()[0] {
+		region = in.regions[0]
+	}
+	vals, err := e.runBlock(region)
+	if err != nil {
+		return err
+	}
+	for i, t := range vals {
+		b.slots[in.out[i]] = t
+		vals[i] = nil
+	}
+	return nil
+}
+
+func (e *Executable) whileOp(b *blockCode, in *instr) error {
+	body := in.regions[0]
+	n := len(in.out)
+	cond := in.in[0].get().Bool()[0]
+	// The initial values move into the first iteration's frame when they
+	// die here; otherwise they are shared, and the outer frame keeps its
+	// reference until their last use.
+	for i := range n {
+		r := in.in[i+1]
+		if in.donate&(1<<uint(i+1)) != 0 {
+			body.slots[i] = r.get()
+			r.blk.slots[r.slot] = nil
+		} else {
+			body.slots[i] = r.get().Retain()
+		}
+	}
+	for cond {
+		if e.done != nil {
+			select {
+			case <-e.done:
+				body.clearFrame()
+				return fmt.Errorf("run cancelled in %s %q: %w", in.op.Pos, in.op.Name(), e.ctx.Err())
+			default:
+			}
+		}
+		vals, err := e.runBlock(body)
+		if err != nil {
+			return err
+		}
+		cond = vals[0].Bool()[0]
+		vals[0].Release()
+		vals[0] = nil
+		// The body's frame is empty now: last iteration's block arguments
+		// were released at their last use or moved into vals.
+		for i := range n {
+			body.slots[i] = vals[i+1]
+			vals[i+1] = nil
+		}
+	}
+	for i := range n {
+		b.slots[in.out[i]] = body.slots[i]
+		body.slots[i] = nil
+	}
+	return nil
+}
+
+func (e *Executable) logMemory(b *blockCode, in *instr) {
+	st := e.alloc.Stats()
+	rec := MemoryRecord{
+		Run: e.kctx.Run, Op: in.op.Name(), Value: in.tag.Value, Pos: in.tag.Pos, Depth: b.depth,
+		Allocated: st.Allocated.Current, Reserved: st.Reserved.Current,
+	}
+	if e.opts.MemoryLog != nil {
+		e.opts.MemoryLog(rec)
+	}
+	if e.opts.Trace != nil {
+		fmt.Fprintf(e.opts.Trace, "run %d %*s%-14s %-6s allocated %d reserved %d  %s\n",
+			rec.Run, 2*rec.Depth, "", rec.Op, rec.Value, rec.Allocated, rec.Reserved, rec.Pos)
+	}
+}
