@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/memory"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // the program ran and failed: out of memory, a leak, a kernel error
+	exitBadInput = 2 // flags, files, feeds or programs that cannot be used
+)
+
+// usageError marks errors caused by what the user gave us.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func badInput(err error) error { return usageError{err} }
+
+func badInputf(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// Main runs the command line args and returns the exit code. It never
+// panics on bad input; a panic would be a bug and is reported as such.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "gopir: internal error (please report): %v\n", r)
+			code = exitFailure
+		}
+	}()
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var oom *memory.ResourceExhausted
+	if errors.As(err, &oom) {
+		// The allocator's message as is, then where it happened.
+		fmt.Fprintln(stderr, oom.Error())
+		var opErr *exec.OpError
+		if errors.As(err, &opErr) {
+			fmt.Fprintf(stderr, "\tin op %q at %s\n", opErr.Op, opErr.Pos)
+		}
+		return exitFailure
+	}
+	fmt.Fprintln(stderr, oneLine(err))
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		return exitBadInput
+	case isFlagError(err):
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+// isFlagError recognizes cobra's own argument and flag errors, which carry
+// no type of their own.
+func isFlagError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "bad flag syntax", "if any flags in the group"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine keeps the first line of an error message.
+func oneLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gopir",
+		Short:         "Build, differentiate, train and run deep-learning programs with exact memory",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newPrintCmd(), newRunCmd(), newTrainCmd())
+	return root
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/tensor"
+)
+
+// parseFeeds turns --feed NAME=VALUE flags into tensors on alloc, checked
+// against the program's inputs. VALUE is a JSON number or nested array, or
+// @file.npy.
+func parseFeeds(flags []string, specs []exec.FeedSpec, alloc *memory.Allocator) (map[string]*tensor.Tensor, error) {
+	feeds := map[string]*tensor.Tensor{}
+	fail := func(err error) (map[string]*tensor.Tensor, error) {
+		for _, t := range feeds {
+			t.Release()
+		}
+		return nil, badInput(err)
+	}
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return fail(fmt.Errorf("--feed %q: want NAME=VALUE", f))
+		}
+		if _, dup := feeds[name]; dup {
+			return fail(fmt.Errorf("--feed %s: given twice", name))
+		}
+		spec, ok := findSpec(specs, name)
+		if !ok {
+			return fail(fmt.Errorf("--feed %s: the program has no input %q (inputs: %s)", name, name, specNames(specs)))
+		}
+		var t *tensor.Tensor
+		var err error
+		if path, isFile := strings.CutPrefix(value, "@"); isFile {
+			t, err = readNpyFile(path, alloc)
+		} else {
+			t, err = parseJSONTensor(value, spec.Type.DType, alloc)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("--feed %s: %w", name, err))
+		}
+		feeds[name] = t
+	}
+	for _, s := range specs {
+		if _, ok := feeds[s.Name]; !ok {
+			return fail(fmt.Errorf("missing --feed %s=VALUE: the program expects %s", s.Name, s.Type))
+		}
+	}
+	return feeds, nil
+}
+
+func findSpec(specs []exec.FeedSpec, name string) (exec.FeedSpec, bool) {
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return exec.FeedSpec{}, false
+}
+
+func specNames(specs []exec.FeedSpec) string {
+	if len(specs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func readNpyFile(path string, alloc *memory.Allocator) (*tensor.Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := tensor.ReadNpy(f, alloc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// parseJSONTensor reads a JSON number, bool or rectangular nested array as a
+// tensor of dtype dt.
+func parseJSONTensor(s string, dt ir.DType, alloc *memory.Allocator) (*tensor.Tensor, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("value %q is not a JSON number or array: %v", s, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("value %q has trailing data after the JSON value", s)
+	}
+	var shape []int
+	for x := v; ; {
+		arr, ok := x.([]any)
+		if !ok {
+			break
+		}
+		shape = append(shape, len(arr))
+		if len(arr) == 0 {
+			break
+		}
+		x = arr[0]
+	}
+	var flat []any
+	if err := flatten(v, shape, 0, &flat); err != nil {
+		return nil, err
+	}
+	t, err := tensor.New(alloc, tensor.DType(dt), shape...)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range flat {
+		if err := setElement(t, i, x); err != nil {
+			t.Release()
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+	}
+	return t, nil
+}
+
+func flatten(v any, shape []int, depth int, out *[]any) error {
+	if depth == len(shape) {
+		if _, isArr := v.([]any); isArr {
+			return fmt.Errorf("array is not rectangular: too deep at depth %d", depth)
+		}
+		*out = append(*out, v)
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) != shape[depth] {
+		return fmt.Errorf("array is not rectangular: expected %d elements at depth %d", shape[depth], depth)
+	}
+	for _, e := range arr {
+		if err := flatten(e, shape, depth+1, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setElement(t *tensor.Tensor, i int, x any) error {
+	if b, ok := x.(bool); ok {
+		if t.DType() != tensor.Bool {
+			return fmt.Errorf("got a bool for a %s input", ir.DType(t.DType()))
+		}
+		t.Bool()[i] = b
+		return nil
+	}
+	n, ok := x.(json.Number)
+	if !ok {
+		return fmt.Errorf("got %v, want a number", x)
+	}
+	switch t.DType() {
+	case tensor.F32, tensor.F64:
+		f, err := n.Float64()
+		if err != nil {
+			return err
+		}
+		if t.DType() == tensor.F32 {
+			t.F32()[i] = float32(f)
+		} else {
+			t.F64()[i] = f
+		}
+	case tensor.I32, tensor.I64:
+		k, err := n.Int64()
+		if err != nil {
+			return fmt.Errorf("%s is not an integer", n)
+		}
+		if t.DType() == tensor.I32 {
+			if k < math.MinInt32 || k > math.MaxInt32 {
+				return fmt.Errorf("%s overflows i32", n)
+			}
+			t.I32()[i] = int32(k)
+		} else {
+			t.I64()[i] = k
+		}
+	case tensor.Bool:
+		switch n.String() {
+		case "0":
+			t.Bool()[i] = false
+		case "1":
+			t.Bool()[i] = true
+		default:
+			return fmt.Errorf("%s is not a bool (want true, false, 0 or 1)", n)
+		}
+	}
+	return nil
+}

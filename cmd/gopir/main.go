@@ -1,0 +1,18 @@
+// Command gopir builds, prints, runs and trains gopir programs.
+//
+//	gopir print    (--model NAME [--backward] | FILE.pir)
+//	gopir run      FILE.pir [--feed NAME=VALUE]... [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json]
+//	gopir train    [--model NAME] [--steps N | --epochs E] ...
+//	gopir memcheck [--model NAME] [--steps N] ...
+//
+// Bad input of any kind gets one line on stderr and exit code 2; running
+// out of memory exits 1 with the allocator's ResourceExhaustedError.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

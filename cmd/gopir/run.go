@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/memory"
+)
+
+type runFlags struct {
+	feeds      []string
+	repeat     int
+	memLimit   string
+	checkLeaks bool
+	json       bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE.pir",
+		Short: "Run a program and print its fetches and memory statistics",
+		Long: `Run parses, verifies and compiles FILE.pir, then runs it --repeat times.
+
+Each --feed NAME=VALUE gives the input of the "data" op named NAME: a JSON
+number or nested array (shaped by its nesting, typed by the data op), or
+@file.npy. Without --json, run prints one memory line per run and the
+fetches of the last run. With --json it prints one JSON object per run:
+{"run","mem_allocated","mem_reserved","peak_allocated","fetch":{NAME:{"dtype","shape","data"}}}
+where mem_allocated is measured after the run's fetches are released and
+peak_allocated is the peak during that run.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProgram(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.feeds, "feed", nil, "input `NAME=VALUE` (JSON number/array or @file.npy); repeat for each input")
+	fl.IntVar(&f.repeat, "repeat", 1, "run the program `N` times")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB); running out exits 1")
+	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail if a run leaves any buffer behind besides its fetches")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object per run")
+	return cmd
+}
+
+type runRecord struct {
+	Run           int                   `json:"run"`
+	MemAllocated  int64                 `json:"mem_allocated"`
+	MemReserved   int64                 `json:"mem_reserved"`
+	PeakAllocated int64                 `json:"peak_allocated"`
+	Fetch         map[string]jsonTensor `json:"fetch"`
+}
+
+func runProgram(cmd *cobra.Command, path string, f runFlags) error {
+	if f.repeat < 1 {
+		return badInputf("--repeat %d: want at least 1", f.repeat)
+	}
+	var limit int64
+	if f.memLimit != "" {
+		var err error
+		if limit, err = parseSize(f.memLimit); err != nil {
+			return badInputf("--mem-limit: %v", err)
+		}
+	}
+	prog, err := loadProgram(path)
+	if err != nil {
+		return err
+	}
+	alloc := memory.New(memory.Options{Limit: limit})
+	x, err := exec.Compile(prog, exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks})
+	if err != nil {
+		return badInput(err)
+	}
+	// Feeds live on their own allocator: they are the caller's, so the
+	// run's statistics show only what the program itself allocates.
+	feeds, err := parseFeeds(f.feeds, x.Feeds(), memory.New(memory.Options{}))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, t := range feeds {
+			t.Release()
+		}
+	}()
+	out := cmd.OutOrStdout()
+	for i := range f.repeat {
+		alloc.ResetPeak()
+		res, err := x.Run(context.Background(), feeds)
+		if err != nil {
+			return runError(err)
+		}
+		peak := alloc.Stats().Allocated.Peak
+		rec := runRecord{Run: i, PeakAllocated: peak, Fetch: map[string]jsonTensor{}}
+		var text []string
+		for _, name := range x.Fetches() {
+			t := res[name]
+			if f.json {
+				rec.Fetch[name] = toJSONTensor(t)
+			} else if i == f.repeat-1 {
+				text = append(text, fmt.Sprintf("%s: %s", name, formatTensor(t)))
+			}
+		}
+		res.Release()
+		st := alloc.Stats()
+		rec.MemAllocated, rec.MemReserved = st.Allocated.Current, st.Reserved.Current
+		if f.json {
+			line, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, string(line))
+			continue
+		}
+		fmt.Fprintf(out, "run %d: mem_allocated: %s mem_reserved: %s peak_allocated: %s\n",
+			i, human(rec.MemAllocated), human(rec.MemReserved), human(rec.PeakAllocated))
+		sort.Strings(text)
+		for _, line := range text {
+			fmt.Fprintln(out, line)
+		}
+	}
+	return nil
+}
+
+// runError classifies a failed run: a feed or parameter problem is bad
+// input (exit 2); out of memory and everything else exit 1.
+func runError(err error) error {
+	var fe *exec.FeedError
+	var pe *exec.MissingParameterError
+	if errors.As(err, &fe) || errors.As(err, &pe) {
+		return badInput(err)
+	}
+	return err
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// parseSize reads a byte count such as 512MiB, 1.5GB, 4096 or 64k. Units
+// are powers of 1024 whether or not they carry an "i", as in the memory
+// reports (MB = 2^20 bytes).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	unit := strings.ToLower(t[len(num):])
+	mult := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+		"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+	}[unit]
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || mult == 0 || v < 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("invalid size %q: want a number of bytes with an optional unit, like 512MiB or 2GB", s)
+	}
+	return int64(v * mult), nil
+}
