@@ -100,7 +100,7 @@ func differentiable(t ir.Type) bool { return !t.IsStack() && t.DType.IsFloat() }
 type scope struct {
 	d       *differ
 	parent  *scope
-	block   *ir.Block  // the forward block
+	block   *ir.Block   // the forward block
 	b       *ir.Builder // where the backward ops go
 	resolve func(*ir.Value) *ir.Value
 	grads   map[*ir.Value]*ir.Value

@@ -30,9 +30,11 @@ func (b *Builder) Program() *Program { return b.prog }
 func (b *Builder) Block() *Block { return b.block }
 
 // SetInsertionPoint makes the builder insert into block before the op at
-// index (or append, if index is -1 or len(block.Ops())).
+// index, and keep inserting after what it inserted: a builder at index 0
+// writes a prologue that stays ahead of ops appended later. An index of -1
+// (or past the end) appends instead.
 func (b *Builder) SetInsertionPoint(block *Block, index int) {
-	if index >= len(block.ops) {
+	if index < 0 || index > len(block.ops) {
 		index = -1
 	}
 	b.block, b.at = block, index

@@ -43,6 +43,9 @@ func (t *Tensor) String() string {
 	if t.s.Refs() <= 0 {
 		return t.Type() + "[released]"
 	}
+	if t.stack {
+		return fmt.Sprintf("stack[%d items]", len(t.s.items))
+	}
 	var b strings.Builder
 	b.WriteString(t.Type())
 	b.WriteByte('[')

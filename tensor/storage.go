@@ -16,6 +16,9 @@ type Storage struct {
 	// releasedAt is where the last reference was released, recorded in
 	// debug mode for the panic messages.
 	releasedAt atomic.Pointer[string]
+	// items holds a stack's elements (see NewStack); the storage owns one
+	// reference to each.
+	items []*Tensor
 }
 
 // Refs is the current number of references.
@@ -75,6 +78,11 @@ func (s *Storage) release(t *Tensor, skip int) {
 	if debug {
 		s.releasedAt.Store(&site)
 	}
+	for i, x := range s.items {
+		x.Release()
+		s.items[i] = nil
+	}
+	s.items = nil
 	if s.block != nil {
 		if debug {
 			fill(s.block.Bytes(), poison)

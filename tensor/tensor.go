@@ -19,6 +19,7 @@ type Tensor struct {
 	shape []int
 	n     int
 	s     *Storage
+	stack bool // a stack of tensors, see NewStack
 }
 
 // numElems validates a shape and returns its element count and byte size.
@@ -244,6 +245,9 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 
 // Type is the IR type, e.g. "tensor<2x3xf32>", "tensor<f32>" for a scalar.
 func (t *Tensor) Type() string {
+	if t.stack {
+		return "stack"
+	}
 	var b strings.Builder
 	b.WriteString("tensor<")
 	for _, d := range t.shape {
