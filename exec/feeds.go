@@ -36,6 +36,20 @@ func (e *Executable) Feeds() []FeedSpec {
 	return out
 }
 
+// Params lists the parameters the program reads: name and type, in program
+// order, each once.
+func (e *Executable) Params() []FeedSpec {
+	var out []FeedSpec
+	seen := map[string]bool{}
+	for _, p := range e.params {
+		if !seen[p.name] {
+			seen[p.name] = true
+			out = append(out, FeedSpec{Name: p.name, Type: p.typ})
+		}
+	}
+	return out
+}
+
 // FeedSpec describes one input of a program.
 type FeedSpec struct {
 	Name string

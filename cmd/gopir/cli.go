@@ -69,7 +69,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 // no type of their own.
 func isFlagError(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "bad flag syntax", "if any flags in the group"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "required flag", "bad flag syntax", "if any flags in the group"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
@@ -96,6 +96,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newPrintCmd(), newRunCmd(), newTrainCmd())
+	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newTrainCmd())
 	return root
 }

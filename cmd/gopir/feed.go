@@ -14,10 +14,38 @@ import (
 	"github.com/gopir/gopir/tensor"
 )
 
-// parseFeeds turns --feed NAME=VALUE flags into tensors on alloc, checked
-// against the program's inputs. VALUE is a JSON number or nested array, or
-// @file.npy.
-func parseFeeds(flags []string, specs []exec.FeedSpec, alloc *memory.Allocator) (map[string]*tensor.Tensor, error) {
+// parseFeeds turns --feed NAME=VALUE flags into tensors, checked against
+// the program's inputs: feeds of "data" ops on alloc, and values of
+// "parameter" ops on the run's own allocator, placed in its store (they are
+// persistable, so the run's statistics count them). VALUE is a JSON number
+// or nested array, or @file.npy.
+func parseFeeds(flags []string, x *exec.Executable, alloc *memory.Allocator) (map[string]*tensor.Tensor, error) {
+	specs, params := x.Feeds(), x.Params()
+	var paramFlags []string
+	var dataFlags []string
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		if _, isParam := findSpec(params, name); isParam {
+			paramFlags = append(paramFlags, f)
+		} else {
+			dataFlags = append(dataFlags, f)
+		}
+	}
+	values, err := parseValues(paramFlags, params, x.Allocator(), false)
+	if err != nil {
+		return nil, err
+	}
+	for name, t := range values {
+		if _, ok := findSpec(params, name); ok {
+			x.Store().Set(name, t)
+		}
+	}
+	return parseValues(dataFlags, specs, alloc, true)
+}
+
+// parseValues parses NAME=VALUE flags for the inputs in specs; with all
+// set, every spec must get a value.
+func parseValues(flags []string, specs []exec.FeedSpec, alloc *memory.Allocator, all bool) (map[string]*tensor.Tensor, error) {
 	feeds := map[string]*tensor.Tensor{}
 	fail := func(err error) (map[string]*tensor.Tensor, error) {
 		for _, t := range feeds {
@@ -50,7 +78,7 @@ func parseFeeds(flags []string, specs []exec.FeedSpec, alloc *memory.Allocator) 
 		feeds[name] = t
 	}
 	for _, s := range specs {
-		if _, ok := feeds[s.Name]; !ok {
+		if _, ok := feeds[s.Name]; !ok && all {
 			return fail(fmt.Errorf("missing --feed %s=VALUE: the program expects %s", s.Name, s.Type))
 		}
 	}

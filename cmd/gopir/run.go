@@ -28,9 +28,10 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a program and print its fetches and memory statistics",
 		Long: `Run parses, verifies and compiles FILE.pir, then runs it --repeat times.
 
-Each --feed NAME=VALUE gives the input of the "data" op named NAME: a JSON
-number or nested array (shaped by its nesting, typed by the data op), or
-@file.npy. Without --json, run prints one memory line per run and the
+Each --feed NAME=VALUE gives the input of the "data" op named NAME, or the
+value of the "parameter" named NAME: a JSON number or nested array (shaped by
+its nesting, typed by the op), or @file.npy. Parameters are persistable: they
+count in mem_allocated. Without --json, run prints one memory line per run and the
 fetches of the last run. With --json it prints one JSON object per run:
 {"run","mem_allocated","mem_reserved","peak_allocated","fetch":{NAME:{"dtype","shape","data"}}}
 where mem_allocated is measured after the run's fetches are released and
@@ -79,7 +80,7 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	// Feeds live on their own allocator: they are the caller's, so the
 	// run's statistics show only what the program itself allocates.
-	feeds, err := parseFeeds(f.feeds, x.Feeds(), memory.New(memory.Options{}))
+	feeds, err := parseFeeds(f.feeds, x, memory.New(memory.Options{}))
 	if err != nil {
 		return err
 	}

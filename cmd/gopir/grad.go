@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gopir/gopir/autodiff"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+func newGradCmd() *cobra.Command {
+	var loss, wrt string
+	cmd := &cobra.Command{
+		Use:   "grad FILE.pir --loss NAME --wrt A[,B...]",
+		Short: "Print a program with its backward appended",
+		Long: `Grad appends to FILE.pir the ops that compute the gradient of the scalar
+fetch NAME with respect to each named "data" or "parameter" value, fetched
+as A@GRAD, and prints the result. The output runs with gopir run.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prog, err := loadProgram(args[0])
+			if err != nil {
+				return err
+			}
+			if err := appendGradients(prog, loss, wrt); err != nil {
+				return badInput(fmt.Errorf("%s: %w", args[0], err))
+			}
+			return ir.Print(cmd.OutOrStdout(), prog)
+		},
+	}
+	cmd.Flags().StringVar(&loss, "loss", "", "the scalar fetch to differentiate (`NAME`)")
+	cmd.Flags().StringVar(&wrt, "wrt", "", "comma-separated data or parameter `NAMES` to differentiate with respect to")
+	cmd.MarkFlagRequired("loss")
+	cmd.MarkFlagRequired("wrt")
+	return cmd
+}
+
+// appendGradients appends the backward of fetch lossName with respect to
+// the named inputs, and a fetch NAME@GRAD for each.
+func appendGradients(prog *ir.Program, lossName, wrtList string) error {
+	fetch := prog.Lookup("fetch", lossName)
+	if fetch == nil {
+		return fmt.Errorf("--loss %s: the program has no fetch named %q (fetches: %s)", lossName, lossName, names(prog, "fetch"))
+	}
+	var wrt []*ir.Value
+	var wrtNames []string
+	for _, n := range strings.Split(wrtList, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return fmt.Errorf("--wrt %q: empty name", wrtList)
+		}
+		op := prog.Lookup("data", n)
+		if op == nil {
+			op = prog.Lookup("parameter", n)
+		}
+		if op == nil {
+			return fmt.Errorf("--wrt %s: no data or parameter named %q (inputs: %s)", n, n, names(prog, "data", "parameter"))
+		}
+		if prog.Lookup("fetch", n+"@GRAD") != nil {
+			return fmt.Errorf("--wrt %s: the program already fetches %s@GRAD", n, n)
+		}
+		wrt = append(wrt, op.Result(0))
+		wrtNames = append(wrtNames, n)
+	}
+	b := ir.NewBuilder(prog)
+	grads, err := autodiff.Backward(b, fetch.Operand(0), wrt)
+	if err != nil {
+		return err
+	}
+	for i, g := range grads {
+		ops.Fetch(b, wrtNames[i]+"@GRAD", g)
+	}
+	if err := b.Err(); err != nil {
+		return err
+	}
+	return ir.Verify(prog)
+}
+
+// names lists the "name" attributes of the top-level ops of the given
+// kinds.
+func names(prog *ir.Program, kinds ...string) string {
+	var out []string
+	for _, op := range prog.Body().Ops() {
+		for _, k := range kinds {
+			if op.Name() == k {
+				n, _ := op.Attrs.Str("name")
+				out = append(out, n)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
