@@ -15,10 +15,11 @@ import (
 // dtype is f32, f64, i32 or i64; it defaults to i64 when start, end and
 // step are all written as ints, else to f32 (like Paddle). For integer
 // dtypes the three must be integral and the values are computed exactly;
-// for floats element i is start + i*step computed in float64.
+// for floats element i is start + i*step computed in float64. It has no
+// operands, so no gradient (NoGrad).
 
 func init() {
-	register(&Def{Name: "arange", Infer: shpInferArange, Bind: shpBindArange})
+	register(&Def{Name: "arange", Infer: shpInferArange, Bind: shpBindArange, NoGrad: true})
 }
 
 // shpArangeLimit caps the length of an arange (2^40 elements).

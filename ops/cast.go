@@ -18,11 +18,15 @@ import (
 // Float to integer truncates toward zero (out-of-range values are
 // unspecified); i64 to i32 wraps; anything to i1 is x != 0; i1 to a number
 // is 0 or 1. A cast to x's own dtype shares x's storage.
+//
+// Gradients: a cast between float dtypes casts dy back to x's dtype; a
+// cast to or from an integer or i1 passes none. assign passes dy;
+// full_like none.
 
 func init() {
-	register(&Def{Name: "cast", Infer: ewInferCast, Bind: ewBindCast})
-	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Bind: ewBindAssign})
-	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike})
+	register(&Def{Name: "cast", Infer: ewInferCast, Bind: ewBindCast, Grad: ewGradCast})
+	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Bind: ewBindAssign, Grad: ewGradAssign})
+	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike, NoGrad: true})
 }
 
 func ewInferCast(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -136,4 +140,17 @@ func FullLike(b *ir.Builder, x *ir.Value, value float64, dt ir.DType) *ir.Value 
 		attrs = attrs.With("dtype", dt)
 	}
 	return b.Op1("full_like", attrs, x)
+}
+
+// ewGradCast casts dy back to the operand's dtype, between floats only.
+func ewGradCast(g *GradContext) ([]*ir.Value, error) {
+	from, to := g.Op.Operand(0).Type().DType, g.Op.Result(0).Type().DType
+	if !from.IsFloat() || !to.IsFloat() || g.DY[0] == nil || !g.Need(0) {
+		return []*ir.Value{nil}, nil
+	}
+	return []*ir.Value{Cast(g.B, g.DY[0], from)}, nil
+}
+
+func ewGradAssign(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{g.DY[0]}, nil
 }

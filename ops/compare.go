@@ -17,6 +17,10 @@ import (
 //	where (cond, x, y)                                cond i1; x, y any dtype
 //
 // Comparisons with NaN are false, except not_equal, which is true.
+//
+// No gradient flows through comparisons and logical ops. where sends dy
+// to x where cond holds and to y elsewhere (each reduced to its shape);
+// cond gets none.
 
 var ewCompareOps = []struct {
 	name  string
@@ -33,12 +37,12 @@ var ewCompareOps = []struct {
 
 func init() {
 	for _, c := range ewCompareOps {
-		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Bind: ewBindCompare(c.op)})
+		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Bind: ewBindCompare(c.op), NoGrad: true})
 	}
-	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalAnd)})
-	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalOr)})
-	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Bind: ewBindNot})
-	register(&Def{Name: "where", Infer: ewInferWhere, Bind: ewBindWhere})
+	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalAnd), NoGrad: true})
+	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalOr), NoGrad: true})
+	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Bind: ewBindNot, NoGrad: true})
+	register(&Def{Name: "where", Infer: ewInferWhere, Bind: ewBindWhere, Grad: ewGradWhere})
 }
 
 func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Kernel, error) {
@@ -161,3 +165,18 @@ func LogicalNot(b *ir.Builder, x *ir.Value) *ir.Value { return b.Op1("logical_no
 
 // Where appends cond ? x : y elementwise, broadcasting all three.
 func Where(b *ir.Builder, cond, x, y *ir.Value) *ir.Value { return b.Op1("where", nil, cond, x, y) }
+
+// ewGradWhere splits dy between x (where cond) and y (elsewhere).
+func ewGradWhere(g *GradContext) ([]*ir.Value, error) {
+	dy := g.DY[0]
+	cond := g.X(0)
+	zero := Full(g.B, dy.Type().DType, 0)
+	dx := make([]*ir.Value, 3)
+	if g.Need(1) {
+		dx[1] = g.Unbroadcast(Where(g.B, cond, dy, zero), 1)
+	}
+	if g.Need(2) {
+		dx[2] = g.Unbroadcast(Where(g.B, cond, zero, dy), 2)
+	}
+	return dx, nil
+}

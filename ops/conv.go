@@ -25,9 +25,26 @@ import (
 // threads; the im2col workspace comes from the context's allocator and is
 // released before the kernel returns. 1×1 convolutions with unit strides
 // and no padding multiply the input directly, with no workspace.
+//
+// Its gradient uses two helper ops, which take conv2d's attributes:
+//
+//	conv2d_grad_input  {…, input_size?:[H,W]}  (dy, w[, x]) -> dx
+//	conv2d_grad_filter {…, filter_size?:[KH,KW]} (dy, x[, w]) -> dw
+//
+// conv2d_grad_input is the gradient with respect to x of
+// sum(conv2d(x, w)·dy): N×C×H×W with N from dy and C = w's dim 1 · groups.
+// Several input sizes give the same output size, so H and W come from the
+// input_size attribute or, when it is absent, from the dims 2 and 3 of the
+// optional third operand (only its shape is read). conv2d_grad_filter is
+// the gradient with respect to w: O×(C/groups)×KH×KW with O from dy, and
+// KH, KW from filter_size or the third operand's dims 2 and 3. Both check
+// that dy has the shape conv2d would give. They run GEMM + col2im (input)
+// and im2col + GEMM (filter) with a workspace like conv2d's.
 
 func init() {
-	register(&Def{Name: "conv2d", Infer: inferConv2D, Bind: bindConv2D})
+	register(&Def{Name: "conv2d", Infer: inferConv2D, Bind: bindConv2D, Grad: nnGradConv2D})
+	register(&Def{Name: "conv2d_grad_input", Grad: noSecondOrder, Infer: nnInferConvGrad(true), Bind: nnBindConvGrad(true)})
+	register(&Def{Name: "conv2d_grad_filter", Grad: noSecondOrder, Infer: nnInferConvGrad(false), Bind: nnBindConvGrad(false)})
 }
 
 type nnConvAttrs struct {
@@ -176,4 +193,209 @@ func Conv2D(b *ir.Builder, x, w *ir.Value, strides, paddings, dilations []int, g
 		attrs = attrs.With("groups", ir.Int(groups))
 	}
 	return b.Op1("conv2d", attrs, x, w)
+}
+
+// nnGradConv2D: dx = conv2d_grad_input(dy, w), dw = conv2d_grad_filter(dy,
+// x). The sizes the helpers cannot infer from dy come from the forward
+// operands' static types when known, so that nothing more is kept alive.
+func nnGradConv2D(g *GradContext) ([]*ir.Value, error) {
+	dy := g.DY[0]
+	dx := make([]*ir.Value, 2)
+	if g.Need(0) {
+		dx[0] = nnGradWithSize(g, "conv2d_grad_input", "input_size", 0, dy, g.X(1))
+	}
+	if g.Need(1) {
+		dx[1] = nnGradWithSize(g, "conv2d_grad_filter", "filter_size", 1, dy, g.X(0))
+	}
+	return dx, nil
+}
+
+// nnGradWithSize appends the helper op name on operands with g's forward
+// attributes plus the spatial size (dims 2 and 3) of forward operand i:
+// as the attribute size when static, else by passing operand i itself.
+func nnGradWithSize(g *GradContext, name, size string, i int, operands ...*ir.Value) *ir.Value {
+	t := g.Op.Operand(i).Type()
+	if t.Rank() == 4 && t.Dims[2] != ir.Dynamic && t.Dims[3] != ir.Dynamic {
+		return g.B.Op1(name, g.Op.Attrs.With(size, nnIntList(t.Dims[2:4])), operands...)
+	}
+	return g.B.Op1(name, g.Op.Attrs, append(operands, g.X(i))...)
+}
+
+// nnSpatialSize returns the [h, w] size named by attribute name or, when
+// it is absent, dims 2 and 3 of like (nil when there is no like). A
+// missing or wrong-rank like is an error.
+func nnSpatialSize(attrs ir.Attrs, name string, like *ir.Type) ([2]int, error) {
+	if attrs.Has(name) {
+		if like != nil {
+			return [2]int{}, fmt.Errorf("takes attribute %s or a third operand, not both", name)
+		}
+		return nnPair(attrs, name, [2]int{}, 0)
+	}
+	if like == nil {
+		return [2]int{}, fmt.Errorf("needs attribute %s or a third operand to take it from", name)
+	}
+	if like.Rank() != 4 {
+		return [2]int{}, fmt.Errorf("third operand %s must have rank 4", *like)
+	}
+	return [2]int{like.Dims[2], like.Dims[3]}, nil
+}
+
+// nnConvGradTypes checks the operands of conv2d_grad_input (input) or
+// conv2d_grad_filter and returns the types of x, w and dy they stand for
+// (dims may be dynamic) and the result type.
+func nnConvGradTypes(input bool, in []ir.Type, attrs ir.Attrs) (a nnConvAttrs, x, w ir.Type, out ir.Type, err error) {
+	if len(in) != 2 && len(in) != 3 {
+		err = fmt.Errorf("takes 2 or 3 operands, got %d", len(in))
+		return
+	}
+	if a, err = nnConvDecode(attrs); err != nil {
+		return
+	}
+	dy, other := in[0], in[1]
+	if err = nnWantFloat("dy", dy); err != nil {
+		return
+	}
+	if err = nnSameDType("operand 1", other, dy.DType, "dy", dy); err != nil {
+		return
+	}
+	if dy.Rank() != 4 || other.Rank() != 4 {
+		err = fmt.Errorf("dy %s and operand 1 %s must have rank 4", dy, other)
+		return
+	}
+	var like *ir.Type
+	if len(in) == 3 {
+		like = &in[2]
+	}
+	sizeName := "filter_size"
+	if input {
+		sizeName = "input_size"
+	}
+	size, err := nnSpatialSize(attrs, sizeName, like)
+	if err != nil {
+		return
+	}
+	if input {
+		w = other
+		c := ir.Dynamic
+		if w.Dims[1] != ir.Dynamic {
+			c = w.Dims[1] * a.groups
+		}
+		if like != nil && like.Dims[1] != ir.Dynamic {
+			if !nnDimEq(c, like.Dims[1]) {
+				err = fmt.Errorf("x %s has %d channels but w %s with groups=%d takes %d", *like, like.Dims[1], w, a.groups, c)
+				return
+			}
+			c = like.Dims[1]
+		}
+		n := dy.Dims[0]
+		if like != nil {
+			if !nnDimEq(n, like.Dims[0]) {
+				err = fmt.Errorf("dy %s and x %s differ in batch size", dy, *like)
+				return
+			}
+			if n == ir.Dynamic {
+				n = like.Dims[0]
+			}
+		}
+		x = ir.TensorOf(dy.DType, n, c, size[0], size[1])
+		out = x
+	} else {
+		x = other
+		cg := ir.Dynamic
+		if x.Dims[1] != ir.Dynamic {
+			if x.Dims[1]%a.groups != 0 {
+				err = fmt.Errorf("x %s: %d channels are not divisible by groups=%d", x, x.Dims[1], a.groups)
+				return
+			}
+			cg = x.Dims[1] / a.groups
+		}
+		w = ir.TensorOf(dy.DType, dy.Dims[1], cg, size[0], size[1])
+		out = w
+	}
+	want, err := nnConvShape(x, w, a)
+	if err != nil {
+		return
+	}
+	for i, d := range want {
+		if !nnDimEq(d, dy.Dims[i]) {
+			err = fmt.Errorf("dy %s does not have the shape %s of conv2d's output for x %s and w %s", dy, dimsString(want), x, w)
+			return
+		}
+	}
+	return
+}
+
+func nnInferConvGrad(input bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
+	return func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+		_, _, _, out, err := nnConvGradTypes(input, in, attrs)
+		if err != nil {
+			return nil, err
+		}
+		return []ir.Type{out}, nil
+	}
+}
+
+func nnBindConvGrad(input bool) func(*ir.Op) (Kernel, error) {
+	return func(op *ir.Op) (Kernel, error) {
+		attrs := op.Attrs
+		if _, err := nnConvDecode(attrs); err != nil {
+			return nil, err
+		}
+		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			types := make([]ir.Type, len(in))
+			for i, t := range in {
+				types[i] = nnType(t)
+			}
+			a, xt, wt, out, err := nnConvGradTypes(input, types, attrs)
+			if err != nil {
+				return nil, err
+			}
+			p := kernels.Conv2DParams{
+				N: xt.Dims[0], C: xt.Dims[1], H: xt.Dims[2], W: xt.Dims[3], O: wt.Dims[0], KH: wt.Dims[2], KW: wt.Dims[3],
+				SH: a.strides[0], SW: a.strides[1], PH: a.paddings[0], PW: a.paddings[1],
+				DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups,
+			}
+			th := nnThreads(c)
+			n := kernels.Conv2DGradFilterWorkspace(p, th)
+			if input {
+				n = kernels.Conv2DGradInputWorkspace(p, th)
+			}
+			res, err := c.New(out.DType, out.Dims)
+			if err != nil {
+				return nil, err
+			}
+			var work *tensor.Tensor
+			if n > 0 {
+				if work, err = c.New(out.DType, []int{n}); err != nil {
+					res.Release()
+					return nil, err
+				}
+				defer work.Release()
+			}
+			dy, other := in[0], in[1]
+			switch out.DType {
+			case ir.F32:
+				var buf []float32
+				if work != nil {
+					buf = work.F32()
+				}
+				if input {
+					kernels.Conv2DGradInput(p, dy.F32(), other.F32(), res.F32(), buf, th)
+				} else {
+					kernels.Conv2DGradFilter(p, dy.F32(), other.F32(), res.F32(), buf, th)
+				}
+			case ir.F64:
+				var buf []float64
+				if work != nil {
+					buf = work.F64()
+				}
+				if input {
+					kernels.Conv2DGradInput(p, dy.F64(), other.F64(), res.F64(), buf, th)
+				} else {
+					kernels.Conv2DGradFilter(p, dy.F64(), other.F64(), res.F64(), buf, th)
+				}
+			}
+			return []*tensor.Tensor{res}, nil
+		}, nil
+	}
 }

@@ -30,7 +30,7 @@ import (
 // and every run of a program is reproducible from its seed.
 
 func init() {
-	register(&Def{Name: "dropout", Infer: inferDropout, Bind: bindDropout})
+	register(&Def{Name: "dropout", Infer: inferDropout, Bind: bindDropout, Grad: nnGradDropout})
 }
 
 type nnDropAttrs struct {
@@ -148,4 +148,20 @@ func bindDropout(op *ir.Op) (Kernel, error) {
 func Dropout(b *ir.Builder, x *ir.Value, p float64, training bool, seed int64) (out, mask *ir.Value) {
 	op := b.Op("dropout", ir.A("p", p, "training", training, "seed", seed), x)
 	return op.Result(0), op.Result(1)
+}
+
+// nnGradDropout: dx = dy·mask, or dy when not training. The mask does not
+// depend on x, so a gradient flowing into it contributes nothing.
+func nnGradDropout(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(0) || g.DY[0] == nil {
+		return []*ir.Value{nil}, nil
+	}
+	a, err := nnDropDecode(g.Op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	if !a.training {
+		return []*ir.Value{g.DY[0]}, nil
+	}
+	return []*ir.Value{Multiply(g.B, g.DY[0], g.Y(1))}, nil
 }

@@ -16,6 +16,16 @@ import (
 //
 // Both operands have one dtype. Integer division truncates toward zero; a
 // zero divisor is a kernel error. maximum and minimum propagate NaN.
+//
+// Gradients (float operands; each reduced to its operand's shape):
+// add and subtract pass ±dy; multiply dy·y and dy·x; divide dy/y and
+// −dy·(x/y)/y; scale dy·scale. maximum and minimum send dy to the operand
+// that was selected and, where x == y, half of it to each; where either is
+// NaN both get dy (all as PyTorch). pow sends dy·y·x^(y−1) to x and
+// dy·x^y·log(x) to y, with PyTorch's conventions at the edges: the x
+// gradient is 0 where y == 0, and the y gradient is 0 where x == 0 and
+// y ≥ 0; for x < 0 the y gradient is NaN (log of a negative number), and
+// the x gradient is finite only for integral y.
 
 var ewArithOps = []struct {
 	name  string
@@ -26,17 +36,17 @@ var ewArithOps = []struct {
 	{"add", kernels.BinAdd, ewNumbers, ewGradAdd},
 	{"subtract", kernels.BinSub, ewNumbers, ewGradSubtract},
 	{"multiply", kernels.BinMul, ewNumbers, ewGradMultiply},
-	{"divide", kernels.BinDiv, ewNumbers, nil},
-	{"maximum", kernels.BinMax, ewNumbers, nil},
-	{"minimum", kernels.BinMin, ewNumbers, nil},
-	{"pow", kernels.BinPow, ewFloats, nil},
+	{"divide", kernels.BinDiv, ewNumbers, ewGradDivide},
+	{"maximum", kernels.BinMax, ewNumbers, ewGradMaxMin(true)},
+	{"minimum", kernels.BinMin, ewNumbers, ewGradMaxMin(false)},
+	{"pow", kernels.BinPow, ewFloats, ewGradPow},
 }
 
 func init() {
 	for _, a := range ewArithOps {
 		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Bind: ewBindArith(a.op), Grad: a.grad})
 	}
-	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale})
+	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale, Grad: ewGradScale})
 }
 
 // ewInferBroadcast is the Infer hook of a binary op whose operands share a
@@ -238,4 +248,75 @@ func ewGradMultiply(g *GradContext) ([]*ir.Value, error) {
 		dx[1] = g.Unbroadcast(Multiply(g.B, g.DY[0], g.X(0)), 1)
 	}
 	return dx, nil
+}
+
+func ewGradDivide(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 2)
+	q := Divide(g.B, g.DY[0], g.X(1)) // dy / y
+	if g.Need(0) {
+		dx[0] = g.Unbroadcast(q, 0)
+	}
+	if g.Need(1) {
+		// −dy·x/y² = −(dy/y)·(x/y), and x/y is the result.
+		dx[1] = g.Unbroadcast(Neg(g.B, Multiply(g.B, q, g.Y(0))), 1)
+	}
+	return dx, nil
+}
+
+// ewGradMaxMin is the rule of maximum (isMax) or minimum, PyTorch's:
+// dy, halved where x == y, goes to each operand except where the other
+// one was selected.
+func ewGradMaxMin(isMax bool) VJP {
+	return func(g *GradContext) ([]*ir.Value, error) {
+		x, y, dy := g.X(0), g.X(1), g.DY[0]
+		zero := Full(g.B, dy.Type().DType, 0)
+		share := Where(g.B, Equal(g.B, x, y), Scale(g.B, dy, 0.5, 0), dy)
+		// lost(i) says where operand i was not selected.
+		lost := func(i int) *ir.Value {
+			if isMax == (i == 0) {
+				return LessThan(g.B, x, y)
+			}
+			return GreaterThan(g.B, x, y)
+		}
+		dx := make([]*ir.Value, 2)
+		for i := range dx {
+			if g.Need(i) {
+				dx[i] = g.Unbroadcast(Where(g.B, lost(i), zero, share), i)
+			}
+		}
+		return dx, nil
+	}
+}
+
+func ewGradPow(g *GradContext) ([]*ir.Value, error) {
+	x, y, dy := g.X(0), g.X(1), g.DY[0]
+	dt := dy.Type().DType
+	zero := Full(g.B, dt, 0)
+	dx := make([]*ir.Value, 2)
+	if g.Need(0) {
+		// dy·y·x^(y−1), 0 where y == 0 (where x^(y−1) may be Inf).
+		d := Multiply(g.B, dy, Multiply(g.B, y, Pow(g.B, x, Scale(g.B, y, 1, -1))))
+		d = Where(g.B, Equal(g.B, y, zero), zero, d)
+		dx[0] = g.Unbroadcast(d, 0)
+	}
+	if g.Need(1) {
+		// dy·x^y·log(x), 0 where x == 0 and y ≥ 0 (0·−Inf otherwise).
+		d := Multiply(g.B, dy, Multiply(g.B, g.Y(0), Log(g.B, x)))
+		edge := LogicalAnd(g.B, Equal(g.B, x, zero), GreaterEqual(g.B, y, zero))
+		d = Where(g.B, edge, zero, d)
+		dx[1] = g.Unbroadcast(d, 1)
+	}
+	return dx, nil
+}
+
+// ewGradScale is dy·scale; the bias does not matter.
+func ewGradScale(g *GradContext) ([]*ir.Value, error) {
+	s, _, err := ewScaleAttrs(g.Op.Attrs, g.Op.Operand(0).Type().DType)
+	if err != nil {
+		return nil, err
+	}
+	if s == 1 {
+		return []*ir.Value{g.DY[0]}, nil
+	}
+	return []*ir.Value{Scale(g.B, g.DY[0], s, 0)}, nil
 }

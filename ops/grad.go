@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/gopir/gopir/ir"
 )
 
@@ -63,4 +65,11 @@ func (g *GradContext) Unbroadcast(dy *ir.Value, i int) *ir.Value {
 		return dy
 	}
 	return g.B.Op1("reduce_sum_to", ir.A("shape", t.Dims), dy)
+}
+
+// noSecondOrder is the rule of backward helper ops (conv2d_grad_input and
+// the like): differentiating a gradient is not supported yet, and saying so
+// beats returning zeros.
+func noSecondOrder(g *GradContext) ([]*ir.Value, error) {
+	return nil, fmt.Errorf("second derivatives through %q are not implemented", g.Op.Name())
 }

@@ -18,12 +18,17 @@ import (
 //
 // slice and gather work on every dtype; one_hot takes i32/i64 indices and
 // makes any dtype; topk takes f32, f64, i32, i64.
+//
+// Gradients: slice writes dy into zeros of the operand's shape
+// (slice_grad), gather and topk scatter-add dy back along the axis
+// (gather_grad, scatter_add_along_axis); those helper ops are in
+// index_grad.go and shape_grad.go. one_hot has none (integer operand).
 
 func init() {
-	register(&Def{Name: "slice", Infer: shpInferSlice, Bind: shpBindSlice})
-	register(&Def{Name: "gather", Infer: shpInferGather, Bind: shpBindGather})
-	register(&Def{Name: "one_hot", Infer: shpInferOneHot, Bind: shpBindOneHot})
-	register(&Def{Name: "topk", Infer: shpInferTopK, Bind: shpBindTopK})
+	register(&Def{Name: "slice", Infer: shpInferSlice, Bind: shpBindSlice, Grad: shpGradSlice})
+	register(&Def{Name: "gather", Infer: shpInferGather, Bind: shpBindGather, Grad: shpGradGather})
+	register(&Def{Name: "one_hot", Infer: shpInferOneHot, Bind: shpBindOneHot, NoGrad: true})
+	register(&Def{Name: "topk", Infer: shpInferTopK, Bind: shpBindTopK, Grad: shpGradTopK})
 }
 
 // ---- slice ----
@@ -113,6 +118,23 @@ func shpInferSlice(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, s.dims(in[0].Dims)...)}, nil
 }
 
+// layout returns, for an operand of the given run-time shape, the result
+// shape and where its elements are in the operand: the offset of the first
+// and the stride of each result dim (for kernels.StridedCopy).
+func (s *shpSliceSpec) layout(in []int) (shape []int, off int, strides []int) {
+	shape = slices.Clone(in)
+	strides = shpStrides(shape)
+	for i, a := range s.axes {
+		first, n, step := shpSliceRange(s.starts[i], s.ends[i], s.strides[i], shape[a])
+		shape[a] = n
+		if n > 0 {
+			off += first * strides[a]
+		}
+		strides[a] *= step
+	}
+	return shape, off, strides
+}
+
 func shpBindSlice(op *ir.Op) (Kernel, error) {
 	s, err := shpSliceAttrs(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
@@ -121,17 +143,7 @@ func shpBindSlice(op *ir.Op) (Kernel, error) {
 	dt := op.Result(0).Type().DType
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[0]
-		shape := slices.Clone(x.Shape())
-		strides := shpStrides(shape)
-		off := 0
-		for i, a := range s.axes {
-			first, n, step := shpSliceRange(s.starts[i], s.ends[i], s.strides[i], shape[a])
-			shape[a] = n
-			if n > 0 {
-				off += first * strides[a]
-			}
-			strides[a] *= step
-		}
+		shape, off, strides := s.layout(x.Shape())
 		y, err := c.New(dt, shape)
 		if err != nil {
 			return nil, err
@@ -152,6 +164,21 @@ func Slice(b *ir.Builder, x *ir.Value, axes, starts, ends []int) *ir.Value {
 // backwards from start (so start > end), as in numpy.
 func SliceStrided(b *ir.Builder, x *ir.Value, axes, starts, ends, strides []int) *ir.Value {
 	return b.Op1("slice", ir.A("axes", axes, "starts", starts, "ends", ends, "strides", strides), x)
+}
+
+// shpGradSlice writes dy into zeros of the operand's shape: its static
+// shape when it has one (nothing is kept from the forward pass), else read
+// from the operand at run time.
+func shpGradSlice(g *GradContext) ([]*ir.Value, error) {
+	x := g.Op.Operand(0).Type()
+	s, err := shpSliceAttrs(g.Op.Attrs, x.Dims)
+	if err != nil {
+		return nil, err
+	}
+	if x.IsStatic() {
+		return []*ir.Value{SliceGrad(g.B, g.DY[0], nil, x.Dims, s.axes, s.starts, s.ends, s.strides)}, nil
+	}
+	return []*ir.Value{SliceGrad(g.B, g.DY[0], g.X(0), nil, s.axes, s.starts, s.ends, s.strides)}, nil
 }
 
 // ---- gather ----
@@ -248,6 +275,25 @@ func shpGather[W shpWord](dst, src []W, idx *tensor.Tensor, outer, d, inner, thr
 // result has shape x.shape[:axis] + index.shape + x.shape[axis+1:].
 func Gather(b *ir.Builder, x, index *ir.Value, axis int) *ir.Value {
 	return b.Op1("gather", ir.A("axis", axis), x, index)
+}
+
+// shpGradGather scatter-adds dy into zeros of x's shape at the gathered
+// positions (duplicates accumulate). It keeps the index; x itself only
+// when its size along the axis is dynamic.
+func shpGradGather(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(0) {
+		return make([]*ir.Value, 2), nil
+	}
+	x := g.Op.Operand(0).Type()
+	axis, err := shpAxis(g.Op.Attrs, "axis", 0, x.Dims)
+	if err != nil {
+		return nil, err
+	}
+	var like *ir.Value
+	if x.Dims[axis] == ir.Dynamic {
+		like = g.X(0)
+	}
+	return []*ir.Value{GatherGrad(g.B, g.DY[0], g.X(1), like, axis, x.Dims[axis]), nil}, nil
 }
 
 // ---- one_hot ----
@@ -414,4 +460,24 @@ func shpBindTopK(op *ir.Op) (Kernel, error) {
 func TopK(b *ir.Builder, x *ir.Value, k, axis int) (values, indices *ir.Value) {
 	r := b.Op("topk", ir.A("k", k, "axis", axis), x).Results()
 	return r[0], r[1]
+}
+
+// shpGradTopK scatters dy of the values back to the positions the indices
+// result holds (distinct within each slice), into zeros of x's shape. It
+// keeps the indices; x itself only when its size along the axis is
+// dynamic.
+func shpGradTopK(g *GradContext) ([]*ir.Value, error) {
+	if g.DY[0] == nil {
+		return []*ir.Value{nil}, nil
+	}
+	x := g.Op.Operand(0).Type()
+	_, axis, err := shpTopKAttrs(g.Op.Attrs, x.Dims)
+	if err != nil {
+		return nil, err
+	}
+	var like *ir.Value
+	if x.Dims[axis] == ir.Dynamic {
+		like = g.X(0)
+	}
+	return []*ir.Value{ScatterAddAlongAxis(g.B, g.DY[0], g.Y(1), like, axis, x.Dims[axis])}, nil
 }

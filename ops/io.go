@@ -23,7 +23,7 @@ func init() {
 		}
 		return nil, nil
 	}})
-	register(&Def{Name: "full", Infer: inferFromShapeAttr(false), Bind: bindFull})
+	register(&Def{Name: "full", Infer: inferFromShapeAttr(false), Bind: bindFull, NoGrad: true})
 }
 
 // shapeAttr decodes the "shape" attribute; dynamic allows -1 dims.

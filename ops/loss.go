@@ -30,9 +30,22 @@ import (
 // −(t·log σ(x) + (1−t)·log(1−σ(x))), computed stably as
 // max(x, 0) − x·t + log(1 + exp(−|x|)).
 
+//
+// Gradients: cross_entropy_with_softmax's with respect to the logits uses
+// a helper op,
+//
+//	cross_entropy_with_softmax_grad {axis, ignore_index} (softmax, labels, dloss) -> dlogits
+//
+// dlogits = (softmax − onehot(label))·dloss per sample, 0 for ignored
+// samples (a label outside [0, C) that is not ignore_index is an error);
+// a gradient flowing into the softmax result adds softmax's own backward.
+// The labels get none. binary_cross_entropy_with_logits differentiates
+// in both operands: dlogits = (σ(x) − t)·dy and dtargets = −x·dy.
+
 func init() {
-	register(&Def{Name: "cross_entropy_with_softmax", Infer: inferCrossEntropy, Bind: bindCrossEntropy})
-	register(&Def{Name: "binary_cross_entropy_with_logits", Infer: inferBCELogits, Bind: bindBCELogits})
+	register(&Def{Name: "cross_entropy_with_softmax", Infer: inferCrossEntropy, Bind: bindCrossEntropy, Grad: nnGradCrossEntropy})
+	register(&Def{Name: "binary_cross_entropy_with_logits", Infer: inferBCELogits, Bind: bindBCELogits, Grad: nnGradBCELogits})
+	register(&Def{Name: "cross_entropy_with_softmax_grad", Grad: noSecondOrder, Infer: nnInferXentGrad, Bind: nnBindXentGrad})
 }
 
 // nnXentShape checks the operands and returns the class axis and the loss
@@ -200,4 +213,110 @@ func bindBCELogits(*ir.Op) (Kernel, error) {
 // of sigmoid(logits) against targets.
 func BinaryCrossEntropyWithLogits(b *ir.Builder, logits, targets *ir.Value) *ir.Value {
 	return b.Op1("binary_cross_entropy_with_logits", nil, logits, targets)
+}
+
+// nnGradCrossEntropy: the logits' gradient from the softmax result, plus
+// the softmax backward when the softmax result itself is used.
+func nnGradCrossEntropy(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 2)
+	if !g.Need(0) {
+		return dx, nil
+	}
+	axis, ignore, err := nnXentDecode(g.Op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	if g.DY[0] != nil {
+		dx[0] = g.B.Op1("cross_entropy_with_softmax_grad", ir.A("axis", axis, "ignore_index", ignore), g.Y(1), g.X(1), g.DY[0])
+	}
+	if g.DY[1] != nil {
+		ds := g.B.Op1("softmax_grad", ir.A("axis", axis), g.Y(1), g.DY[1])
+		if dx[0] == nil {
+			dx[0] = ds
+		} else {
+			dx[0] = Add(g.B, dx[0], ds)
+		}
+	}
+	return dx, nil
+}
+
+// nnGradBCELogits: with loss = max(x,0) − x·t + log(1 + e^−|x|),
+// ∂/∂x = σ(x) − t and ∂/∂t = −x.
+func nnGradBCELogits(g *GradContext) ([]*ir.Value, error) {
+	dy := g.DY[0]
+	dx := make([]*ir.Value, 2)
+	if g.Need(0) {
+		dx[0] = Multiply(g.B, Subtract(g.B, Sigmoid(g.B, g.X(0)), g.X(1)), dy)
+	}
+	if g.Need(1) {
+		dx[1] = Neg(g.B, Multiply(g.B, g.X(0), dy))
+	}
+	return dx, nil
+}
+
+// nnXentGradShape checks cross_entropy_with_softmax_grad's operands and
+// returns the class axis.
+func nnXentGradShape(in []ir.Type, attrs ir.Attrs) (int, error) {
+	if err := wantOperands(in, 3); err != nil {
+		return 0, err
+	}
+	axisAttr, _, err := nnXentDecode(attrs)
+	if err != nil {
+		return 0, err
+	}
+	probs, labels, dloss := in[0], in[1], in[2]
+	axis, lossDims, err := nnXentShape(probs, labels, axisAttr)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := nnMatchShape(dloss, ir.TensorOf(probs.DType, lossDims...)); !ok {
+		return 0, fmt.Errorf("dloss %s must have the dtype of softmax %s and the shape %s of the loss", dloss, probs, dimsString(lossDims))
+	}
+	return axis, nil
+}
+
+func nnInferXentGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if _, err := nnXentGradShape(in, attrs); err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, in[0].Dims...)}, nil
+}
+
+func nnBindXentGrad(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	_, ignore, err := nnXentDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		probs, labels, dloss := in[0], in[1], in[2]
+		axis, err := nnXentGradShape([]ir.Type{nnType(probs), nnType(labels), nnType(dloss)}, attrs)
+		if err != nil {
+			return nil, err
+		}
+		dt := ir.DType(probs.DType())
+		out, err := c.New(dt, probs.Shape())
+		if err != nil {
+			return nil, err
+		}
+		outer, n, inner := nnSplitAxis(probs.Shape(), axis)
+		th := nnThreads(c)
+		var bad int
+		switch {
+		case dt == ir.F32 && labels.DType() == tensor.I64:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I64(), out.F32(), outer, n, inner, ignore, th)
+		case dt == ir.F32:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I32(), out.F32(), outer, n, inner, ignore, th)
+		case labels.DType() == tensor.I64:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I64(), out.F64(), outer, n, inner, ignore, th)
+		default:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I32(), out.F64(), outer, n, inner, ignore, th)
+		}
+		if bad >= 0 {
+			out.Release()
+			return nil, fmt.Errorf("label %d at position %v of labels %s is out of range [0, %d) (ignore_index %d)",
+				int64(labels.Float64At(bad)), nnUnravel(bad, labels.Shape()), labels.Type(), n, ignore)
+		}
+		return []*tensor.Tensor{out}, nil
+	}, nil
 }

@@ -206,28 +206,62 @@ func Matmul(b *ir.Builder, x, y *ir.Value, transposeX, transposeY bool) *ir.Valu
 
 // nnGradMatmul: with out = op(X)·op(Y), dop(X) = dOut·op(Y)ᵀ and
 // dop(Y) = op(X)ᵀ·dOut, transposed back where a flag was set, and summed
-// over batch dims an operand was broadcast along.
+// over batch dims an operand was broadcast along. A 1-D operand is
+// promoted as the forward does (x to a 1×K row, y to a K×1 column, with
+// dOut unsqueezed to match) and its gradient is squeezed back to [K].
 func nnGradMatmul(g *GradContext) ([]*ir.Value, error) {
 	tx, _ := ewOptBool(g.Op.Attrs, "transpose_x", false)
 	ty, _ := ewOptBool(g.Op.Attrs, "transpose_y", false)
-	if g.Op.Operand(0).Type().Rank() < 2 || g.Op.Operand(1).Type().Rank() < 2 {
-		return nil, fmt.Errorf("gradient of matmul with a 1-D operand is not supported; reshape it to 2-D")
-	}
+	xVec := g.Op.Operand(0).Type().Rank() == 1
+	yVec := g.Op.Operand(1).Type().Rank() == 1
 	dout := g.DY[0]
+	// Promote dOut to the 2-D (batched) product's shape.
+	switch {
+	case xVec && yVec:
+		dout = Unsqueeze(g.B, dout, 0, 1)
+	case xVec:
+		dout = Unsqueeze(g.B, dout, -2)
+	case yVec:
+		dout = Unsqueeze(g.B, dout, -1)
+	}
+	if xVec {
+		tx = false
+	}
+	if yVec {
+		ty = false
+	}
+	x := func() *ir.Value {
+		if xVec {
+			return Unsqueeze(g.B, g.X(0), 0) // 1×K
+		}
+		return g.X(0)
+	}
+	y := func() *ir.Value {
+		if yVec {
+			return Unsqueeze(g.B, g.X(1), 1) // K×1
+		}
+		return g.X(1)
+	}
 	dx := make([]*ir.Value, 2)
 	if g.Need(0) {
 		if tx {
-			dx[0] = Matmul(g.B, g.X(1), dout, ty, true)
+			dx[0] = Matmul(g.B, y(), dout, ty, true)
 		} else {
-			dx[0] = Matmul(g.B, dout, g.X(1), false, !ty)
+			dx[0] = Matmul(g.B, dout, y(), false, !ty)
+		}
+		if xVec { // [..., 1, K] -> [..., K]
+			dx[0] = Squeeze(g.B, dx[0], -2)
 		}
 		dx[0] = g.Unbroadcast(dx[0], 0)
 	}
 	if g.Need(1) {
 		if ty {
-			dx[1] = Matmul(g.B, dout, g.X(0), true, tx)
+			dx[1] = Matmul(g.B, dout, x(), true, tx)
 		} else {
-			dx[1] = Matmul(g.B, g.X(0), dout, !tx, false)
+			dx[1] = Matmul(g.B, x(), dout, !tx, false)
+		}
+		if yVec { // [..., K, 1] -> [..., K]
+			dx[1] = Squeeze(g.B, dx[1], -1)
 		}
 		dx[1] = g.Unbroadcast(dx[1], 1)
 	}

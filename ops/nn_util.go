@@ -130,3 +130,22 @@ func nnIntList(v []int) ir.Attr {
 	}
 	return l
 }
+
+// nnMatchShape returns the type of two operands that must have the same
+// dtype and shape, with each dim taken from whichever is static, or false
+// when they cannot match.
+func nnMatchShape(t, u ir.Type) (ir.Type, bool) {
+	if t.DType != u.DType || t.Rank() != u.Rank() || t.IsStack() || u.IsStack() {
+		return ir.Type{}, false
+	}
+	j := ir.TensorOf(t.DType, t.Dims...)
+	for i, d := range u.Dims {
+		if !nnDimEq(j.Dims[i], d) {
+			return ir.Type{}, false
+		}
+		if j.Dims[i] == ir.Dynamic {
+			j.Dims[i] = d
+		}
+	}
+	return j, true
+}

@@ -47,10 +47,27 @@ import (
 // (biased variance, epsilon default 1e-5). mean and inv_std have shape
 // x.shape[:begin_norm_axis] and x's dtype; statistics are taken in
 // float64.
+//
+// Their gradients use two helper ops:
+//
+//	batch_norm_grad {training} (dy, x, scale, saved_mean, saved_inv_std) -> (dx, dscale, dbias)
+//	layer_norm_grad {begin_norm_axis} (dy, x, scale, mean, inv_std) -> (dx, dscale, dbias)
+//
+// With x̂ = (x − mean)·inv_std, both give dbias = Σ dy and
+// dscale = Σ dy·x̂ (over every axis but the channel axis for batch_norm,
+// over the leading axes for layer_norm). batch_norm_grad with training
+// (the default) differentiates through the batch statistics,
+// dx = scale·inv_std·(dy − mean(dy) − x̂·mean(dy·x̂)) per channel; without
+// it the statistics are constants and dx = dy·scale·inv_std. For
+// layer_norm, with ĝ = dy·scale, dx = inv_std·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂))
+// along each normalised row. Sums are taken in float64. The running
+// statistics of batch_norm get no gradient.
 
 func init() {
-	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Bind: bindBatchNorm})
-	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Bind: bindLayerNorm})
+	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Bind: bindBatchNorm, Grad: nnGradBatchNorm})
+	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Bind: bindLayerNorm, Grad: nnGradLayerNorm})
+	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Bind: nnBindBNGrad})
+	register(&Def{Name: "layer_norm_grad", Grad: noSecondOrder, Infer: nnInferLNGrad, Bind: nnBindLNGrad})
 }
 
 type nnBNAttrs struct {
@@ -319,4 +336,200 @@ func bindLayerNorm(op *ir.Op) (Kernel, error) {
 func LayerNorm(b *ir.Builder, x, scale, bias *ir.Value, epsilon float64, beginNormAxis int) (y, mean, invStd *ir.Value) {
 	op := b.Op("layer_norm", ir.A("epsilon", epsilon, "begin_norm_axis", beginNormAxis), x, scale, bias)
 	return op.Result(0), op.Result(1), op.Result(2)
+}
+
+// nnGradBatchNorm: the gradients of x, scale and bias through y; the
+// running statistics get none, and gradients flowing into the statistics
+// results are not supported.
+func nnGradBatchNorm(g *GradContext) ([]*ir.Value, error) {
+	for j := 1; j < 5; j++ {
+		if g.DY[j] != nil {
+			return nil, fmt.Errorf("batch_norm: the gradient of result %d (statistics) is not supported; only y is differentiable", j)
+		}
+	}
+	dx := make([]*ir.Value, 5)
+	if !g.Need(0) && !g.Need(1) && !g.Need(2) {
+		return dx, nil
+	}
+	a, err := nnBNDecode(g.Op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	op := g.B.Op("batch_norm_grad", ir.A("training", a.training), g.DY[0], g.X(0), g.X(1), g.Y(3), g.Y(4))
+	for i := range 3 {
+		if g.Need(i) {
+			dx[i] = op.Result(i)
+		}
+	}
+	return dx, nil
+}
+
+// nnGradLayerNorm: the gradients of x, scale and bias through y; gradients
+// flowing into mean and inv_std are not supported.
+func nnGradLayerNorm(g *GradContext) ([]*ir.Value, error) {
+	if g.DY[1] != nil || g.DY[2] != nil {
+		return nil, fmt.Errorf("layer_norm: the gradient of mean and inv_std is not supported; only y is differentiable")
+	}
+	dx := make([]*ir.Value, 3)
+	if !g.Need(0) && !g.Need(1) && !g.Need(2) {
+		return dx, nil
+	}
+	_, begin, err := nnLNDecode(g.Op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	op := g.B.Op("layer_norm_grad", ir.A("begin_norm_axis", begin), g.DY[0], g.X(0), g.X(1), g.Y(1), g.Y(2))
+	for i := range 3 {
+		if g.Need(i) {
+			dx[i] = op.Result(i)
+		}
+	}
+	return dx, nil
+}
+
+// nnNormGradCheck checks the operands (dy, x, scale, mean, inv_std) of
+// batch_norm_grad (bn) or layer_norm_grad, shared by Infer and the kernel.
+// It returns the normalised axis of layer_norm_grad.
+func nnNormGradCheck(bn bool, in []ir.Type, attrs ir.Attrs) (int, error) {
+	if err := wantOperands(in, 5); err != nil {
+		return 0, err
+	}
+	dy, x := in[0], in[1]
+	if err := nnWantFloat("dy", dy); err != nil {
+		return 0, err
+	}
+	ok := dy.Rank() == x.Rank()
+	for i := 0; ok && i < x.Rank(); i++ {
+		ok = nnDimEq(dy.Dims[i], x.Dims[i])
+	}
+	if !ok {
+		return 0, fmt.Errorf("dy %s must have the shape of x %s", dy, x)
+	}
+	if bn {
+		if _, err := nnBool(attrs, "training", true); err != nil {
+			return 0, err
+		}
+		if err := nnWantFloat("x", x); err != nil {
+			return 0, err
+		}
+		if dy.DType != x.DType {
+			return 0, fmt.Errorf("dy %s must have the dtype of x %s", dy, x)
+		}
+		if x.Rank() < 2 {
+			return 0, fmt.Errorf("x %s must have rank >= 2 (N×C×…)", x)
+		}
+		ch := x.Dims[1]
+		for i, name := range []string{"scale", "saved_mean", "saved_inv_std"} {
+			p := in[2+i]
+			if p.DType != x.DType || p.Rank() != 1 || !nnDimEq(p.Dims[0], ch) {
+				return 0, fmt.Errorf("%s %s must be 1-D of the %d channels of x %s, of its dtype", name, p, ch, x)
+			}
+			if ch == ir.Dynamic {
+				ch = p.Dims[0]
+			}
+		}
+		return 0, nil
+	}
+	begin, err := nnInt(attrs, "begin_norm_axis", -1)
+	if err != nil {
+		return 0, err
+	}
+	axis, err := nnLNShape([]ir.Type{x, in[2], in[2]}, begin)
+	if err != nil {
+		return 0, err
+	}
+	if dy.DType != x.DType {
+		return 0, fmt.Errorf("dy %s must have the dtype of x %s", dy, x)
+	}
+	for i, name := range []string{"mean", "inv_std"} {
+		st := in[3+i]
+		ok := st.DType == x.DType && st.Rank() == axis
+		for j := 0; ok && j < axis; j++ {
+			ok = nnDimEq(st.Dims[j], x.Dims[j])
+		}
+		if !ok {
+			return 0, fmt.Errorf("%s %s must have x's dtype and leading dims %s", name, st, dimsString(x.Dims[:axis]))
+		}
+	}
+	return axis, nil
+}
+
+func nnInferBNGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if _, err := nnNormGradCheck(true, in, attrs); err != nil {
+		return nil, err
+	}
+	x := in[1]
+	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), in[2], in[2]}, nil
+}
+
+func nnBindBNGrad(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	training, err := nnBool(attrs, "training", true)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := make([]ir.Type, len(in))
+		for i, t := range in {
+			types[i] = nnType(t)
+		}
+		if _, err := nnNormGradCheck(true, types, attrs); err != nil {
+			return nil, err
+		}
+		dy, x := in[0], in[1]
+		outs, err := nnNewAll(c, types[1], types[2], types[2])
+		if err != nil {
+			return nil, err
+		}
+		xs := x.Shape()
+		outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
+		scale, mean, invStd := nnFloats(in[2]), nnFloats(in[3]), nnFloats(in[4])
+		dscale, dbias := make([]float64, ch), make([]float64, ch)
+		th := nnThreads(c)
+		switch x.DType() {
+		case tensor.F32:
+			kernels.BatchNormGrad(dy.F32(), x.F32(), outer, ch, inner, scale, mean, invStd, training, outs[0].F32(), dscale, dbias, th)
+		case tensor.F64:
+			kernels.BatchNormGrad(dy.F64(), x.F64(), outer, ch, inner, scale, mean, invStd, training, outs[0].F64(), dscale, dbias, th)
+		}
+		nnSetFloats(outs[1], dscale)
+		nnSetFloats(outs[2], dbias)
+		return outs, nil
+	}, nil
+}
+
+func nnInferLNGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if _, err := nnNormGradCheck(false, in, attrs); err != nil {
+		return nil, err
+	}
+	x := in[1]
+	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), in[2], in[2]}, nil
+}
+
+func nnBindLNGrad(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := make([]ir.Type, len(in))
+		for i, t := range in {
+			types[i] = nnType(t)
+		}
+		axis, err := nnNormGradCheck(false, types, attrs)
+		if err != nil {
+			return nil, err
+		}
+		dy, x := in[0], in[1]
+		outs, err := nnNewAll(c, types[1], types[2], types[2])
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := nnProd(x.Shape()[:axis]), nnProd(x.Shape()[axis:])
+		th := nnThreads(c)
+		switch x.DType() {
+		case tensor.F32:
+			kernels.LayerNormGrad(dy.F32(), x.F32(), in[2].F32(), in[3].F32(), in[4].F32(), rows, cols, outs[0].F32(), outs[1].F32(), outs[2].F32(), th)
+		case tensor.F64:
+			kernels.LayerNormGrad(dy.F64(), x.F64(), in[2].F64(), in[3].F64(), in[4].F64(), rows, cols, outs[0].F64(), outs[1].F64(), outs[2].F64(), th)
+		}
+		return outs, nil
+	}, nil
 }

@@ -29,10 +29,25 @@ import (
 // h·W + w into its (sample, channel) input plane, as PyTorch's
 // return_indices gives. Among equal maxima the first in row-major window
 // order wins; a NaN in a window is the result.
+//
+// Their gradients use two helper ops:
+//
+//	max_pool2d_grad {input_size?:[H,W]} (dy, indices[, x]) -> dx
+//	avg_pool2d_grad {kernel_size, strides, paddings, input_size?} (dy[, x]) -> dx
+//
+// dx is N×C×H×W, with N and C from dy and H, W from input_size or, when
+// it is absent, dims 2 and 3 of the optional x (only its shape is read).
+// max_pool2d_grad adds each element of dy at the in-plane position its
+// index (max_pool2d's second result, same shape as dy) names; an index
+// outside [0, H·W) is an error. avg_pool2d_grad spreads each element of dy
+// evenly over the input elements of its window, padding excluded; dy must
+// have the shape avg_pool2d gives for dx's shape.
 
 func init() {
-	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Bind: bindPool(true)})
-	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Bind: bindPool(false)})
+	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Bind: bindPool(true), Grad: nnGradMaxPool})
+	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Bind: bindPool(false), Grad: nnGradAvgPool})
+	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Bind: nnBindMaxPoolGrad})
+	register(&Def{Name: "avg_pool2d_grad", Grad: noSecondOrder, Infer: nnInferAvgPoolGrad, Bind: nnBindAvgPoolGrad})
 }
 
 type nnPoolAttrs struct{ kernel, strides, paddings [2]int }
@@ -161,4 +176,184 @@ func nnPoolAttrList(kernel, strides, paddings []int) ir.Attrs {
 		attrs = attrs.With("paddings", nnIntList(paddings))
 	}
 	return attrs
+}
+
+// nnGradMaxPool scatters dy by the indices result; only the indices (and
+// the input's shape when it is not static) are kept for it.
+func nnGradMaxPool(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(0) || g.DY[0] == nil {
+		return []*ir.Value{nil}, nil
+	}
+	attrs := ir.Attrs{}
+	return []*ir.Value{nnGradPoolSize(g, "max_pool2d_grad", attrs, g.DY[0], g.Y(1))}, nil
+}
+
+// nnGradAvgPool spreads dy over each window; it keeps nothing from the
+// forward pass when the input's shape is static.
+func nnGradAvgPool(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(0) {
+		return []*ir.Value{nil}, nil
+	}
+	return []*ir.Value{nnGradPoolSize(g, "avg_pool2d_grad", g.Op.Attrs, g.DY[0])}, nil
+}
+
+// nnGradPoolSize appends the helper op name with attrs plus the input's
+// spatial size: as attribute input_size when static, else by passing x.
+func nnGradPoolSize(g *GradContext, name string, attrs ir.Attrs, operands ...*ir.Value) *ir.Value {
+	t := g.Op.Operand(0).Type()
+	if t.Dims[2] != ir.Dynamic && t.Dims[3] != ir.Dynamic {
+		return g.B.Op1(name, attrs.With("input_size", nnIntList(t.Dims[2:4])), operands...)
+	}
+	return g.B.Op1(name, attrs, append(operands, g.X(0))...)
+}
+
+// nnPoolGradDims returns dx's dims for dy and the optional x.
+func nnPoolGradDims(dy ir.Type, attrs ir.Attrs, like *ir.Type) ([]int, error) {
+	if err := nnWantFloat("dy", dy); err != nil {
+		return nil, err
+	}
+	if dy.Rank() != 4 {
+		return nil, fmt.Errorf("dy %s must be NCHW (rank 4)", dy)
+	}
+	size, err := nnSpatialSize(attrs, "input_size", like)
+	if err != nil {
+		return nil, err
+	}
+	dims := []int{dy.Dims[0], dy.Dims[1], size[0], size[1]}
+	for i := 0; like != nil && i < 2; i++ {
+		if !nnDimEq(dims[i], like.Dims[i]) {
+			return nil, fmt.Errorf("dy %s and x %s differ in dim %d", dy, *like, i)
+		}
+		if dims[i] == ir.Dynamic {
+			dims[i] = like.Dims[i]
+		}
+	}
+	return dims, nil
+}
+
+func nnInferMaxPoolGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if len(in) != 2 && len(in) != 3 {
+		return nil, fmt.Errorf("takes 2 or 3 operands, got %d", len(in))
+	}
+	var like *ir.Type
+	if len(in) == 3 {
+		like = &in[2]
+	}
+	dims, err := nnPoolGradDims(in[0], attrs, like)
+	if err != nil {
+		return nil, err
+	}
+	idx := in[1]
+	ok := idx.DType == ir.I64 && idx.Rank() == 4
+	for i := 0; ok && i < 4; i++ {
+		ok = nnDimEq(idx.Dims[i], in[0].Dims[i])
+	}
+	if !ok {
+		return nil, fmt.Errorf("indices %s must be i64 shaped like dy %s", idx, in[0])
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
+}
+
+func nnBindMaxPoolGrad(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := make([]ir.Type, len(in))
+		for i, t := range in {
+			types[i] = nnType(t)
+		}
+		outs, err := nnInferMaxPoolGrad(types, attrs)
+		if err != nil {
+			return nil, err
+		}
+		dy, idx := in[0], in[1]
+		hw := outs[0].Dims[2] * outs[0].Dims[3]
+		if bad := kernels.OutOfRange(idx.I64(), 0, int64(hw)); bad >= 0 {
+			return nil, fmt.Errorf("index %d at position %v of indices %s is outside the %d×%d input plane",
+				idx.I64()[bad], nnUnravel(bad, idx.Shape()), idx.Type(), outs[0].Dims[2], outs[0].Dims[3])
+		}
+		dx, err := c.New(outs[0].DType, outs[0].Dims)
+		if err != nil {
+			return nil, err
+		}
+		ds := dy.Shape()
+		planes, ohw := ds[0]*ds[1], ds[2]*ds[3]
+		switch dx.DType() {
+		case tensor.F32:
+			kernels.MaxPool2DGrad(planes, hw, ohw, dy.F32(), idx.I64(), dx.F32(), nnThreads(c))
+		case tensor.F64:
+			kernels.MaxPool2DGrad(planes, hw, ohw, dy.F64(), idx.I64(), dx.F64(), nnThreads(c))
+		}
+		return []*tensor.Tensor{dx}, nil
+	}, nil
+}
+
+// nnAvgPoolGradCheck checks avg_pool2d_grad's operands and returns its
+// attributes and dx's dims.
+func nnAvgPoolGradCheck(in []ir.Type, attrs ir.Attrs) (nnPoolAttrs, []int, error) {
+	if len(in) != 1 && len(in) != 2 {
+		return nnPoolAttrs{}, nil, fmt.Errorf("takes 1 or 2 operands, got %d", len(in))
+	}
+	a, err := nnPoolDecode(attrs)
+	if err != nil {
+		return a, nil, err
+	}
+	var like *ir.Type
+	if len(in) == 2 {
+		like = &in[1]
+	}
+	dims, err := nnPoolGradDims(in[0], attrs, like)
+	if err != nil {
+		return a, nil, err
+	}
+	want, err := nnPoolShape(ir.TensorOf(in[0].DType, dims...), a)
+	if err != nil {
+		return a, nil, err
+	}
+	for i, d := range want {
+		if !nnDimEq(d, in[0].Dims[i]) {
+			return a, nil, fmt.Errorf("dy %s does not have the shape %s of avg_pool2d's output for input %s",
+				in[0], dimsString(want), dimsString(dims))
+		}
+	}
+	return a, dims, nil
+}
+
+func nnInferAvgPoolGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	_, dims, err := nnAvgPoolGradCheck(in, attrs)
+	if err != nil {
+		return nil, err
+	}
+	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
+}
+
+func nnBindAvgPoolGrad(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	if _, err := nnPoolDecode(attrs); err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		types := make([]ir.Type, len(in))
+		for i, t := range in {
+			types[i] = nnType(t)
+		}
+		a, dims, err := nnAvgPoolGradCheck(types, attrs)
+		if err != nil {
+			return nil, err
+		}
+		dy := in[0]
+		dx, err := c.New(ir.DType(dy.DType()), dims)
+		if err != nil {
+			return nil, err
+		}
+		p := kernels.Pool2DParams{N: dims[0], C: dims[1], H: dims[2], W: dims[3],
+			KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
+			PH: a.paddings[0], PW: a.paddings[1]}
+		switch dx.DType() {
+		case tensor.F32:
+			kernels.AvgPool2DGrad(p, dy.F32(), dx.F32(), nnThreads(c))
+		case tensor.F64:
+			kernels.AvgPool2DGrad(p, dy.F64(), dx.F64(), nnThreads(c))
+		}
+		return []*tensor.Tensor{dx}, nil
+	}, nil
 }

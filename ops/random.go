@@ -30,10 +30,12 @@ import (
 //     that each iteration of an enclosing while draws new numbers. The
 //     whole program is thus reproducible for a given Ctx.Seed, and
 //     successive runs differ.
+//
+// No gradient flows through them (NoGrad): they have no operands.
 
 func init() {
-	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Bind: rndBind(true)})
-	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Bind: rndBind(false)})
+	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Bind: rndBind(true), NoGrad: true})
+	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Bind: rndBind(false), NoGrad: true})
 }
 
 // rndSpec is the decoded attributes of a random op.

@@ -20,6 +20,13 @@ import (
 // reduce_max, reduce_min and argmax fail at run time. f32 sums accumulate in
 // f64; results do not depend on the thread count. argmax returns the first
 // index of the maximum; NaN counts as the maximum.
+//
+// Gradients: reduce_sum broadcasts dy back over the reduced axes, and
+// reduce_mean also divides it by the number of elements reduced (from the
+// static dims, else at run time with the helper op reduce_grad).
+// reduce_max and reduce_min send dy to the elements equal to the result,
+// shared equally among ties (as PyTorch's amax/amin); where the result is
+// NaN the gradient is NaN. argmax passes none.
 
 var redOps = []struct {
 	name  string
@@ -28,9 +35,9 @@ var redOps = []struct {
 	grad  VJP
 }{
 	{"reduce_sum", kernels.ReduceSum, ewNumbers, redGradSum},
-	{"reduce_mean", kernels.ReduceMean, ewFloats, nil},
-	{"reduce_max", kernels.ReduceMax, ewNumbers, nil},
-	{"reduce_min", kernels.ReduceMin, ewNumbers, nil},
+	{"reduce_mean", kernels.ReduceMean, ewFloats, redGradMean},
+	{"reduce_max", kernels.ReduceMax, ewNumbers, redGradMaxMin},
+	{"reduce_min", kernels.ReduceMin, ewNumbers, redGradMaxMin},
 }
 
 func init() {
@@ -292,27 +299,80 @@ func Argmax(b *ir.Builder, x *ir.Value, axis int, keepdim bool) *ir.Value {
 }
 
 // redGradSum broadcasts dy back over the reduced axes.
-func redGradSum(g *GradContext) ([]*ir.Value, error) {
+func redGradSum(g *GradContext) ([]*ir.Value, error) { return redGradBroadcast(g, false) }
+
+// redGradMean broadcasts dy/count back over the reduced axes.
+func redGradMean(g *GradContext) ([]*ir.Value, error) { return redGradBroadcast(g, true) }
+
+// redGradAttrs decodes the forward op's axes and keepdim.
+func redGradAttrs(g *GradContext) (axes []int, keepdim bool, err error) {
+	if axes, err = redAxes(g.Op.Attrs, g.Op.Operand(0).Type()); err != nil {
+		return nil, false, err
+	}
+	keepdim, err = ewOptBool(g.Op.Attrs, "keepdim", false)
+	return axes, keepdim, err
+}
+
+// redGradBroadcast is dy (divided by the number of elements reduced, if
+// mean) broadcast to the operand's shape. With static reduced dims it is
+// an expand of dy, which keeps nothing of the forward pass alive;
+// otherwise reduce_grad reads the operand's shape at run time.
+func redGradBroadcast(g *GradContext, mean bool) ([]*ir.Value, error) {
 	dy := g.DY[0]
-	x := g.Op.Operand(0).Type()
-	axes, err := redAxes(g.Op.Attrs, x)
+	xt := g.Op.Operand(0).Type()
+	axes, keepdim, err := redGradAttrs(g)
 	if err != nil {
 		return nil, err
 	}
-	keep, _ := ewOptBool(g.Op.Attrs, "keepdim", false)
-	if !keep {
-		if len(axes) == 0 {
-			for i := range x.Rank() {
-				axes = append(axes, i)
-			}
-		}
+	if len(axes) == 0 { // a scalar: nothing is reduced
+		return []*ir.Value{dy}, nil
+	}
+	count, static, ones := 1, true, true
+	for _, a := range axes {
+		d := xt.Dims[a]
+		static = static && d != ir.Dynamic
+		ones = ones && d == 1
+		count *= d
+	}
+	if !static {
+		return []*ir.Value{g.B.Op1("reduce_grad", ir.A("axes", axes, "keepdim", keepdim, "mean", mean), dy, g.X(0))}, nil
+	}
+	if mean && count > 1 {
+		dy = Scale(g.B, dy, 1/float64(count), 0)
+	}
+	if !keepdim {
 		dy = Unsqueeze(g.B, dy, axes...)
 	}
-	var zeros *ir.Value
-	if x.IsStatic() {
-		zeros = Full(g.B, x.DType, 0, x.Dims...)
-	} else {
-		zeros = FullLike(g.B, g.X(0), 0, ir.InvalidDType)
+	if ones {
+		return []*ir.Value{dy}, nil
 	}
-	return []*ir.Value{Add(g.B, zeros, dy)}, nil
+	shape := make([]int, xt.Rank())
+	for i := range shape {
+		shape[i] = -1
+	}
+	for _, a := range axes {
+		shape[a] = xt.Dims[a]
+	}
+	return []*ir.Value{Expand(g.B, dy, shape...)}, nil
+}
+
+// redGradMaxMin sends dy to the elements equal to the result, divided by
+// how many there are in their group.
+func redGradMaxMin(g *GradContext) ([]*ir.Value, error) {
+	axes, keepdim, err := redGradAttrs(g)
+	if err != nil {
+		return nil, err
+	}
+	dy := g.DY[0]
+	if len(axes) == 0 {
+		return []*ir.Value{dy}, nil
+	}
+	y := g.Y(0)
+	if !keepdim {
+		y = Unsqueeze(g.B, y, axes...)
+		dy = Unsqueeze(g.B, dy, axes...)
+	}
+	hit := Cast(g.B, Equal(g.B, g.X(0), y), dy.Type().DType)
+	count := ReduceSum(g.B, hit, axes, true)
+	return []*ir.Value{Multiply(g.B, hit, Divide(g.B, dy, count))}, nil
 }

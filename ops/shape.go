@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -24,16 +25,23 @@ import (
 //
 // Views share the input's storage (one more reference, no bytes); the
 // other ops allocate their result.
+//
+// Gradients (each rule sits after its op's Bind): the views and transpose
+// map dy back to the operand's layout, expand sums dy back to the operand
+// (reduce_sum_to), concat slices dy per operand and split concatenates the
+// result gradients. Only static types are read where they suffice; the
+// helper ops for dynamic shapes (reshape_like, split_like) are in
+// shape_grad.go.
 
 func init() {
-	register(&Def{Name: "reshape", Infer: shpInferReshape, Bind: shpBindReshape})
-	register(&Def{Name: "transpose", Infer: shpInferTranspose, Bind: shpBindTranspose})
-	register(&Def{Name: "squeeze", Infer: shpInferSqueeze, Bind: shpBindSqueeze})
-	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Bind: shpBindUnsqueeze})
-	register(&Def{Name: "flatten", Infer: shpInferFlatten, Bind: shpBindFlatten})
-	register(&Def{Name: "expand", Infer: shpInferExpand, Bind: shpBindExpand})
-	register(&Def{Name: "concat", Infer: shpInferConcat, Bind: shpBindConcat})
-	register(&Def{Name: "split", Infer: shpInferSplit, Bind: shpBindSplit})
+	register(&Def{Name: "reshape", Infer: shpInferReshape, Bind: shpBindReshape, Grad: shpGradView})
+	register(&Def{Name: "transpose", Infer: shpInferTranspose, Bind: shpBindTranspose, Grad: shpGradTranspose})
+	register(&Def{Name: "squeeze", Infer: shpInferSqueeze, Bind: shpBindSqueeze, Grad: shpGradSqueeze})
+	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Bind: shpBindUnsqueeze, Grad: shpGradUnsqueeze})
+	register(&Def{Name: "flatten", Infer: shpInferFlatten, Bind: shpBindFlatten, Grad: shpGradView})
+	register(&Def{Name: "expand", Infer: shpInferExpand, Bind: shpBindExpand, Grad: shpGradExpand})
+	register(&Def{Name: "concat", Infer: shpInferConcat, Bind: shpBindConcat, Grad: shpGradConcat})
+	register(&Def{Name: "split", Infer: shpInferSplit, Bind: shpBindSplit, Grad: shpGradSplit})
 }
 
 // ---- helpers shared by the shape and index ops ----
@@ -268,6 +276,41 @@ func Reshape(b *ir.Builder, x *ir.Value, shape ...int) *ir.Value {
 	return b.Op1("reshape", ir.A("shape", shape), x)
 }
 
+// shpGradView is the rule of reshape and flatten: dy viewed in the
+// operand's shape.
+func shpGradView(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{shpReshapeBack(g, g.DY[0], 0)}, nil
+}
+
+// shpReshapeBack views dy in the shape of operand i of g's op. From the
+// static type when it has at most one dynamic dim (that one becomes the -1
+// of the reshape), so nothing is kept from the forward pass; otherwise the
+// shape is read from the operand at run time by reshape_like.
+func shpReshapeBack(g *GradContext, dy *ir.Value, i int) *ir.Value {
+	dims := g.Op.Operand(i).Type().Dims
+	dyn, zero := 0, false
+	for _, d := range dims {
+		dyn += shpB2i(d == ir.Dynamic)
+		zero = zero || d == 0
+	}
+	switch {
+	case dyn == 0 && slices.Equal(dy.Type().Dims, dims):
+		return dy
+	case dyn == 0 || dyn == 1 && !zero:
+		// ir.Dynamic is -1, the inferred dim of a reshape.
+		return Reshape(g.B, dy, dims...)
+	}
+	return ReshapeLike(g.B, dy, g.X(i))
+}
+
+// shpB2i is 1 for true and 0 for false.
+func shpB2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // ---- transpose ----
 
 func shpPerm(attrs ir.Attrs, dims []int) ([]int, error) {
@@ -327,6 +370,24 @@ func shpBindTranspose(op *ir.Op) (Kernel, error) {
 // axis perm[i] of x.
 func Transpose(b *ir.Builder, x *ir.Value, perm ...int) *ir.Value {
 	return b.Op1("transpose", ir.A("perm", perm), x)
+}
+
+// shpGradTranspose transposes dy by the inverse permutation.
+func shpGradTranspose(g *GradContext) ([]*ir.Value, error) {
+	perm, err := shpPerm(g.Op.Attrs, g.Op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	inv := make([]int, len(perm))
+	identity := true
+	for i, p := range perm {
+		inv[p] = i
+		identity = identity && p == i
+	}
+	if identity {
+		return []*ir.Value{g.DY[0]}, nil
+	}
+	return []*ir.Value{Transpose(g.B, g.DY[0], inv...)}, nil
 }
 
 // ---- squeeze / unsqueeze ----
@@ -408,6 +469,18 @@ func Squeeze(b *ir.Builder, x *ir.Value, axes ...int) *ir.Value {
 	return b.Op1("squeeze", ir.A("axes", axes), x)
 }
 
+// shpGradSqueeze puts the removed size-1 dims back into dy.
+func shpGradSqueeze(g *GradContext) ([]*ir.Value, error) {
+	axes, err := shpSqueezeAxes(g.Op.Attrs, g.Op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) == 0 {
+		return []*ir.Value{g.DY[0]}, nil
+	}
+	return []*ir.Value{Unsqueeze(g.B, g.DY[0], axes...)}, nil
+}
+
 // shpUnsqueezeAxes normalizes the axes of unsqueeze: positions in the
 // result, whose rank is rank+len(axes).
 func shpUnsqueezeAxes(attrs ir.Attrs, dims []int) ([]int, error) {
@@ -462,6 +535,19 @@ func shpBindUnsqueeze(op *ir.Op) (Kernel, error) {
 // positions of the result.
 func Unsqueeze(b *ir.Builder, x *ir.Value, axes ...int) *ir.Value {
 	return b.Op1("unsqueeze", ir.A("axes", axes), x)
+}
+
+// shpGradUnsqueeze removes the inserted size-1 dims from dy. (Squeeze with
+// no axes would remove every size-1 dim, hence the empty case.)
+func shpGradUnsqueeze(g *GradContext) ([]*ir.Value, error) {
+	axes, err := shpUnsqueezeAxes(g.Op.Attrs, g.Op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	if len(axes) == 0 {
+		return []*ir.Value{g.DY[0]}, nil
+	}
+	return []*ir.Value{Squeeze(g.B, g.DY[0], axes...)}, nil
 }
 
 // ---- flatten ----
@@ -623,6 +709,12 @@ func Expand(b *ir.Builder, x *ir.Value, shape ...int) *ir.Value {
 	return b.Op1("expand", ir.A("shape", shape), x)
 }
 
+// shpGradExpand sums dy over the broadcast dims, back to the operand's
+// shape.
+func shpGradExpand(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{g.Unbroadcast(g.DY[0], 0)}, nil
+}
+
 // ---- concat ----
 
 // shpConcatDims checks the operand dims of concat along axis and returns
@@ -726,6 +818,82 @@ func shpWordsOf[W shpWord](ts []*tensor.Tensor) [][]W {
 // along axis into a new tensor.
 func Concat(b *ir.Builder, axis int, xs ...*ir.Value) *ir.Value {
 	return b.Op1("concat", ir.A("axis", axis), xs...)
+}
+
+// shpEnd is a slice bound past the end of any dim (clamped to it).
+const shpEnd = math.MaxInt64
+
+// shpGradConcat cuts dy along the axis into the operands' pieces. The
+// operands' sizes along the axis come from their static types: when at
+// most one is dynamic, each needed piece is a slice of dy, counted from
+// the start for the operands before the dynamic one and from the end for
+// those after it, so nothing is kept from the forward pass. With two or
+// more dynamic sizes, split_like reads them from those operands at run
+// time.
+func shpGradConcat(g *GradContext) ([]*ir.Value, error) {
+	n := g.Op.NumOperands()
+	axis, err := shpAxis(g.Op.Attrs, "axis", 0, g.Op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	dy := g.DY[0]
+	dx := make([]*ir.Value, n)
+	if n == 1 {
+		dx[0] = dy
+		return dx, nil
+	}
+	sizes := make([]int, n)
+	var dyns []int
+	for i := range n {
+		sizes[i] = g.Op.Operand(i).Type().Dims[axis]
+		if sizes[i] == ir.Dynamic {
+			dyns = append(dyns, i)
+		}
+	}
+	if len(dyns) > 1 {
+		likes := make([]*ir.Value, len(dyns))
+		for k, i := range dyns {
+			likes[k] = g.X(i)
+		}
+		parts := SplitLike(g.B, dy, axis, sizes, likes...)
+		for i := range n {
+			if g.Need(i) {
+				dx[i] = parts[i]
+			}
+		}
+		return dx, nil
+	}
+	dyn := n // the operand with a dynamic size, or n
+	if len(dyns) == 1 {
+		dyn = dyns[0]
+	}
+	// suffix[i] is the total size of operands i.. (static past dyn).
+	suffix := make([]int, n+1)
+	for i := n - 1; i > dyn; i-- {
+		suffix[i] = suffix[i+1] + sizes[i]
+	}
+	pre := 0
+	for i := range n {
+		var start, end int
+		switch {
+		case i < dyn:
+			start, end = pre, pre+sizes[i]
+			pre += sizes[i]
+		case i == dyn:
+			start, end = pre, -suffix[i+1]
+		case sizes[i] == 0:
+			start, end = shpEnd, shpEnd
+		default:
+			start, end = -suffix[i], -suffix[i+1]
+		}
+		if i >= dyn && end == 0 {
+			end = shpEnd
+		}
+		if g.Need(i) {
+			dx[i] = Slice(g.B, dy, []int{axis}, []int{start}, []int{end})
+		}
+	}
+	return dx, nil
 }
 
 // ---- split ----
@@ -839,4 +1007,35 @@ func shpBindSplit(op *ir.Op) (Kernel, error) {
 // one size may be -1 for the rest.
 func Split(b *ir.Builder, x *ir.Value, axis int, sections ...int) []*ir.Value {
 	return b.Op("split", ir.A("sections", sections, "axis", axis), x).Results()
+}
+
+// shpGradSplit concatenates the result gradients along the axis, with
+// zeros for the results that got none.
+func shpGradSplit(g *GradContext) ([]*ir.Value, error) {
+	axis, err := shpAxis(g.Op.Attrs, "axis", 0, g.Op.Operand(0).Type().Dims)
+	if err != nil {
+		return nil, err
+	}
+	return []*ir.Value{shpConcatDYs(g, axis)}, nil
+}
+
+// shpConcatDYs concatenates the gradients of all of g's results along
+// axis: zeros stand for a missing one, from its static type when it has
+// one, else shaped like the result at run time.
+func shpConcatDYs(g *GradContext, axis int) *ir.Value {
+	parts := make([]*ir.Value, g.Op.NumResults())
+	for j := range parts {
+		switch t := g.Op.Result(j).Type(); {
+		case g.DY[j] != nil:
+			parts[j] = g.DY[j]
+		case t.IsStatic():
+			parts[j] = Full(g.B, t.DType, 0, t.Dims...)
+		default:
+			parts[j] = g.DYOrZero(j)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return Concat(g.B, axis, parts...)
 }

@@ -17,10 +17,20 @@ import (
 // −1); axis defaults to −1 and may be negative. Numerically stable: the
 // maximum along the axis is subtracted first, and sums are taken in
 // float64. A line of all −Inf gives NaN, as in PyTorch.
+//
+// Their gradients are helper ops that read only the output y:
+//
+//	softmax_grad     {axis} (y, dy) -> dx   dx = y·(dy − Σ dy·y)
+//	log_softmax_grad {axis} (y, dy) -> dx   dx = dy − exp(y)·Σ dy
+//
+// with the sums along axis, in float64; y and dy have the same shape and
+// dtype.
 
 func init() {
-	register(&Def{Name: "softmax", Infer: inferSoftmax, Bind: bindSoftmax(false)})
-	register(&Def{Name: "log_softmax", Infer: inferSoftmax, Bind: bindSoftmax(true)})
+	register(&Def{Name: "softmax", Infer: inferSoftmax, Bind: bindSoftmax(false), Grad: nnGradSoftmax("softmax_grad")})
+	register(&Def{Name: "log_softmax", Infer: inferSoftmax, Bind: bindSoftmax(true), Grad: nnGradSoftmax("log_softmax_grad")})
+	register(&Def{Name: "softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Bind: nnBindSoftmaxGrad(false)})
+	register(&Def{Name: "log_softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Bind: nnBindSoftmaxGrad(true)})
 }
 
 // nnAxis normalises the axis attribute (default −1) for x; a scalar
@@ -98,4 +108,69 @@ func Softmax(b *ir.Builder, x *ir.Value, axis int) *ir.Value {
 // LogSoftmax appends the log-softmax of x along axis.
 func LogSoftmax(b *ir.Builder, x *ir.Value, axis int) *ir.Value {
 	return b.Op1("log_softmax", ir.A("axis", axis), x)
+}
+
+// nnGradSoftmax returns the rule of softmax or log_softmax: the helper op
+// on the forward output.
+func nnGradSoftmax(helper string) VJP {
+	return func(g *GradContext) ([]*ir.Value, error) {
+		if !g.Need(0) {
+			return []*ir.Value{nil}, nil
+		}
+		axis, err := nnInt(g.Op.Attrs, "axis", -1)
+		if err != nil {
+			return nil, err
+		}
+		return []*ir.Value{g.B.Op1(helper, ir.A("axis", axis), g.Y(0), g.DY[0])}, nil
+	}
+}
+
+func nnInferSoftmaxGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 2); err != nil {
+		return nil, err
+	}
+	y, dy := in[0], in[1]
+	if err := nnWantFloat("y", y); err != nil {
+		return nil, err
+	}
+	if _, err := nnAxis(attrs, y); err != nil {
+		return nil, err
+	}
+	j, ok := nnMatchShape(y, dy)
+	if !ok {
+		return nil, fmt.Errorf("dy %s must have the shape and dtype of y %s", dy, y)
+	}
+	return []ir.Type{j}, nil
+}
+
+func nnBindSoftmaxGrad(log bool) func(*ir.Op) (Kernel, error) {
+	return func(op *ir.Op) (Kernel, error) {
+		axis, err := nnAxis(op.Attrs, op.Operand(0).Type())
+		if err != nil {
+			return nil, err
+		}
+		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			y, dy := in[0], in[1]
+			if _, ok := nnMatchShape(nnType(y), nnType(dy)); !ok {
+				return nil, fmt.Errorf("dy %s must have the shape of y %s", dy.Type(), y.Type())
+			}
+			dx, err := c.New(ir.DType(y.DType()), y.Shape())
+			if err != nil {
+				return nil, err
+			}
+			outer, n, inner := nnSplitAxis(y.Shape(), axis)
+			th := nnThreads(c)
+			switch {
+			case y.DType() == tensor.F32 && log:
+				kernels.LogSoftmaxGrad(y.F32(), dy.F32(), dx.F32(), outer, n, inner, th)
+			case y.DType() == tensor.F32:
+				kernels.SoftmaxGrad(y.F32(), dy.F32(), dx.F32(), outer, n, inner, th)
+			case log:
+				kernels.LogSoftmaxGrad(y.F64(), dy.F64(), dx.F64(), outer, n, inner, th)
+			default:
+				kernels.SoftmaxGrad(y.F64(), dy.F64(), dx.F64(), outer, n, inner, th)
+			}
+			return []*tensor.Tensor{dx}, nil
+		}, nil
+	}
 }

@@ -18,6 +18,13 @@ import (
 // gelu is exact (x·Φ(x), via erfc) unless approximate selects the tanh
 // form; softplus is log(1+exp(x)) computed without overflow. clip keeps
 // NaN as NaN; on integers it keeps the integers within [min, max].
+//
+// Gradients (float operands): relu passes dy where y > 0; sigmoid
+// dy·y·(1−y); tanh dy·(1−y²); exp dy·y; log dy/x; sqrt dy/(2y); rsqrt
+// −dy·y³/2; abs dy·sign(x), 0 at 0; neg −dy; square 2x·dy; gelu and silu
+// through the helper ops gelu_grad and silu_grad; softplus dy·sigmoid(x);
+// clip passes dy where min ≤ x ≤ max, boundaries included (as PyTorch),
+// and 0 elsewhere and at NaN.
 
 var ewUnaryOps = []struct {
 	name  string
@@ -26,17 +33,17 @@ var ewUnaryOps = []struct {
 	grad  VJP
 }{
 	{"relu", kernels.UnaryRelu, ewNumbers, ewGradRelu},
-	{"sigmoid", kernels.UnarySigmoid, ewFloats, nil},
+	{"sigmoid", kernels.UnarySigmoid, ewFloats, ewGradSigmoid},
 	{"tanh", kernels.UnaryTanh, ewFloats, ewGradTanh},
-	{"exp", kernels.UnaryExp, ewFloats, nil},
-	{"log", kernels.UnaryLog, ewFloats, nil},
-	{"sqrt", kernels.UnarySqrt, ewFloats, nil},
-	{"rsqrt", kernels.UnaryRsqrt, ewFloats, nil},
-	{"abs", kernels.UnaryAbs, ewNumbers, nil},
+	{"exp", kernels.UnaryExp, ewFloats, ewGradExp},
+	{"log", kernels.UnaryLog, ewFloats, ewGradLog},
+	{"sqrt", kernels.UnarySqrt, ewFloats, ewGradSqrt},
+	{"rsqrt", kernels.UnaryRsqrt, ewFloats, ewGradRsqrt},
+	{"abs", kernels.UnaryAbs, ewNumbers, ewGradAbs},
 	{"neg", kernels.UnaryNeg, ewNumbers, ewGradNeg},
-	{"square", kernels.UnarySquare, ewNumbers, nil},
-	{"silu", kernels.UnarySilu, ewFloats, nil},
-	{"softplus", kernels.UnarySoftplus, ewFloats, nil},
+	{"square", kernels.UnarySquare, ewNumbers, ewGradSquare},
+	{"silu", kernels.UnarySilu, ewFloats, ewGradSilu},
+	{"softplus", kernels.UnarySoftplus, ewFloats, ewGradSoftplus},
 }
 
 func init() {
@@ -46,8 +53,8 @@ func init() {
 			return ewBindUnary(o, op)
 		}})
 	}
-	register(&Def{Name: "gelu", Infer: ewInferGelu, Bind: ewBindGelu})
-	register(&Def{Name: "clip", Infer: ewInferClip, Bind: ewBindClip})
+	register(&Def{Name: "gelu", Infer: ewInferGelu, Bind: ewBindGelu, Grad: ewGradGelu})
+	register(&Def{Name: "clip", Infer: ewInferClip, Bind: ewBindClip, Grad: ewGradClip})
 }
 
 // ewInferUnary is the Infer hook of a one-operand op that keeps its type.
@@ -228,4 +235,89 @@ func ewGradTanh(g *GradContext) ([]*ir.Value, error) {
 
 func ewGradNeg(g *GradContext) ([]*ir.Value, error) {
 	return []*ir.Value{Neg(g.B, g.DY[0])}, nil
+}
+
+// ewGradSigmoid is dy·y·(1−y).
+func ewGradSigmoid(g *GradContext) ([]*ir.Value, error) {
+	y := g.Y(0)
+	return []*ir.Value{Multiply(g.B, g.DY[0], Multiply(g.B, y, Scale(g.B, y, -1, 1)))}, nil
+}
+
+// ewGradExp is dy·y.
+func ewGradExp(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{Multiply(g.B, g.DY[0], g.Y(0))}, nil
+}
+
+// ewGradLog is dy/x.
+func ewGradLog(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{Divide(g.B, g.DY[0], g.X(0))}, nil
+}
+
+// ewGradSqrt is dy/(2y).
+func ewGradSqrt(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{Divide(g.B, Scale(g.B, g.DY[0], 0.5, 0), g.Y(0))}, nil
+}
+
+// ewGradRsqrt is −dy·y³/2, since d x^(−1/2) = −x^(−3/2)/2.
+func ewGradRsqrt(g *GradContext) ([]*ir.Value, error) {
+	y := g.Y(0)
+	y3 := Multiply(g.B, Square(g.B, y), Scale(g.B, y, -0.5, 0))
+	return []*ir.Value{Multiply(g.B, g.DY[0], y3)}, nil
+}
+
+// ewGradAbs is dy·sign(x), with sign(0) = 0.
+func ewGradAbs(g *GradContext) ([]*ir.Value, error) {
+	x, dy := g.X(0), g.DY[0]
+	zero := Full(g.B, dy.Type().DType, 0)
+	neg := Where(g.B, LessThan(g.B, x, zero), Neg(g.B, dy), zero)
+	return []*ir.Value{Where(g.B, GreaterThan(g.B, x, zero), dy, neg)}, nil
+}
+
+// ewGradSquare is 2x·dy.
+func ewGradSquare(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{Multiply(g.B, g.DY[0], Scale(g.B, g.X(0), 2, 0))}, nil
+}
+
+// ewGradGelu calls gelu_grad, which differentiates the form the forward
+// used.
+func ewGradGelu(g *GradContext) ([]*ir.Value, error) {
+	approx, err := ewOptBool(g.Op.Attrs, "approximate", false)
+	if err != nil {
+		return nil, err
+	}
+	return []*ir.Value{GeluGrad(g.B, g.X(0), g.DY[0], approx)}, nil
+}
+
+// ewGradSilu calls silu_grad.
+func ewGradSilu(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{SiluGrad(g.B, g.X(0), g.DY[0])}, nil
+}
+
+// ewGradSoftplus is dy·sigmoid(x).
+func ewGradSoftplus(g *GradContext) ([]*ir.Value, error) {
+	return []*ir.Value{Multiply(g.B, g.DY[0], Sigmoid(g.B, g.X(0)))}, nil
+}
+
+// ewGradClip passes dy where min ≤ x ≤ max.
+func ewGradClip(g *GradContext) ([]*ir.Value, error) {
+	lo, hi, err := ewClipAttrs(g.Op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	x, dy := g.X(0), g.DY[0]
+	dt := dy.Type().DType
+	// An infinite bound needs no test, except that NaN must fail it.
+	var in *ir.Value
+	if !math.IsInf(lo, -1) || math.IsInf(hi, 1) {
+		in = GreaterEqual(g.B, x, Full(g.B, dt, lo))
+	}
+	if !math.IsInf(hi, 1) {
+		below := LessEqual(g.B, x, Full(g.B, dt, hi))
+		if in == nil {
+			in = below
+		} else {
+			in = LogicalAnd(g.B, in, below)
+		}
+	}
+	return []*ir.Value{Where(g.B, in, dy, Full(g.B, dt, 0))}, nil
 }

@@ -1,0 +1,206 @@
+package kernels
+
+// Gradients of Conv2D.
+//
+// With out_g = w_g · col_g per sample and group (see Conv2D), the input
+// gradient is dcol_g = w_gᵀ · dout_g scattered back by Col2im, and the
+// filter gradient is dw_g = Σ_n dout_g · col_gᵀ.
+
+// Conv2DGradInputWorkspace is the number of elements of scratch that
+// Conv2DGradInput needs with the given thread count: one column block per
+// goroutine, as for Conv2D.
+func Conv2DGradInputWorkspace(p Conv2DParams, threads int) int {
+	return Conv2DWorkspace(p, threads)
+}
+
+// Conv2DGradInput writes into dx (N×C×H×W) the gradient of Conv2D with
+// respect to its input, given the gradient dy (N×O×OutH×OutW) of its
+// output and the weight w: for each sample, group and block of output
+// rows, a GEMM makes the block's column matrix w_gᵀ·dy_g and Col2im adds
+// it into dx. ws must hold Conv2DGradInputWorkspace(p, threads) elements.
+// Samples are spread over threads as in Conv2D; each element of dx is
+// summed in an order that does not depend on threads.
+func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) {
+	clear(dx[:p.N*p.C*p.H*p.W])
+	oh, ow := p.OutH(), p.OutW()
+	ohw := oh * ow
+	if p.N == 0 || p.O == 0 || ohw == 0 {
+		return
+	}
+	cg, og := p.C/p.Groups, p.O/p.Groups
+	kk := cg * p.KH * p.KW
+	chw, hw := p.C*p.H*p.W, p.H*p.W
+	parts, gemmThreads := p.conv2dPlan(threads)
+	col, rb := p.colSize(), p.rowBlock()
+	nnForParts(parts, p.N, func(part, lo, hi int) {
+		var buf []T
+		if !p.direct() {
+			buf = ws[part*col : (part+1)*col]
+		}
+		for n := lo; n < hi; n++ {
+			for g := range p.Groups {
+				dyg := dy[(n*p.O+g*og)*ohw:]
+				wg := w[g*og*kk:]
+				dxg := dx[n*chw+g*cg*hw : n*chw+(g+1)*cg*hw]
+				if p.direct() {
+					// kk = cg and ohw = hw: dx_g = w_gᵀ · dy_g.
+					nnGemm(true, false, cg, hw, og, 1, wg, max(kk, 1), dyg, ohw, 0, dxg, max(hw, 1), gemmThreads)
+					continue
+				}
+				for y0 := 0; y0 < oh; y0 += rb {
+					y1 := min(y0+rb, oh)
+					cols := (y1 - y0) * ow
+					nnGemm(true, false, kk, cols, og, 1, wg, max(kk, 1), dyg[y0*ow:], ohw, 0, buf, cols, gemmThreads)
+					col2imPar(p, cg, buf, dxg, y0, y1, gemmThreads)
+				}
+			}
+		}
+	})
+}
+
+// col2imPar is col2imRows split over channels, which write disjoint
+// planes of x.
+func col2imPar[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1, threads int) {
+	hw := p.H * p.W
+	rows := p.KH * p.KW * (y1 - y0) * p.OutW()
+	nnFor(threads, channels, rows, func(lo, hi int) {
+		col2imRows(p, hi-lo, col[lo*rows:hi*rows], x[lo*hw:hi*hw], y0, y1)
+	})
+}
+
+// col2imRows is Col2im restricted to the output rows [y0, y1): col is
+// (channels·KH·KW) × ((y1−y0)·OutW), as im2colRows writes it; it is added
+// into x.
+func col2imRows[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1 int) {
+	ow := p.OutW()
+	ohw, hw := (y1-y0)*ow, p.H*p.W
+	for c := range channels {
+		xc := x[c*hw : (c+1)*hw]
+		for i := range p.KH {
+			for j := range p.KW {
+				row := col[((c*p.KH+i)*p.KW+j)*ohw:][:ohw]
+				off := j*p.DW - p.PW
+				lo, hi := convValid(off, p.SW, p.W, ow)
+				for y := y0; y < y1; y++ {
+					ih := y*p.SH - p.PH + i*p.DH
+					if ih < 0 || ih >= p.H {
+						continue
+					}
+					r := row[(y-y0)*ow : (y-y0+1)*ow]
+					xr := xc[ih*p.W : (ih+1)*p.W]
+					if p.SW == 1 {
+						for k, v := range r[lo:hi] {
+							xr[lo+off+k] += v
+						}
+					} else {
+						for k := lo; k < hi; k++ {
+							xr[k*p.SW+off] += r[k]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// conv2dFilterChunks is how many partial sums Conv2DGradFilter splits the
+// samples into. It depends on the shape only, never on the thread count,
+// so that the gradient is the same for every thread count: chunks are
+// summed one after the other, in order.
+func (p Conv2DParams) conv2dFilterChunks() int {
+	return max(1, min(p.N, conv2dFilterMaxChunks))
+}
+
+// conv2dFilterMaxChunks bounds the partial sums of Conv2DGradFilter, and so
+// the useful threads and the workspace.
+const conv2dFilterMaxChunks = 8
+
+// conv2dFilterPlan returns how many goroutines Conv2DGradFilter runs over
+// its chunks and how many threads each GEMM gets.
+func (p Conv2DParams) conv2dFilterPlan(threads int) (parts, gemmThreads int) {
+	threads = max(threads, 1)
+	chunks := p.conv2dFilterChunks()
+	flops := 2 * p.O * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW() * max(p.N/chunks, 1)
+	parts = nnParts(threads, chunks, flops)
+	return parts, max(1, threads/parts)
+}
+
+// filterSize is the number of elements of the weight, O·(C/Groups)·KH·KW.
+func (p Conv2DParams) filterSize() int { return p.O * (p.C / p.Groups) * p.KH * p.KW }
+
+// Conv2DGradFilterWorkspace is the number of elements of scratch that
+// Conv2DGradFilter needs with the given thread count: a partial weight
+// gradient per chunk but the first, and one column block per goroutine
+// (none for direct convolutions).
+func Conv2DGradFilterWorkspace(p Conv2DParams, threads int) int {
+	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
+		return 0
+	}
+	parts, _ := p.conv2dFilterPlan(threads)
+	n := (p.conv2dFilterChunks() - 1) * p.filterSize()
+	if !p.direct() {
+		n += parts * p.colSize()
+	}
+	return n
+}
+
+// Conv2DGradFilter writes into dw (O×(C/Groups)×KH×KW) the gradient of
+// Conv2D with respect to its weight, given its input x and the gradient dy
+// of its output: dw_g = Σ_n dy_g[n] · col_g[n]ᵀ, one GEMM per sample, group
+// and block of output rows, accumulated. The samples are split into a fixed
+// number of chunks (conv2dFilterChunks) whose partial sums run in parallel
+// and are then added in order, so the result does not depend on threads.
+// ws must hold Conv2DGradFilterWorkspace(p, threads) elements.
+func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
+	fs := p.filterSize()
+	dw = dw[:fs]
+	clear(dw)
+	oh, ow := p.OutH(), p.OutW()
+	ohw := oh * ow
+	if p.N == 0 || p.O == 0 || ohw == 0 {
+		return
+	}
+	cg, og := p.C/p.Groups, p.O/p.Groups
+	kk := cg * p.KH * p.KW
+	chw, hw := p.C*p.H*p.W, p.H*p.W
+	chunks := p.conv2dFilterChunks()
+	parts, gemmThreads := p.conv2dFilterPlan(threads)
+	partial := ws[:(chunks-1)*fs]
+	cols := ws[(chunks-1)*fs:]
+	col, rb := p.colSize(), p.rowBlock()
+	nnForParts(parts, chunks, func(part, clo, chi int) {
+		var buf []T
+		if !p.direct() {
+			buf = cols[part*col : (part+1)*col]
+		}
+		for ch := clo; ch < chi; ch++ {
+			acc := dw
+			if ch > 0 {
+				acc = partial[(ch-1)*fs : ch*fs]
+				clear(acc)
+			}
+			for n := ch * p.N / chunks; n < (ch+1)*p.N/chunks; n++ {
+				for g := range p.Groups {
+					dyg := dy[(n*p.O+g*og)*ohw:]
+					xg := x[n*chw+g*cg*hw : n*chw+(g+1)*cg*hw]
+					dwg := acc[g*og*kk:]
+					if p.direct() {
+						nnGemm(false, true, og, cg, hw, 1, dyg, max(ohw, 1), xg, max(hw, 1), 1, dwg, max(kk, 1), gemmThreads)
+						continue
+					}
+					for y0 := 0; y0 < oh; y0 += rb {
+						y1 := min(y0+rb, oh)
+						nc := (y1 - y0) * ow
+						im2colPar(p, cg, xg, buf, y0, y1, gemmThreads)
+						nnGemm(false, true, og, kk, nc, 1, dyg[y0*ow:], ohw, buf, nc, 1, dwg, max(kk, 1), gemmThreads)
+					}
+				}
+			}
+		}
+	})
+	for ch := 1; ch < chunks; ch++ {
+		for i, v := range partial[(ch-1)*fs : ch*fs] {
+			dw[i] += v
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestEwGradActivations checks the derivatives against central differences
+// of the forward functions, and the threaded path against one thread.
+func TestEwGradActivations(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 3*ewgGrain + 17
+	x, dy := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = r.Float64()*16 - 8
+		dy[i] = r.Float64()*2 - 1
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(float64) float64
+		run  func(threads int, out []float64) error
+	}{
+		{"gelu", ewGelu, func(th int, out []float64) error { return GeluGrad(th, out, x, dy, false) }},
+		{"gelu tanh", ewGeluTanh, func(th int, out []float64) error { return GeluGrad(th, out, x, dy, true) }},
+		{"silu", ewSilu, func(th int, out []float64) error { return SiluGrad(th, out, x, dy) }},
+	} {
+		one, four := make([]float64, n), make([]float64, n)
+		if err := tc.run(1, one); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.run(4, four); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			if one[i] != four[i] {
+				t.Fatalf("%s: [%d] differs between 1 and 4 threads", tc.name, i)
+			}
+			h := 1e-6
+			fd := dy[i] * (tc.f(x[i]+h) - tc.f(x[i]-h)) / (2 * h)
+			if math.Abs(one[i]-fd) > 1e-7*(1+math.Abs(fd)) {
+				t.Errorf("%s'(%g)·%g = %g, finite difference %g", tc.name, x[i], dy[i], one[i], fd)
+			}
+		}
+	}
+	if err := SiluGrad(1, make([]float32, 2), make([]float32, 3), make([]float32, 2)); err == nil {
+		t.Error("SiluGrad with mismatched lengths: no error")
+	}
+}
+
+// TestEwGradBroadcastScale compares BroadcastScale with a direct loop.
+func TestEwGradBroadcastScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := []struct{ out, x []int }{
+		{[]int{}, []int{}},
+		{[]int{5}, []int{1}},
+		{[]int{5}, []int{5}},
+		{[]int{3, 4}, []int{3, 1}},
+		{[]int{3, 4}, []int{1, 4}},
+		{[]int{3, 4}, []int{1, 1}},
+		{[]int{2, 3, 4, 5}, []int{2, 1, 4, 1}},
+		{[]int{2, 3, 4, 5}, []int{1, 3, 1, 5}},
+		{[]int{3, 0, 2}, []int{3, 1, 2}},
+		{[]int{64, 700, 3}, []int{64, 1, 3}},
+		{[]int{9, 1, 5000}, []int{1, 1, 5000}},
+	}
+	for _, tc := range cases {
+		n, m := 1, 1
+		for i := range tc.out {
+			n *= tc.out[i]
+			m *= tc.x[i]
+		}
+		x := make([]float64, m)
+		for i := range x {
+			x[i] = r.Float64()
+		}
+		want := make([]float64, n)
+		idx := make([]int, len(tc.out))
+		for k := range want {
+			off := 0
+			for i, st := len(tc.out)-1, 1; i >= 0; i-- {
+				if tc.x[i] != 1 {
+					off += idx[i] * st
+				}
+				st *= tc.x[i]
+			}
+			want[k] = x[off] * 0.25
+			for i := len(idx) - 1; i >= 0; i-- {
+				if idx[i]++; idx[i] < tc.out[i] {
+					break
+				}
+				idx[i] = 0
+			}
+		}
+		for _, th := range []int{1, 3} {
+			got := make([]float64, n)
+			if err := BroadcastScale(th, got, tc.out, x, tc.x, 0.25); err != nil {
+				t.Fatalf("%v from %v: %v", tc.out, tc.x, err)
+			}
+			for k := range got {
+				if got[k] != want[k] {
+					t.Fatalf("%v from %v, %d threads: [%d] = %g, want %g", tc.out, tc.x, th, k, got[k], want[k])
+				}
+			}
+		}
+	}
+	for _, bad := range []struct{ out, x []int }{
+		{[]int{3, 4}, []int{4}},
+		{[]int{3, 4}, []int{2, 4}},
+	} {
+		if err := BroadcastScale(1, make([]float64, 12), bad.out, make([]float64, 4), bad.x, 1); err == nil {
+			t.Errorf("%v from %v: no error", bad.out, bad.x)
+		}
+	}
+}

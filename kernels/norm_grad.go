@@ -1,0 +1,123 @@
+package kernels
+
+// BatchNormGrad computes the gradients of BatchNorm's output
+// y = (x − mean[c])·invStd[c]·scale[c] + bias, for x and dy viewed as
+// outer×ch×inner, in float64:
+//
+//	dbias[c]  = Σ dy
+//	dscale[c] = Σ dy·x̂,  x̂ = (x − mean[c])·invStd[c]
+//
+// over the outer·inner elements of channel c, and, when dx is not nil,
+// with training (mean and invStd are the batch statistics, themselves
+// functions of x)
+//
+//	dx = scale·invStd·(dy − dbias/M − x̂·dscale/M),  M = outer·inner,
+//
+// or without it (fixed running statistics) dx = dy·scale·invStd.
+// Channels, then rows, are split over threads; results do not depend on
+// the thread count.
+func BatchNormGrad[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invStd []float64, training bool, dx []T, dscale, dbias []float64, threads int) {
+	count := outer * inner
+	nnFor(threads, ch, 2*count, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			var sdy, sdyx float64
+			m := mean[c]
+			for o := range outer {
+				off := (o*ch + c) * inner
+				xr := x[off : off+inner]
+				for i, g := range dy[off : off+inner] {
+					sdy += float64(g)
+					sdyx += float64(g) * (float64(xr[i]) - m)
+				}
+			}
+			dbias[c], dscale[c] = sdy, sdyx*invStd[c]
+		}
+	})
+	if dx == nil {
+		return
+	}
+	nnFor(threads, outer*ch, 2*inner, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			c := r % ch
+			k := scale[c] * invStd[c]
+			xr, gr, dr := x[r*inner:(r+1)*inner], dy[r*inner:(r+1)*inner], dx[r*inner:(r+1)*inner]
+			if !training {
+				for i, g := range gr {
+					dr[i] = T(float64(g) * k)
+				}
+				continue
+			}
+			m, is := mean[c], invStd[c]
+			a := dbias[c] / float64(count)
+			b := dscale[c] / float64(count)
+			for i, g := range gr {
+				xh := (float64(xr[i]) - m) * is
+				dr[i] = T(k * (float64(g) - a - xh*b))
+			}
+		}
+	})
+}
+
+// LayerNormGrad computes the gradients of LayerNorm's output
+// y = x̂·scale + bias, x̂ = (x − mean[r])·invStd[r], for x and dy of
+// rows×cols, in float64: with ĝ = dy·scale,
+//
+//	dx = invStd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂))   (per row; skipped if dx is nil)
+//	dscale[j] = Σ_r dy·x̂,  dbias[j] = Σ_r dy    (skipped if nil)
+//
+// Rows, then columns, are split over threads; results do not depend on
+// the thread count.
+func LayerNormGrad[T nnFloat](dy, x, scale, mean, invStd []T, rows, cols int, dx, dscale, dbias []T, threads int) {
+	if dx != nil && cols > 0 {
+		nnFor(threads, rows, 6*cols, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				xr, gr, dr := x[r*cols:(r+1)*cols], dy[r*cols:(r+1)*cols], dx[r*cols:(r+1)*cols]
+				m, is := float64(mean[r]), float64(invStd[r])
+				var sg, sgx float64
+				for i, g := range gr {
+					gh := float64(g) * float64(scale[i])
+					sg += gh
+					sgx += gh * (float64(xr[i]) - m) * is
+				}
+				sg /= float64(cols)
+				sgx /= float64(cols)
+				for i, g := range gr {
+					gh := float64(g) * float64(scale[i])
+					xh := (float64(xr[i]) - m) * is
+					dr[i] = T(is * (gh - sg - xh*sgx))
+				}
+			}
+		})
+	}
+	if dscale == nil && dbias == nil {
+		return
+	}
+	// Columns in blocks: each block sums over every row into float64
+	// accumulators, reading rows contiguously.
+	const block = 256
+	nblk := (cols + block - 1) / block
+	nnFor(threads, nblk, 2*rows*block, func(lo, hi int) {
+		var ss, sb [block]float64
+		for bk := lo; bk < hi; bk++ {
+			c0, c1 := bk*block, min((bk+1)*block, cols)
+			clear(ss[:])
+			clear(sb[:])
+			for r := range rows {
+				m, is := float64(mean[r]), float64(invStd[r])
+				xr, gr := x[r*cols+c0:r*cols+c1], dy[r*cols+c0:r*cols+c1]
+				for i, g := range gr {
+					sb[i] += float64(g)
+					ss[i] += float64(g) * (float64(xr[i]) - m) * is
+				}
+			}
+			for i := range c1 - c0 {
+				if dscale != nil {
+					dscale[c0+i] = T(ss[i])
+				}
+				if dbias != nil {
+					dbias[c0+i] = T(sb[i])
+				}
+			}
+		}
+	})
+}
