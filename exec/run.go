@@ -44,6 +44,15 @@ type OpError struct {
 func (e *OpError) Error() string { return fmt.Sprintf("%s: %q: %v", e.Pos, e.Op, e.Err) }
 func (e *OpError) Unwrap() error { return e.Err }
 
+// SetRuns sets the number of runs started so far, which keys the random
+// streams of ops without a seed of their own: a training loop resumed at
+// step n sets n to draw the same numbers as the original run.
+func (e *Executable) SetRuns(n int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.runs = n
+}
+
 // Runs is the number of runs started so far.
 func (e *Executable) Runs() int64 {
 	e.mu.Lock()
