@@ -1,0 +1,95 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/models"
+	"github.com/gopir/gopir/optim"
+)
+
+// Config is one training run. Zero values take the task's defaults.
+type Config struct {
+	Model      string
+	Steps      int // total steps; wins over Epochs
+	Epochs     int
+	Batch      int
+	LR         float64
+	Seed       int64
+	MemLimit   int64 // allocator capacity in bytes; 0 is unlimited
+	LogEvery   int   // log every K steps (and the last one); 0 means 10
+	JSON       bool
+	Save       string // checkpoint directory written at the end (and on interrupt)
+	Resume     string // checkpoint directory to continue from
+	CheckLeaks bool
+	DataDir    string
+	Threads    int
+	// Progress shows a progress bar on the given terminal; nil hides it.
+	Progress interface{ Write([]byte) (int, error) }
+}
+
+// resolved is a Config with the task's defaults filled in.
+type resolved struct {
+	Config
+	defaults models.Defaults
+	total    int // steps to run in all
+}
+
+func resolve(cfg Config, task models.Task) (resolved, error) {
+	d := task.Defaults()
+	r := resolved{Config: cfg, defaults: d}
+	if r.Batch == 0 {
+		r.Batch = d.Batch
+	}
+	if r.LR == 0 {
+		r.LR = d.LR
+	}
+	if r.LogEvery == 0 {
+		r.LogEvery = 10
+	}
+	switch {
+	case r.Batch <= 0:
+		return r, fmt.Errorf("--batch %d: want at least 1", r.Batch)
+	case r.LR < 0:
+		return r, fmt.Errorf("--lr %g: want a positive learning rate", r.LR)
+	case r.Steps < 0 || r.Epochs < 0:
+		return r, fmt.Errorf("--steps and --epochs must not be negative")
+	case r.LogEvery < 0:
+		return r, fmt.Errorf("--log-every %d: want at least 1", r.LogEvery)
+	}
+	return r, nil
+}
+
+// optimizer returns the optimizer and schedule the run uses.
+func (r resolved) optimizer() (optim.Optimizer, optim.Schedule, error) {
+	d := r.defaults
+	var opt optim.Optimizer
+	switch d.Optimizer {
+	case "", "adam":
+		a := optim.NewAdam(r.LR)
+		a.WeightDecay = d.WeightDecay
+		opt = a
+	case "adamw":
+		opt = optim.NewAdamW(r.LR, d.WeightDecay)
+	case "sgd":
+		opt = &optim.SGD{LR: r.LR, WeightDecay: d.WeightDecay}
+	case "momentum":
+		opt = &optim.SGD{LR: r.LR, Momentum: 0.9, WeightDecay: d.WeightDecay}
+	default:
+		return nil, nil, fmt.Errorf("unknown optimizer %q", d.Optimizer)
+	}
+	var sched optim.Schedule
+	switch d.Schedule {
+	case "", "constant":
+		sched = optim.Constant(r.LR)
+	case "cosine":
+		sched = optim.Cosine{Base: r.LR, Min: r.LR / 100, TotalSteps: max(1, r.total-d.WarmupSteps)}
+	case "step":
+		sched = optim.StepDecay{Base: r.LR, Gamma: 0.1, StepSize: max(1, r.total/3)}
+	default:
+		return nil, nil, fmt.Errorf("unknown schedule %q", d.Schedule)
+	}
+	if d.WarmupSteps > 0 {
+		sched = optim.Warmup{Steps: d.WarmupSteps, Then: sched}
+	}
+	return opt, sched, nil
+}

@@ -1,0 +1,139 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// Summary is what a finished run reports.
+type Summary struct {
+	Steps   int
+	Last    StepRecord
+	Metrics map[string]float64
+}
+
+// Run trains to the end, logging every cfg.LogEvery steps (and the last)
+// to out, then evaluates. If ctx is cancelled it stops after the current
+// step, writes the checkpoint if cfg.Save is set, and returns
+// ErrInterrupted.
+func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
+	var bar *progressbar.ProgressBar
+	if t.cfg.Progress != nil {
+		bar = progressbar.NewOptions(t.cfg.total-t.step,
+			progressbar.OptionSetWriter(t.cfg.Progress),
+			progressbar.OptionSetDescription(t.cfg.Model),
+			progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100_000_000))
+	}
+	var sum Summary
+	for !t.Done() {
+		if ctx.Err() != nil {
+			return sum, t.interrupted()
+		}
+		rec, err := t.Step(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return sum, t.interrupted()
+			}
+			return sum, err
+		}
+		sum.Steps++
+		sum.Last = rec
+		if bar != nil {
+			bar.Add(1)
+		}
+		if rec.GlobalStep%t.cfg.LogEvery == 0 || t.Done() {
+			if bar != nil {
+				bar.Clear()
+			}
+			if err := t.log(out, rec); err != nil {
+				return sum, err
+			}
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	if t.cfg.Save != "" {
+		if err := t.save(t.cfg.Save); err != nil {
+			return sum, err
+		}
+	}
+	metrics, err := t.Evaluate(ctx)
+	if err != nil {
+		return sum, err
+	}
+	sum.Metrics = metrics
+	return sum, t.logEval(out, metrics)
+}
+
+func (t *Trainer) interrupted() error {
+	if t.cfg.Save != "" {
+		if err := t.save(t.cfg.Save); err != nil {
+			return fmt.Errorf("%w; saving the checkpoint failed: %v", ErrInterrupted, err)
+		}
+	}
+	return ErrInterrupted
+}
+
+// log writes one step in the DESIGN.md §7 form, or as JSON.
+func (t *Trainer) log(out io.Writer, r StepRecord) error {
+	if t.cfg.JSON {
+		m := map[string]any{
+			"epoch": r.Epoch, "step": r.Step, "loss": r.Loss,
+			"mem_allocated": r.MemAllocated, "mem_reserved": r.MemReserved, "peak_allocated": r.PeakAllocated,
+		}
+		for k, v := range r.Extra {
+			m[k] = v
+		}
+		line, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	width := len(fmt.Sprint(t.spe))
+	var extra strings.Builder
+	keys := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&extra, " %s: %g", k, r.Extra[k])
+	}
+	_, err := fmt.Fprintf(out, "Epoch: [%d] [%*d/%d] loss: %.4f mem_allocated: %d MB mem_reserved: %d MB%s\n",
+		r.Epoch, width, r.Step, t.spe, r.Loss, r.MemAllocated>>20, r.MemReserved>>20, extra.String())
+	return err
+}
+
+func (t *Trainer) logEval(out io.Writer, metrics map[string]float64) error {
+	if t.cfg.JSON {
+		line, err := json.Marshal(map[string]any{"eval": metrics})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	keys := make([]string, 0, len(metrics))
+	for k := range metrics {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	sb.WriteString("Eval:")
+	for _, k := range keys {
+		fmt.Fprintf(&sb, " %s: %.4f", k, metrics[k])
+	}
+	_, err := fmt.Fprintln(out, sb.String())
+	return err
+}

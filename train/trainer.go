@@ -1,0 +1,265 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gopir/gopir/autodiff"
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/models"
+	"github.com/gopir/gopir/nn"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/optim"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Trainer runs one training job.
+type Trainer struct {
+	cfg   resolved
+	task  models.Task
+	alloc *memory.Allocator
+	store *exec.Store
+	train *exec.Executable
+	eval  *exec.Executable
+	sched optim.Schedule
+	lr    *tensor.Tensor // the learning-rate parameter in the store
+	extra []string       // per-step fetches besides the loss, sorted
+	spe   int            // steps per epoch
+	step  int            // steps done
+}
+
+// ErrInterrupted is returned by Run when its context is cancelled; the
+// checkpoint, if one was asked for, has been written.
+var ErrInterrupted = errors.New("training interrupted")
+
+// New prepares a run: it loads the task's data, builds and compiles the
+// training and evaluation programs, and creates the parameters and the
+// optimizer state (or loads them from cfg.Resume).
+func New(cfg Config) (*Trainer, error) {
+	name := cfg.Model
+	if name == "" {
+		name = "tinydet"
+	}
+	task, err := models.New(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Model = name
+	r, err := resolve(cfg, task)
+	if err != nil {
+		return nil, err
+	}
+	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir}); err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: r, task: task, spe: task.StepsPerEpoch()}
+	if t.spe <= 0 {
+		return nil, fmt.Errorf("model %s: no training batches", name)
+	}
+	switch {
+	case r.Steps > 0:
+		t.cfg.total = r.Steps
+	case r.Epochs > 0:
+		t.cfg.total = r.Epochs * t.spe
+	case r.defaults.Steps > 0:
+		t.cfg.total = r.defaults.Steps
+	default:
+		t.cfg.total = max(1, r.defaults.Epochs) * t.spe
+	}
+	opt, sched, err := t.cfg.optimizer()
+	if err != nil {
+		return nil, err
+	}
+	t.sched = sched
+	t.alloc = memory.New(memory.Options{Limit: r.MemLimit})
+	t.store = exec.NewStore()
+
+	trainProg, mod, state, err := t.buildTrain(opt)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	evalProg, err := t.buildEval()
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks}
+	if t.train, err = exec.Compile(trainProg, opts); err != nil {
+		return nil, fmt.Errorf("model %s: training program: %w", name, err)
+	}
+	if t.eval, err = exec.Compile(evalProg, opts); err != nil {
+		return nil, fmt.Errorf("model %s: evaluation program: %w", name, err)
+	}
+	if err := mod.Create(t.alloc, r.Seed, t.store.Set); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if err := state.Create(t.alloc, t.store.Set); err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.lr, _ = t.store.Get(state.LR)
+	if r.Resume != "" {
+		if err := t.restore(r.Resume); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// BuildTraining returns the task's training program (forward, loss,
+// backward and optimizer update) as New compiles it, for printing.
+func BuildTraining(cfg Config) (*ir.Program, error) {
+	task, err := models.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	r, err := resolve(cfg, task)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: r, task: task}
+	opt, _, err := r.optimizer()
+	if err != nil {
+		return nil, err
+	}
+	p, _, _, err := t.buildTrain(opt)
+	return p, err
+}
+
+// BuildEvaluation returns the task's evaluation (forward-only) program.
+func BuildEvaluation(model string) (*ir.Program, error) {
+	task, err := models.New(model)
+	if err != nil {
+		return nil, err
+	}
+	return (&Trainer{task: task}).buildEval()
+}
+
+func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, optim.State, error) {
+	b := ir.NewBuilder(ir.NewProgram())
+	mod := nn.NewModule(ir.F32, true)
+	outs, err := t.task.Build(b, mod)
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	if outs.Loss == nil {
+		return nil, nil, optim.State{}, errors.New("the training program has no loss")
+	}
+	params := mod.Trainable()
+	grads, err := autodiff.Backward(b, outs.Loss, params)
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	if c := t.cfg.defaults.ClipNorm; c > 0 {
+		grads, _ = optim.ClipByGlobalNorm(b, grads, c)
+	}
+	state, err := opt.Apply(b, params, grads)
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	ops.Fetch(b, "loss", outs.Loss)
+	t.extra = t.extra[:0]
+	for name, v := range outs.Fetches {
+		ops.Fetch(b, name, v)
+		t.extra = append(t.extra, name)
+	}
+	sort.Strings(t.extra)
+	p, err := b.Finish()
+	return p, mod, state, err
+}
+
+func (t *Trainer) buildEval() (*ir.Program, error) {
+	b := ir.NewBuilder(ir.NewProgram())
+	outs, err := t.task.Build(b, nn.NewModule(ir.F32, false))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(outs.Fetches))
+	for n := range outs.Fetches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ops.Fetch(b, n, outs.Fetches[n])
+	}
+	return b.Finish()
+}
+
+// Close releases the parameters and optimizer state.
+func (t *Trainer) Close() {
+	if t.store != nil {
+		t.store.Release()
+	}
+}
+
+// Allocator returns the allocator every buffer of the run comes from.
+func (t *Trainer) Allocator() *memory.Allocator { return t.alloc }
+
+// Store returns the parameters and optimizer state.
+func (t *Trainer) Store() *exec.Store { return t.store }
+
+// StepRecord is one training step as logged.
+type StepRecord struct {
+	Epoch         int                `json:"epoch"`
+	Step          int                `json:"step"` // within the epoch, from 1
+	GlobalStep    int                `json:"-"`    // from 1
+	Loss          float64            `json:"loss"`
+	MemAllocated  int64              `json:"mem_allocated"`
+	MemReserved   int64              `json:"mem_reserved"`
+	PeakAllocated int64              `json:"peak_allocated"`
+	Extra         map[string]float64 `json:"-"`
+}
+
+// Step runs the next training step and returns its record. Allocated
+// bytes are read after the step's feeds and fetches are released.
+func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
+	epoch, s := t.step/t.spe, t.step%t.spe
+	if err := optim.SetScalar(t.lr, t.sched.LR(t.step)); err != nil {
+		return StepRecord{}, err
+	}
+	t.alloc.SetTag(memory.Tag{Op: "feeds", Value: t.cfg.Model, Step: int64(t.step)})
+	feeds, err := t.task.TrainFeeds(t.alloc, epoch, s)
+	if err != nil {
+		return StepRecord{}, err
+	}
+	t.alloc.ResetPeak()
+	t.train.SetRuns(int64(t.step))
+	res, err := t.train.Run(ctx, feeds.Tensors)
+	if err != nil {
+		feeds.Release()
+		return StepRecord{}, err
+	}
+	rec := StepRecord{Epoch: epoch, Step: s + 1, GlobalStep: t.step + 1, Loss: res["loss"].Float64At(0), Extra: map[string]float64{}}
+	for k, v := range feeds.Info {
+		rec.Extra[k] = v
+	}
+	for _, n := range t.extra {
+		rec.Extra[n] = res[n].Float64At(0)
+	}
+	res.Release()
+	feeds.Release()
+	st := t.alloc.Stats()
+	rec.MemAllocated, rec.MemReserved, rec.PeakAllocated = st.Allocated.Current, st.Reserved.Current, st.Allocated.Peak
+	t.step++
+	return rec, nil
+}
+
+// Done reports whether every step has run.
+func (t *Trainer) Done() bool { return t.step >= t.cfg.total }
+
+// Total is the number of steps of the run; StepsPerEpoch the steps of one
+// epoch.
+func (t *Trainer) Total() int         { return t.cfg.total }
+func (t *Trainer) StepsPerEpoch() int { return t.spe }
+
+// Evaluate runs the evaluation program over the task's test set.
+func (t *Trainer) Evaluate(ctx context.Context) (map[string]float64, error) {
+	return t.task.Evaluate(t.alloc, func(feeds map[string]*tensor.Tensor) (exec.Results, error) {
+		return t.eval.Run(ctx, feeds)
+	})
+}
