@@ -35,7 +35,7 @@ func (r *LeakReport) Error() string { return r.Message }
 // that survived when they differ.
 func Memcheck(ctx context.Context, cfg Config, steps int, out io.Writer) (*LeakReport, error) {
 	if steps < 2 {
-		return nil, fmt.Errorf("--steps %d: memcheck needs at least 2 steps to compare", steps)
+		return nil, &SetupError{fmt.Errorf("--steps %d: memcheck needs at least 2 steps to compare", steps)}
 	}
 	cfg.Steps = steps
 	cfg.CheckLeaks = true

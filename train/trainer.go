@@ -40,6 +40,11 @@ var ErrInterrupted = errors.New("training interrupted")
 // training and evaluation programs, and creates the parameters and the
 // optimizer state (or loads them from cfg.Resume).
 func New(cfg Config) (*Trainer, error) {
+	t, err := newTrainer(cfg)
+	return t, setupError(err)
+}
+
+func newTrainer(cfg Config) (*Trainer, error) {
 	name := cfg.Model
 	if name == "" {
 		name = "tinydet"

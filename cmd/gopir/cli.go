@@ -56,7 +56,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	fmt.Fprintln(stderr, oneLine(err))
 	var ue usageError
+	var ee exitError
 	switch {
+	case errors.As(err, &ee):
+		return ee.code
 	case errors.As(err, &ue):
 		return exitBadInput
 	case isFlagError(err):
@@ -96,6 +99,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newTrainCmd())
+	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newTrainCmd(), newMemcheckCmd())
 	return root
 }

@@ -7,21 +7,46 @@ import (
 
 	"github.com/gopir/gopir/ir"
 	_ "github.com/gopir/gopir/ops" // registers the op catalog
+	"github.com/gopir/gopir/train"
 )
 
 func newPrintCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "print FILE.pir",
-		Short: "Parse, verify and print a program in canonical form",
-		Args:  cobra.ExactArgs(1),
+	var model string
+	var backward bool
+	cmd := &cobra.Command{
+		Use:   "print (--model NAME [--backward] | FILE.pir)",
+		Short: "Print a program in canonical form: a file, or a model of the zoo",
+		Long: `Print parses, verifies and prints FILE.pir in canonical form. With
+--model it prints the model's forward (evaluation) program instead, and with
+--backward its whole training program: forward, loss, backward and the
+optimizer's in-place updates.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prog, err := loadProgram(args[0])
+			var prog *ir.Program
+			var err error
+			switch {
+			case model != "" && len(args) == 1:
+				return badInputf("give either --model or FILE.pir, not both")
+			case model != "" && backward:
+				prog, err = train.BuildTraining(train.Config{Model: model})
+			case model != "":
+				prog, err = train.BuildEvaluation(model)
+			case backward:
+				return badInputf("--backward needs --model")
+			case len(args) == 1:
+				prog, err = loadProgram(args[0])
+			default:
+				return badInputf("give --model NAME or FILE.pir")
+			}
 			if err != nil {
-				return err
+				return badInput(err)
 			}
 			return ir.Print(cmd.OutOrStdout(), prog)
 		},
 	}
+	cmd.Flags().StringVar(&model, "model", "", "print the program of model `NAME`")
+	cmd.Flags().BoolVar(&backward, "backward", false, "with --model: the training program, backward and updates included")
+	return cmd
 }
 
 // loadProgram reads, parses and verifies a program file. Every error is bad
