@@ -55,16 +55,57 @@ func (g *GradContext) DYOrZero(i int) *ir.Value {
 
 // Unbroadcast returns dy reduced to the shape of operand i, for ops that
 // broadcast their operands. A static operand shape costs nothing to keep;
-// a dynamic one is read from the operand at run time.
+// when the types show that operand i cannot have been stretched, dy is
+// already its shape; otherwise the shape is read from the operand at run
+// time.
 func (g *GradContext) Unbroadcast(dy *ir.Value, i int) *ir.Value {
 	t := g.Op.Operand(i).Type()
-	if !t.IsStatic() {
-		return g.B.Op1("reduce_sum_to", nil, dy, g.X(i))
+	if t.IsStatic() {
+		if dy.Type().Equal(t) {
+			return dy
+		}
+		return g.B.Op1("reduce_sum_to", ir.A("shape", t.Dims), dy)
 	}
-	if dy.Type().Equal(t) {
+	if !mayBroadcast(g.Op, i) {
 		return dy
 	}
-	return g.B.Op1("reduce_sum_to", ir.A("shape", t.Dims), dy)
+	return g.B.Op1("reduce_sum_to", nil, dy, g.X(i))
+}
+
+// mayBroadcast reports whether broadcasting can have stretched operand i
+// of op into its result 0: the result has more dims, or on some dim the
+// operand may be 1 (it is 1 or dynamic) while the result may not. When
+// both are dynamic, only another operand that may be larger there can
+// have stretched it.
+func mayBroadcast(op *ir.Op, i int) bool {
+	t, r := op.Operand(i).Type(), op.Result(0).Type()
+	if r.Rank() != t.Rank() {
+		return true
+	}
+	for k, td := range t.Dims {
+		rd := r.Dims[k]
+		switch {
+		case td == rd && td != ir.Dynamic, td > 1:
+		case td == 1:
+			if rd != 1 {
+				return true
+			}
+		case rd == 1:
+		case rd != ir.Dynamic:
+			return true
+		default:
+			if op.NumOperands() < 2 {
+				return true
+			}
+			for j, o := range op.Operands() {
+				u := o.Type()
+				if kk := k - (t.Rank() - u.Rank()); j != i && kk >= 0 && u.Dims[kk] != 1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // noSecondOrder is the rule of backward helper ops (conv2d_grad_input and
