@@ -1,0 +1,105 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/gopir/gopir/data"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Decoding settings of tinydet's evaluation.
+const (
+	tinydetScoreMin = 0.01 // candidates below this score are dropped
+	tinydetNMSIoU   = 0.5  // per-class NMS threshold
+	tinydetTopK     = 50   // most detections kept per image
+)
+
+// Evaluate runs the evaluation program over the held-out set (256 images,
+// fixed seed) in batches of 64, decodes the detections and returns
+// {"map50": mAP@0.5}.
+func (d *tinydet) Evaluate(a *memory.Allocator, run Runner) (map[string]float64, error) {
+	if d.test == nil {
+		return nil, fmt.Errorf("tinydet: Evaluate before Load")
+	}
+	var preds []data.Prediction
+	var all []int
+	for start := 0; start < d.test.Len(); start += tinydetEvalBatch {
+		idx := make([]int, 0, tinydetEvalBatch)
+		for i := start; i < min(start+tinydetEvalBatch, d.test.Len()); i++ {
+			idx = append(idx, i)
+		}
+		all = append(all, idx...)
+		p, err := tinydetPredict(a, d.test, idx, run)
+		if err != nil {
+			return nil, err
+		}
+		preds = append(preds, p...)
+	}
+	return map[string]float64{"map50": data.MAP50(preds, d.test.GroundTruth(all))}, nil
+}
+
+// tinydetPredict runs images idx of set through run and decodes them.
+func tinydetPredict(a *memory.Allocator, set *data.Detection, idx []int, run Runner) ([]data.Prediction, error) {
+	bt, err := set.Batch(a, idx)
+	if err != nil {
+		return nil, err
+	}
+	defer bt.Release()
+	res, err := run(map[string]*tensor.Tensor{"image": bt.Images})
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	box, obj, cls := res["box"], res["obj"], res["cls"]
+	if box == nil || obj == nil || cls == nil {
+		return nil, fmt.Errorf("tinydet: the evaluation program lacks box, obj or cls")
+	}
+	var out []data.Prediction
+	for k, image := range idx {
+		out = append(out, tinydetDecode(image,
+			box.F32()[k*tinydetCells*4:(k+1)*tinydetCells*4],
+			obj.F32()[k*tinydetCells:(k+1)*tinydetCells],
+			cls.F32()[k*tinydetCells*tinydetClasses:(k+1)*tinydetCells*tinydetClasses])...)
+	}
+	return out, nil
+}
+
+// tinydetDecode turns one image's cell outputs into detections: score =
+// objectness·class probability for every (cell, class) above
+// tinydetScoreMin, per-class NMS at IoU tinydetNMSIoU, then the
+// tinydetTopK best. Ties keep the lower cell first, so the result is
+// deterministic.
+func tinydetDecode(image int, box, obj, cls []float32) []data.Prediction {
+	var cand []data.Prediction
+	for k := range tinydetCells {
+		for c := range tinydetClasses {
+			s := obj[k] * cls[k*tinydetClasses+c]
+			if s < tinydetScoreMin {
+				continue
+			}
+			cand = append(cand, data.Prediction{Image: image, Class: c, Score: s,
+				Box: [4]float32{box[k*4], box[k*4+1], box[k*4+2], box[k*4+3]}})
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b data.Prediction) int { return cmp.Compare(b.Score, a.Score) })
+	var keep []data.Prediction
+	for _, p := range cand {
+		ok := true
+		for _, q := range keep {
+			if q.Class == p.Class && data.IoU(p.Box, q.Box) > tinydetNMSIoU {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			keep = append(keep, p)
+			if len(keep) == tinydetTopK {
+				break
+			}
+		}
+	}
+	return keep
+}
