@@ -20,9 +20,9 @@ type gemmKernel[T float] struct {
 	name    string // value of GOPIR_GEMM_KERNEL that selects it
 	missing string // CPU feature this machine lacks; "" if usable
 	mr, nr  int    // micro-tile
-	mc      int    // rows of the packed A block (multiple of mr): L2-resident
-	kc      int    // depth of the packed panels: a kc×nr B panel stays in L1
-	nc      int    // columns of the packed B block (multiple of nr): L3-resident
+	mc      int    // rows of a packed A block (multiple of mr): stays in L2
+	kc      int    // depth of the packed panels: deeper means fewer passes over C
+	nc      int    // columns of a packed B block (multiple of nr): stays in L3
 	fn      microKernel[T]
 	// edge[h-1][v-1], when set, computes only h rows and v·lanes columns of
 	// the tile from the same packed panels, for tiles at the edges of C.

@@ -6,24 +6,38 @@ import (
 )
 
 // gemmMinWork is the m·n·k volume each goroutine must get for another one
-// to pay off.
-const gemmMinWork = 112 * 112 * 112
+// to pay off. Measured on 2 cores: 64³ runs faster on one goroutine, 80³
+// and 128×10×256 on two.
+const gemmMinWork = 40 * 64 * 64
 
-// gemmItemsPerThread is how many work items each step is cut into per
-// goroutine: enough for late or slow goroutines to even out.
-var gemmItemsPerThread = 1
+// gemmShallowK is the depth below which a product needs four times the
+// volume to go parallel: with so few multiply-adds per element of C, the
+// fixed cost of each tile dominates and two goroutines gained nothing in
+// measurements (128×256×10, 256×256×16).
+const gemmShallowK = 32
 
 // gemmParallel runs GEMM on the calling goroutine and up to threads-1
-// helpers. All walk the same steps, one per nc×kc block of op(B): they pack
-// the block into one shared buffer, claiming groups of panels, then claim
-// work items (rows × columns of C) each of which packs its rows of op(A) and
-// runs the macro-kernel. Items are claimed dynamically, but each element of
-// C is computed by exactly one goroutine with the same arithmetic whichever
-// it is, so results are bitwise reproducible.
+// helpers. When op(A) is small (gemmStreams), blocks of C go to goroutines
+// that each stream their own panels (gemmParallelStreamB). Otherwise all walk
+// the same steps, one per nc×kc block of op(B): they pack the block into one
+// shared buffer, claiming groups of panels, then claim work items (rows ×
+// columns of C), each of which packs its rows of op(A) and runs the
+// macro-kernel. Items are claimed dynamically, but each element of C is
+// computed by exactly one goroutine with the same arithmetic whichever it
+// is, so results are bitwise reproducible.
 func gemmParallel[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, threads int) {
-	t := min(threads, m*n*k/gemmMinWork)
+	work := m * n * k
+	if k < gemmShallowK {
+		work /= 4
+	}
+	// More goroutines than Ps would only take turns.
+	t := min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork)
 	if t <= 1 {
 		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if gemmStreams(kern, m, k) {
+		gemmParallelStreamB(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, t)
 		return
 	}
 	j := &gemmJob[T]{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
@@ -31,10 +45,7 @@ func gemmParallel[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int
 	j.nc = balancedBlock(n, kern.nc, kern.nr)
 	j.kc = balancedBlock(k, kern.kc, 1)
 	j.mc = balancedBlock(m, kern.mc, kern.mr)
-	j.rows, j.cols = gemmItems(m, j.nc, kern.mr, kern.nr, j.mc, t, gemmItemsPerThread)
-	if gemmItemsOverride[0] > 0 {
-		j.rows, j.cols = gemmItemsOverride[0], gemmItemsOverride[1]
-	}
+	j.rows, j.cols = gemmItems(m, j.nc, kern.mr, kern.nr, j.mc, t)
 	j.t = t
 	j.packs = ceilDiv(ceilDiv(j.nc, kern.nr), gemmPackGroup)
 	j.steps = make([]gemmStep, ceilDiv(n, j.nc)*ceilDiv(k, j.kc))
@@ -47,16 +58,70 @@ func gemmParallel[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int
 	putGemmScratch(bws)
 }
 
+// gemmParallelStreamB runs gemmStreamB on rows×cols blocks of C claimed by
+// the caller and t-1 helpers. Each packs its own rows of op(A) and panels
+// of op(B), so nothing is shared but the claim flags.
+func gemmParallelStreamB[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, t int) {
+	rows, cols := gemmStreamItems(m, n, kern.mr, kern.nr, t)
+	claims := make([]atomic.Bool, rows*cols)
+	var joined, done atomic.Int32
+	var sig gemmSignal
+	run := func(p int) {
+		if int(done.Load()) == rows*cols {
+			return // a helper arriving after the caller finished
+		}
+		ws := getGemmScratch[T]()
+		claimItems(claims, p, t, func(i int) {
+			r0, r1 := panelRange(m, kern.mr, rows, i/cols)
+			c0, c1 := panelRange(n, kern.nr, cols, i%cols)
+			offA := r0 * lda // where op(A) row r0 starts
+			if transA {
+				offA = r0
+			}
+			gemmStreamB(kern, ws, transA, transB, r1-r0, c0, c1, k, alpha, a[offA:], lda, b, ldb, beta, c[r0*ldc:], ldc)
+			sig.add(&done, rows*cols)
+		})
+		putGemmScratch(ws)
+	}
+	job := func() { run(int(joined.Add(1))) }
+	runHelpers(t-1, &job)
+	run(0)
+	sig.wait(&done, rows*cols)
+}
+
+// gemmStreamItems splits C (m×n) into rows×cols blocks for t
+// goroutines, minimising the estimated time until the last block is done:
+// rounds of t blocks, each costing its largest multiply-add area plus
+// packing its rows of A and columns of B (about ten multiply-adds per
+// element, both times k).
+func gemmStreamItems(m, n, mr, nr, t int) (rows, cols int) {
+	pm, pn := ceilDiv(m, mr), ceilDiv(n, nr)
+	best := -1
+	for r := 1; r <= pm && r <= 4*t; r++ {
+		for c := 1; c <= pn && r*c <= 4*t; c++ {
+			if r*c < t && (r < pm || c < pn) {
+				continue
+			}
+			h, w := min(ceilDiv(pm, r)*mr, m), min(ceilDiv(pn, c)*nr, n)
+			cost := ceilDiv(r*c, t) * (h*w + 10*(h+w))
+			if best < 0 || cost < best {
+				best, rows, cols = cost, r, c
+			}
+		}
+	}
+	return rows, cols
+}
+
 // gemmItems splits a step (m rows, nb columns of C) into rows×cols work
 // items for t goroutines. Row chunks are whole micro-panels no taller than
 // mc. It minimises an estimate of the time until the last item is done:
 // rounds of t items, each costing its largest multiply-add area plus
 // packing its rows of A (about ten multiply-adds per element) plus streaming
 // its columns of the packed B block from cache.
-func gemmItems(m, nb, mr, nr, mc, t, per int) (rows, cols int) {
+func gemmItems(m, nb, mr, nr, mc, t int) (rows, cols int) {
 	pm, pn := ceilDiv(m, mr), ceilDiv(nb, nr)
 	rmin := min(pm, ceilDiv(m, mc))
-	most := max(rmin, 8*t*per) // more items only add overhead
+	most := max(rmin, 8*t) // more items only add overhead
 	best := -1
 	for r := rmin; r <= pm && r <= most; r++ {
 		for c := 1; c <= pn && r*c <= most; c++ {
@@ -87,6 +152,7 @@ type gemmJob[T float] struct {
 	bp             []T // the shared packed block of op(B)
 	t              int
 	joined         atomic.Int32 // helpers that have started
+	sig            gemmSignal
 	steps          []gemmStep
 	claims         []atomic.Bool // per step: packing items, then work items
 }
@@ -123,6 +189,9 @@ const gemmPackGroup = 4
 // waits for the last step's items so that C is complete when it returns. A
 // helper arriving late finds the items claimed and returns.
 func (j *gemmJob[T]) run(p int) {
+	if last := &j.steps[len(j.steps)-1]; int(last.workDone.Load()) == j.rows*j.cols {
+		return // a helper arriving after the caller finished
+	}
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
 	ws := getGemmScratch[T]()
@@ -140,10 +209,10 @@ func (j *gemmJob[T]) run(p int) {
 			claimItems(flags[:packs], p, j.t, func(i int) {
 				c0, c1 := i*gemmPackGroup*nr, min((i+1)*gemmPackGroup*nr, nb)
 				packB(j.bp[c0*kb:], pk, j.transB, j.b, j.ldb, pc, jc+c0, kb, c1-c0, nr)
-				st.packDone.Add(1)
+				j.sig.add(&st.packDone, packs)
 			})
 			flags = flags[j.packs:]
-			spinUntil(&st.packDone, packs)
+			j.sig.wait(&st.packDone, packs)
 			bet := j.beta
 			if pc > 0 {
 				bet = 1 // later k slices accumulate onto the first
@@ -157,24 +226,12 @@ func (j *gemmJob[T]) run(p int) {
 					packA(ap, pk, j.transA, j.a, j.lda, ic, pc, mb, kb, mr)
 					macroKernel(kern, ap, j.bp[c0*kb:], ws.tmp, mb, c1-c0, kb, j.alpha, bet, j.c[ic*j.ldc+jc+c0:], j.ldc)
 				}
-				st.workDone.Add(1)
+				j.sig.add(&st.workDone, items)
 			})
 			flags = flags[items:]
 			if p == 0 || s < len(j.steps) {
-				spinUntil(&st.workDone, items) // before B is repacked, or C is read
+				j.sig.wait(&st.workDone, items) // before B is repacked, or C is read
 			}
 		}
 	}
 }
-
-// spinUntil waits for a counter that other participants are about to
-// complete; their items are short, so it polls, yielding now and then.
-func spinUntil(c *atomic.Int32, target int) {
-	for i := 1; int(c.Load()) < target; i++ {
-		if i%64 == 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
-var gemmItemsOverride [2]int

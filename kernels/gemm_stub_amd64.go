@@ -212,42 +212,6 @@ func sgemmAVX2_6x8(k int, a *float32, b *float32, c *float32, ldc int, alpha flo
 //go:noescape
 func sgemmAVX2_6x16(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// xA_14x32 is the xA GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xA_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// xB_14x32 is the xB GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xB_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// xC_14x32 is the xC GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xC_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// xD_14x32 is the xD GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xD_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// xE_14x32 is the xE GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xE_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// xF_14x32 is the xF GEMM micro-kernel: C = alpha*A·B + beta*C on a 14×32 tile
-// from packed panels (see family in the generator); beta == 0: C is not read.
-//
-//go:noescape
-func xF_14x32(k int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-
 // dgemmAVX512_1x8 is the 1×8 edge variant of dgemmAVX512_14x16.
 //
 //go:noescape
@@ -450,22 +414,22 @@ func dgemmAVX2_6x4(k int, a *float64, b *float64, c *float64, ldc int, alpha flo
 //go:noescape
 func dgemmAVX2_6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
-// packTransposeAVX512_14 sets d[p*14+r] = src[r*ld+p] for r < 14, p < kb; kb%16 == 0.
+// packTransposeAVX512_14 sets d[p*14+r] = src[r*ld+p] for r < h ≤ 14, p < kb, and zero for r ≥ h; kb%16 == 0.
 //
 //go:noescape
-func packTransposeAVX512_14(d *float32, src *float32, ld int, kb int)
+func packTransposeAVX512_14(d *float32, src *float32, ld int, kb int, h int)
 
-// packCopyAVX512_14 sets d[p*14+r] = src[p*ld+r] for r < 14, p < kb.
+// packCopyAVX512_14 sets d[p*14+r] = src[p*ld+r] for r < h ≤ 14, p < kb, and zero for r ≥ h.
 //
 //go:noescape
-func packCopyAVX512_14(d *float32, src *float32, ld int, kb int)
+func packCopyAVX512_14(d *float32, src *float32, ld int, kb int, h int)
 
-// packTransposeAVX512_32 sets d[p*32+r] = src[r*ld+p] for r < 32, p < kb; kb%16 == 0.
+// packTransposeAVX512_32 sets d[p*32+r] = src[r*ld+p] for r < h ≤ 32, p < kb, and zero for r ≥ h; kb%16 == 0.
 //
 //go:noescape
-func packTransposeAVX512_32(d *float32, src *float32, ld int, kb int)
+func packTransposeAVX512_32(d *float32, src *float32, ld int, kb int, h int)
 
-// packCopyAVX512_32 sets d[p*32+r] = src[p*ld+r] for r < 32, p < kb.
+// packCopyAVX512_32 sets d[p*32+r] = src[p*ld+r] for r < h ≤ 32, p < kb, and zero for r ≥ h.
 //
 //go:noescape
-func packCopyAVX512_32(d *float32, src *float32, ld int, kb int)
+func packCopyAVX512_32(d *float32, src *float32, ld int, kb int, h int)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -53,13 +55,14 @@ func (tc gemmCase) String() string {
 }
 
 // gemmShapes covers empty and unit sizes, primes that are multiples of no
-// tile, non-square products and sizes that span several cache blocks.
+// tile, non-square products and sizes that span several cache blocks; the
+// last is too tall to stream B (gemmStreams) for every kernel.
 var gemmShapes = [][3]int{
 	{0, 0, 0}, {0, 7, 5}, {7, 0, 5}, {7, 13, 0},
 	{1, 1, 1}, {1, 13, 7}, {13, 1, 7}, {7, 7, 1},
 	{7, 13, 31}, {13, 7, 67}, {31, 67, 13}, {67, 131, 7},
 	{131, 67, 131}, {1, 131, 67}, {131, 1, 31}, {14, 32, 64},
-	{28, 64, 300}, {350, 97, 521}, {67, 1100, 31},
+	{28, 64, 300}, {350, 97, 521}, {67, 1100, 31}, {800, 37, 600},
 }
 
 var gemmScalars = [][2]float64{{1, 0}, {1, 1}, {-0.5, 0.25}, {2, 0}, {0, -1.5}, {0, 0}}
@@ -152,13 +155,20 @@ func runGemm[T float](tc gemmCase, a []T, lda int, b []T, ldb int, c []T, ldc in
 	}
 }
 
-// checkGemm runs tc and compares with refGemm; the tolerance grows with k
-// because each of the k+2 roundings may add a relative eps of the magnitude.
+// checkGemm runs tc and compares with refGemm.
 func checkGemm[T float](t *testing.T, tc gemmCase, threads int, eps float64) {
 	t.Helper()
 	a, lda, b, ldb, c, ldc := gemmOperands[T](tc, uint64(tc.m*1000003+tc.n*1009+tc.k))
 	want, mag := refGemm(tc, a, lda, b, ldb, c, ldc)
 	runGemm(tc, a, lda, b, ldb, c, ldc, threads)
+	compareGemm(t, tc, threads, c, ldc, want, mag, eps)
+}
+
+// compareGemm checks C against the reference. The tolerance grows with k
+// because each of the k+2 roundings may add a relative eps of the
+// magnitude; the row padding of C must be untouched.
+func compareGemm[T float](t *testing.T, tc gemmCase, threads int, c []T, ldc int, want, mag []float64, eps float64) {
+	t.Helper()
 	for i := range tc.m {
 		for j := range ldc {
 			got := float64(c[i*ldc+j])
@@ -192,30 +202,82 @@ func TestDgemm(t *testing.T) {
 	})
 }
 
-// TestGemmThreads checks the parallel path against the reference and that a
-// run repeated with the same thread count is bitwise identical.
+// TestGemmThreads checks the parallel paths (few rows: column ranges;
+// many rows: shared B blocks) against the reference, that a run repeated
+// with the same thread count is bitwise identical, and that it is even
+// identical to the single-threaded result, since every element of C is
+// summed in the same order whichever goroutine computes it.
 func TestGemmThreads(t *testing.T) {
-	shapes := [][3]int{{131, 131, 131}, {300, 67, 520}, {13, 700, 300}, {1024, 31, 64}}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // let 3 and 4 threads run even on 2 cores
+	// Each is big enough for 4 goroutines (see gemmMinWork). The first two
+	// stream B (gemmStreams), the last two share packed B blocks, the last
+	// over three kc slices.
+	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {1500, 40, 300}, {700, 50, 1100}}
 	forEachKernel(t, func(t *testing.T) {
 		for _, s := range shapes {
 			for _, tr := range [][2]bool{{false, false}, {true, true}, {false, true}, {true, false}} {
 				tc := gemmCase{tr[0], tr[1], s[0], s[1], s[2], 1.5, 0.5, 1}
-				for threads := 1; threads <= 4; threads++ {
-					checkGemm[float32](t, tc, threads, 0x1p-24)
-					checkGemm[float64](t, tc, threads, 0x1p-53)
-					a, lda, b, ldb, c1, ldc := gemmOperands[float32](tc, 7)
-					c2 := append([]float32(nil), c1...)
-					runGemm(tc, a, lda, b, ldb, c1, ldc, threads)
-					runGemm(tc, a, lda, b, ldb, c2, ldc, threads)
-					for i := range c1 {
-						if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
-							t.Fatalf("%v threads=%d: run twice, C[%d] = %g then %g", tc, threads, i, c1[i], c2[i])
-						}
-					}
-				}
+				checkThreads[float32](t, tc, 0x1p-24)
+				checkThreads[float64](t, tc, 0x1p-53)
 			}
 		}
 	})
+}
+
+func checkThreads[T float](t *testing.T, tc gemmCase, eps float64) {
+	t.Helper()
+	a, lda, b, ldb, c0, ldc := gemmOperands[T](tc, 7)
+	want, mag := refGemm(tc, a, lda, b, ldb, c0, ldc)
+	var serial []T
+	for threads := 1; threads <= 4; threads++ {
+		c1 := append([]T(nil), c0...)
+		c2 := append([]T(nil), c0...)
+		runGemm(tc, a, lda, b, ldb, c1, ldc, threads)
+		runGemm(tc, a, lda, b, ldb, c2, ldc, threads)
+		compareGemm(t, tc, threads, c1, ldc, want, mag, eps)
+		if threads == 1 {
+			serial = c1
+		}
+		for i := range c1 {
+			if !sameBits(c1[i], c2[i]) {
+				t.Fatalf("%v threads=%d: run twice, C[%d] = %g then %g", tc, threads, i, c1[i], c2[i])
+			}
+			if !sameBits(c1[i], serial[i]) {
+				t.Fatalf("%v threads=%d: C[%d] = %g, single-threaded %g", tc, threads, i, c1[i], serial[i])
+			}
+		}
+	}
+}
+
+func sameBits[T float](x, y T) bool {
+	return math.Float64bits(float64(x)) == math.Float64bits(float64(y))
+}
+
+// TestGemmConcurrent runs parallel GEMMs from several goroutines at once:
+// they share the helper goroutines, and each must still get its own result.
+func TestGemmConcurrent(t *testing.T) {
+	tc := gemmCase{false, false, 300, 200, 100, 1, 0, 0}
+	a, lda, b, ldb, c0, ldc := gemmOperands[float32](tc, 3)
+	want := append([]float32(nil), c0...)
+	runGemm(tc, a, lda, b, ldb, want, ldc, 1)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				c := append([]float32(nil), c0...)
+				runGemm(tc, a, lda, b, ldb, c, ldc, 2+g%2)
+				for i := range c {
+					if !sameBits(c[i], want[i]) {
+						t.Errorf("goroutine %d: C[%d] = %g, want %g", g, i, c[i], want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestGemmBadArgs(t *testing.T) {
@@ -223,9 +285,15 @@ func TestGemmBadArgs(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"short a", func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1) }},
-		{"small lda", func() { Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1) }},
-		{"short c", func() { Dgemm(true, true, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2, 1) }},
+		{"short a", func() {
+			Sgemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1)
+		}},
+		{"small lda", func() {
+			Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 1, make([]float32, 4), 2, 0, make([]float32, 4), 2, 1)
+		}},
+		{"short c", func() {
+			Dgemm(true, true, 2, 2, 2, 1, make([]float64, 4), 2, make([]float64, 4), 2, 0, make([]float64, 3), 2, 1)
+		}},
 		{"negative", func() { Sgemm(false, false, -1, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2, 1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

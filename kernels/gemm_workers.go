@@ -14,8 +14,9 @@ import (
 // block. Jobs never depend on a helper showing up: the caller works through
 // all of a job by itself if none does.
 
-// helperSpin is how long an idle helper polls for the next job.
-const helperSpin = 200 * time.Microsecond
+// helperSpin is how long an idle helper polls for the next job: long
+// enough to span the gaps between the GEMMs of a training step.
+const helperSpin = time.Millisecond
 
 type gemmHelper struct {
 	next     atomic.Pointer[func()] // job waiting for this helper
@@ -40,6 +41,7 @@ func runHelpers(n int, job *func()) {
 	}
 	helpers := gemmHelpers.list[:n]
 	gemmHelpers.mu.Unlock()
+	woke := false
 	for _, h := range helpers {
 		if !h.next.CompareAndSwap(nil, job) {
 			continue
@@ -49,7 +51,14 @@ func runHelpers(n int, job *func()) {
 			case h.wake <- struct{}{}:
 			default:
 			}
+			woke = true
 		}
+	}
+	if woke {
+		// The woken helper sits in this P's run queue, and an idle P
+		// does not always come to take it. Yield once so that it starts
+		// here while an idle P picks up the caller.
+		runtime.Gosched()
 	}
 }
 
@@ -69,11 +78,9 @@ func (h *gemmHelper) wait() *func() {
 				return job
 			}
 		}
-		if i%64 == 0 {
-			if time.Since(start) > helperSpin {
-				break
-			}
-			runtime.Gosched() // let goroutines queued on this P run
+		// No runtime.Gosched here: see gemmSignal.
+		if i%256 == 0 && time.Since(start) > helperSpin {
+			break
 		}
 	}
 	for {

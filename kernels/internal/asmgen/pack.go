@@ -8,21 +8,23 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// packTransposeF32 emits packTransposeAVX512_<rows>(d, src, ld, kb), which
-// packs a rows×kb block of a row-major float32 matrix with stride ld into
-// d[p*rows+r] = src[r*ld+p], kb a multiple of 16. Packing a row-major A (or
+// packTransposeF32 emits packTransposeAVX512_<rows>(d, src, ld, kb, h),
+// which packs an h×kb block (h ≤ rows) of a row-major float32 matrix with
+// stride ld into d[p*rows+r] = src[r*ld+p], zero for r ≥ h, kb a multiple
+// of 16. Packing a row-major A (or
 // a transposed B) is a transpose; doing it on 16×16 blocks in registers is
 // about ten times faster than element by element.
 func packTransposeF32(rows int) {
 	name := fmt.Sprintf("packTransposeAVX512_%d", rows)
-	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb int)")
+	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb, h int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[r*ld+p] for r < %d, p < kb; kb%%16 == 0.", name, rows, rows))
-	d, src, ld, ld3, n := RDI, RSI, RDX, R8, RCX
+	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[r*ld+p] for r < h ≤ %d, p < kb, and zero for r ≥ h; kb%%16 == 0.", name, rows, rows))
+	d, src, ld, ld3, n, hr := RDI, RSI, RDX, R8, RCX, RBX
 	Load(Param("d"), d)
 	Load(Param("src"), src)
 	Load(Param("ld"), ld)
 	Load(Param("kb"), n)
+	Load(Param("h"), hr)
 	SHLQ(U8(2), ld)
 	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
 	SHRQ(U8(4), n)
@@ -56,6 +58,10 @@ func packTransposeF32(rows int) {
 				VPXORD(r[i], r[i], r[i])
 				continue
 			}
+			// Rows at or past h are zero (an edge panel).
+			zero, next := fmt.Sprintf("zero%d_%d", rb, i), fmt.Sprintf("row%d_%d", rb, i)
+			CMPQ(hr, U32(rb*16+i))
+			JLE(LabelRef(zero))
 			m := Mem{Base: bases[i/4]}
 			switch i % 4 {
 			case 1:
@@ -66,6 +72,10 @@ func packTransposeF32(rows int) {
 				m = m.Idx(ld3, 1)
 			}
 			VMOVUPS(m, r[i])
+			JMP(LabelRef(next))
+			Label(zero)
+			VPXORD(r[i], r[i], r[i])
+			Label(next)
 		}
 		// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
 		// of r[4g+c] then holds rows 4g..4g+3 of column 4L+c.
@@ -112,35 +122,48 @@ func packTransposeF32(rows int) {
 	RET()
 }
 
-// packCopyF32 emits packCopyAVX512_<rows>(d, src, ld, kb), which sets
-// d[p*rows+r] = src[p*ld+r] for r < rows, p < kb: packing a row-major B (or
-// a transposed A) copies one short run per k step, which a call to memmove
-// per run would dominate.
+// packCopyF32 emits packCopyAVX512_<rows>(d, src, ld, kb, h), which sets
+// d[p*rows+r] = src[p*ld+r] for r < h ≤ rows, p < kb, and zero for r ≥ h:
+// packing a row-major B (or a transposed A) copies one short run per k
+// step, which a call to memmove per run would dominate.
 func packCopyF32(rows int) {
 	name := fmt.Sprintf("packCopyAVX512_%d", rows)
-	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb int)")
+	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb, h int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[p*ld+r] for r < %d, p < kb.", name, rows, rows))
-	d, src, ld, n := RDI, RSI, RDX, RCX
+	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[p*ld+r] for r < h ≤ %d, p < kb, and zero for r ≥ h.", name, rows, rows))
+	d, src, ld, n := RDI, RSI, RDX, R10
 	Load(Param("d"), d)
 	Load(Param("src"), src)
 	Load(Param("ld"), ld)
 	Load(Param("kb"), n)
+	Load(Param("h"), RCX)
 	SHLQ(U8(2), ld)
 	TESTQ(n, n)
 	JE(LabelRef("done"))
+	// Lane masks of the h valid columns: vector v holds columns 16v...
+	vecs := (rows + 15) / 16
+	masks := []OpmaskPhysical{K1, K2}
+	MOVQ(U32(1), RAX)
+	SHLQ(CL, RAX)
+	DECQ(RAX) // bit r set for r < h (h ≤ 32)
 	if rows%16 != 0 {
-		MOVL(U32(1<<(rows%16)-1), EAX)
-		KMOVW(EAX, K1)
+		MOVL(U32(1<<(rows%16)-1), R11L)
+		KMOVW(R11L, K3)
+	}
+	for v := 0; v < vecs; v++ {
+		KMOVW(EAX, masks[v])
+		if v+1 < vecs {
+			SHRQ(U8(16), RAX)
+		}
 	}
 	Label("loop")
-	for v := 0; v*16 < rows; v++ {
-		r := []VecPhysical{Z0, Z1, Z2, Z3}[v]
+	for v := 0; v < vecs; v++ {
+		r := []VecPhysical{Z0, Z1}[v]
+		VMOVUPS_Z(Mem{Base: src, Disp: v * 64}, masks[v], r)
 		if rows-v*16 < 16 {
-			VMOVUPS_Z(Mem{Base: src, Disp: v * 64}, K1, r)
-			VMOVUPS(r, K1, Mem{Base: d, Disp: v * 64})
+			// The packed row is shorter than a vector: store its lanes only.
+			VMOVUPS(r, K3, Mem{Base: d, Disp: v * 64})
 		} else {
-			VMOVUPS(Mem{Base: src, Disp: v * 64}, r)
 			VMOVUPS(r, Mem{Base: d, Disp: v * 64})
 		}
 	}
