@@ -152,3 +152,10 @@ func TestRunOutOfMemoryExitsOne(t *testing.T) {
 		t.Fatalf("with 9MiB: exit %d: %s", ok.code, ok.stderr)
 	}
 }
+
+func TestImpossibleRequestIsAnOOMErrorNotACrash(t *testing.T) {
+	r := gopir("run", "testdata/huge.pir")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "ResourceExhaustedError: Out of memory error on CPU 0. Cannot allocate 149.011612GB memory on CPU 0") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

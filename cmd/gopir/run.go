@@ -44,7 +44,7 @@ peak_allocated is the peak during that run.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.feeds, "feed", nil, "input `NAME=VALUE` (JSON number/array or @file.npy); repeat for each input")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the program `N` times")
-	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB); running out exits 1")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; default: physical memory); running out exits 1")
 	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail if a run leaves any buffer behind besides its fetches")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run")
 	return cmd
@@ -62,7 +62,7 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 	if f.repeat < 1 {
 		return badInputf("--repeat %d: want at least 1", f.repeat)
 	}
-	var limit int64
+	limit := defaultMemLimit()
 	if f.memLimit != "" {
 		var err error
 		if limit, err = parseSize(f.memLimit); err != nil {

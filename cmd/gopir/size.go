@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -25,4 +26,26 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q: want a number of bytes with an optional unit, like 512MiB or 2GB", s)
 	}
 	return int64(v * mult), nil
+}
+
+// defaultMemLimit is the allocator capacity when --mem-limit is not given:
+// the machine's physical memory, so that an impossible request is a clear
+// ResourceExhaustedError instead of the Go runtime dying. 0 (no limit)
+// where the size cannot be read.
+func defaultMemLimit() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -47,6 +47,7 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 	if f.lr < 0 {
 		return cfg, badInputf("--lr %g: want a positive learning rate", f.lr)
 	}
+	cfg.MemLimit = defaultMemLimit()
 	if f.memLimit != "" {
 		n, err := parseSize(f.memLimit)
 		if err != nil {
@@ -71,7 +72,7 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	}
 	fl.IntVar(&f.epochs, "epochs", 0, "train `E` epochs")
 	fl.Float64Var(&f.lr, "lr", 0, "learning rate `LR` (default: the model's)")
-	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB); running out exits 1")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; default: physical memory); running out exits 1")
 	fl.IntVar(&f.logEvery, "log-every", 10, "log every `K` steps")
 	fl.StringVar(&f.save, "save", "", "write a checkpoint to `DIR` at the end and on Ctrl-C")
 	fl.StringVar(&f.resume, "resume", "", "continue from the checkpoint in `DIR`")
