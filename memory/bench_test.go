@@ -37,6 +37,26 @@ func BenchmarkAllocFree(b *testing.B) {
 				a.Free(blk)
 			}
 		})
+		// The handle embedded in the caller's object, as tensors hold it:
+		// no Go heap object per allocation.
+		b.Run(fmt.Sprintf("size=%s/impl=allocator-embedded", sz.name), func(b *testing.B) {
+			a := memory.New(memory.Options{})
+			var h memory.Block
+			if err := a.AllocInto(&h, sz.n); err != nil {
+				b.Fatal(err)
+			}
+			a.Free(&h)
+			b.SetBytes(sz.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				h = memory.Block{} // freed, and nobody else holds it
+				if err := a.AllocInto(&h, sz.n); err != nil {
+					b.Fatal(err)
+				}
+				h.Bytes()[0] = 1
+				a.Free(&h)
+			}
+		})
 		b.Run(fmt.Sprintf("size=%s/impl=make", sz.name), func(b *testing.B) {
 			b.SetBytes(sz.n)
 			b.ReportAllocs()

@@ -10,43 +10,37 @@ type Tag struct {
 	Step  int64  `json:"step"`
 }
 
-// blockState is the life cycle of a Block struct. A struct that has been
-// handed out is never made live again (every allocation gets a fresh struct),
-// so a stale pointer can always be recognised as already freed.
-type blockState uint8
+// handleState is the life cycle of a Block handle. A handle goes from new
+// to live once and from live to freed once; it is never made live again, so
+// a stale pointer to it is always recognised as already freed.
+type handleState uint8
 
 const (
-	stateLive blockState = iota // handed out, not yet freed
-	stateFree                   // a free segment in the free tree
-	stateDead                   // merged into a neighbour, carved away or released with its chunk
+	handleNew   handleState = iota // zero value: never allocated
+	handleLive                     // handed out, not yet freed
+	handleFreed                    // freed; Free again panics
 )
 
-// Block is a range of allocator memory. The same struct type serves as the
-// user's handle and as the allocator's segment (physical neighbour list and
-// free-tree node), which saves a second object per allocation.
+// Block is the user's handle to a range of allocator memory. Alloc returns
+// a fresh one; AllocInto fills one the caller provides (embedded in a
+// bigger object, so that an allocation costs no Go heap object of its own).
+// Either way a handle serves one allocation only: a stale handle is always
+// recognised, and freeing it again panics.
+//
+// The allocator's bookkeeping (physical neighbours, free tree, live list)
+// lives in internal segments that it recycles; the handle points to its
+// segment only while live.
 type Block struct {
 	owner *Allocator
-	chunk *chunk // nil for a zero-size block
+	seg   *segment // nil for a zero-size block and after Free
 
-	// Segment fields, guarded by owner.mu; they change as neighbours merge.
-	offset     int64 // from the chunk's aligned start
-	size       int64 // rounded size of the segment
-	state      blockState
-	prev, next *Block // physical neighbours in the chunk
-
-	// Free-tree links (state == stateFree).
-	left, right *Block
-	prio        uint64
-
-	// Live-list links (state == stateLive), in allocation order.
-	lprev, lnext *Block
-
-	// Handle fields: written once at allocation, read without the lock.
-	// Free clears mem so that a use after free fails fast.
-	mem []byte
-	req int64
-	id  uint64
-	tag Tag
+	// Written once at allocation, read without the lock. Free clears mem
+	// so that a use after free fails fast.
+	mem   []byte
+	req   int64
+	id    uint64
+	tag   Tag
+	state handleState
 }
 
 // Bytes returns the block's memory: exactly Size bytes (capacity too, so an
@@ -75,38 +69,68 @@ type BlockInfo struct {
 	Tag     Tag    `json:"tag"`
 }
 
-func (b *Block) info() BlockInfo {
-	return BlockInfo{ID: b.id, Size: b.req, Rounded: b.size, Chunk: b.chunk.id, Offset: b.offset, Tag: b.tag}
+// segState is the life cycle of a segment.
+type segState uint8
+
+const (
+	segLive segState = iota // holds a live block
+	segFree                 // a free range, in the free tree
+	segDead                 // merged away, released with its chunk, or on the spare list
+)
+
+// segment is a range of a chunk: a live block's memory or a free range.
+// Segments are internal (no user holds one), so the allocator recycles them
+// on a spare list: a steady-state alloc/free makes no Go heap object.
+type segment struct {
+	chunk      *chunk
+	offset     int64 // from the chunk's aligned start
+	size       int64 // rounded size; changes as free neighbours merge
+	state      segState
+	prev, next *segment // physical neighbours in the chunk; next also links the spare list
+
+	// Free-tree links (state == segFree).
+	left, right *segment
+	prio        uint64
+
+	// While live: the handle and the live-list links, in allocation order.
+	blk          *Block
+	lprev, lnext *segment
 }
 
-// liveList keeps live blocks in allocation order with O(1) insert and remove.
+func (s *segment) info() BlockInfo {
+	b := s.blk
+	return BlockInfo{ID: b.id, Size: b.req, Rounded: s.size, Chunk: s.chunk.id, Offset: s.offset, Tag: b.tag}
+}
+
+// liveList keeps live segments in allocation order with O(1) insert and
+// remove.
 type liveList struct {
-	head, tail *Block
+	head, tail *segment
 	n          int
 }
 
-func (l *liveList) push(b *Block) {
-	b.lprev, b.lnext = l.tail, nil
+func (l *liveList) push(s *segment) {
+	s.lprev, s.lnext = l.tail, nil
 	if l.tail != nil {
-		l.tail.lnext = b
+		l.tail.lnext = s
 	} else {
-		l.head = b
+		l.head = s
 	}
-	l.tail = b
+	l.tail = s
 	l.n++
 }
 
-func (l *liveList) remove(b *Block) {
-	if b.lprev != nil {
-		b.lprev.lnext = b.lnext
+func (l *liveList) remove(s *segment) {
+	if s.lprev != nil {
+		s.lprev.lnext = s.lnext
 	} else {
-		l.head = b.lnext
+		l.head = s.lnext
 	}
-	if b.lnext != nil {
-		b.lnext.lprev = b.lprev
+	if s.lnext != nil {
+		s.lnext.lprev = s.lprev
 	} else {
-		l.tail = b.lprev
+		l.tail = s.lprev
 	}
-	b.lprev, b.lnext = nil, nil
+	s.lprev, s.lnext = nil, nil
 	l.n--
 }

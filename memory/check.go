@@ -9,20 +9,20 @@ func (a *Allocator) check() error {
 	defer a.mu.Unlock()
 
 	// Free tree: ordered, heap-ordered priorities, all free.
-	var prev *Block
-	inTree := map[*Block]bool{}
+	var prev *segment
+	inTree := map[*segment]bool{}
 	var err error
-	a.tree.walk(func(b *Block) {
+	a.tree.walk(func(b *segment) {
 		if err != nil {
 			return
 		}
-		if b.state != stateFree {
+		if b.state != segFree {
 			err = fmt.Errorf("segment in free tree has state %d", b.state)
 		}
 		if prev != nil && !less(prev, b) {
 			err = fmt.Errorf("free tree out of order")
 		}
-		for _, c := range []*Block{b.left, b.right} {
+		for _, c := range []*segment{b.left, b.right} {
 			if c != nil && c.prio > b.prio {
 				err = fmt.Errorf("free tree heap order broken")
 			}
@@ -39,6 +39,13 @@ func (a *Allocator) check() error {
 
 	// Chunks: segments tile each chunk; no two free neighbours; every free
 	// segment is in the tree; byte sums match the stats.
+	spare := map[*segment]bool{}
+	for s := a.spare; s != nil; s = s.next {
+		if s.state != segDead || s.blk != nil || s.chunk != nil || spare[s] {
+			return fmt.Errorf("spare segment in use or listed twice")
+		}
+		spare[s] = true
+	}
 	var reserved, allocated int64
 	var liveN, freeN, chunks int
 	for c := a.firstChunk; c != nil; c = c.next {
@@ -55,16 +62,26 @@ func (a *Allocator) check() error {
 			if s.next != nil && s.next.prev != s {
 				return fmt.Errorf("chunk %d: neighbour links broken at %d", c.id, s.offset)
 			}
+			if spare[s] {
+				return fmt.Errorf("chunk %d: segment at %d is also on the spare list", c.id, s.offset)
+			}
 			switch s.state {
-			case stateLive:
+			case segLive:
 				liveN++
 				allocated += s.size
-			case stateFree:
+				if b := s.blk; b == nil || b.seg != s || b.state != handleLive || b.owner != a ||
+					int64(len(b.mem)) != b.req || b.req > s.size || b.req <= s.size-a.opts.Alignment {
+					return fmt.Errorf("chunk %d: live segment at %d has a broken handle", c.id, s.offset)
+				}
+			case segFree:
+				if s.blk != nil {
+					return fmt.Errorf("chunk %d: free segment at %d still points to a handle", c.id, s.offset)
+				}
 				freeN++
 				if !inTree[s] {
 					return fmt.Errorf("chunk %d: free segment at %d not in tree", c.id, s.offset)
 				}
-				if s.next != nil && s.next.state == stateFree {
+				if s.next != nil && s.next.state == segFree {
 					return fmt.Errorf("chunk %d: unmerged free neighbours at %d", c.id, s.offset)
 				}
 			default:
@@ -81,6 +98,16 @@ func (a *Allocator) check() error {
 	}
 	if liveN != a.live.n {
 		return fmt.Errorf("%d live segments in chunks, %d in live list", liveN, a.live.n)
+	}
+	n := 0
+	for s := a.live.head; s != nil; s = s.lnext {
+		if s.state != segLive || (s.lnext != nil && s.lnext.lprev != s) || (s.lnext != nil && s.lnext.blk.id <= s.blk.id) {
+			return fmt.Errorf("live list broken or out of allocation order")
+		}
+		n++
+	}
+	if n != a.live.n {
+		return fmt.Errorf("live list holds %d segments, counted %d", n, a.live.n)
 	}
 	st := a.st
 	if allocated != st.Allocated.Current || reserved != st.Reserved.Current {

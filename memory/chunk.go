@@ -7,13 +7,13 @@ type chunk struct {
 	id         int    // creation order, for history and tie-breaking
 	mem        []byte // aligned start, len == size
 	size       int64
-	head       *Block // the segment at offset 0
-	prev, next *chunk // all chunks, in creation order
+	head       *segment // the segment at offset 0
+	prev, next *chunk   // all chunks, in creation order
 }
 
 // idle reports whether no block of c is live: then it is one free segment.
 func (c *chunk) idle() bool {
-	return c.head.state == stateFree && c.head.size == c.size
+	return c.head.state == segFree && c.head.size == c.size
 }
 
 // newChunkMem returns size bytes starting at an address aligned to align, or
@@ -32,7 +32,7 @@ func newChunkMem(size, align int64) (mem []byte) {
 // grow reserves a chunk able to hold a rounded request of size bytes and
 // returns its single free segment (already in the free tree), or nil when
 // the limit does not allow it. Called with a.mu held.
-func (a *Allocator) grow(size int64) *Block {
+func (a *Allocator) grow(size int64) *segment {
 	want := max(a.opts.ChunkSize, size)
 	if lim := a.opts.Limit; lim > 0 {
 		room := (lim - a.st.Reserved.Current) &^ (a.opts.Alignment - 1)
@@ -53,7 +53,8 @@ func (a *Allocator) grow(size int64) *Block {
 		a.firstChunk = c
 	}
 	a.lastChunk = c
-	seg := &Block{owner: a, chunk: c, size: want, state: stateFree}
+	seg := a.newSeg()
+	seg.chunk, seg.size, seg.state = c, want, segFree
 	c.head = seg
 	a.tree.insert(seg)
 	a.st.Reserved.add(want)
@@ -79,7 +80,7 @@ func (a *Allocator) releaseIdle() int {
 func (a *Allocator) release(c *chunk) {
 	seg := c.head
 	a.tree.remove(seg)
-	seg.state = stateDead
+	a.killSeg(seg)
 	if c.prev != nil {
 		c.prev.next = c.next
 	} else {

@@ -27,6 +27,19 @@
 // Chunks are made with make([]byte, n+alignment) and sliced to an aligned
 // start; Reserved counts n.
 //
+// # Handles
+//
+// A Block is the caller's handle to one allocation. Alloc returns a new
+// one; AllocInto fills a zero Block the caller provides, typically embedded
+// in the object that owns the memory (a tensor's storage), so that an
+// allocation costs no Go heap object. Either way a handle serves one
+// allocation: freeing it again panics however often the memory has been
+// reused since. (A handle's only holder may zero a freed handle and use it
+// again.) The allocator's own bookkeeping lives in internal segments that
+// it recycles, so alloc and free in the steady state allocate nothing.
+// Retag renames the owner of a live block, for a buffer an op has taken
+// over in place.
+//
 // # Errors and panics
 //
 // Running out of memory is an error (*ResourceExhausted). Freeing a block

@@ -1,17 +1,17 @@
 package memory
 
 // freeTree holds the free segments ordered by (size, chunk, offset): a
-// treap, intrusive in Block so that inserting and removing allocate nothing.
+// treap, intrusive in segment so that inserting and removing allocate nothing.
 // Best fit is the leftmost segment whose size is >= the request, which is
 // also the lowest address among equal sizes; lower addresses first keeps the
 // high end of chunks free, so whole chunks go idle more often.
 type freeTree struct {
-	root *Block
+	root *segment
 	n    int
 	rng  uint64 // xorshift state for priorities; deterministic runs
 }
 
-func less(x, y *Block) bool {
+func less(x, y *segment) bool {
 	if x.size != y.size {
 		return x.size < y.size
 	}
@@ -31,14 +31,14 @@ func (t *freeTree) nextPrio() uint64 {
 	return t.rng
 }
 
-func (t *freeTree) insert(b *Block) {
+func (t *freeTree) insert(b *segment) {
 	b.left, b.right = nil, nil
 	b.prio = t.nextPrio()
 	t.root = treapInsert(t.root, b)
 	t.n++
 }
 
-func treapInsert(root, b *Block) *Block {
+func treapInsert(root, b *segment) *segment {
 	if root == nil {
 		return b
 	}
@@ -62,13 +62,13 @@ func treapInsert(root, b *Block) *Block {
 
 // remove unlinks b, which must be in the tree with its key unchanged since
 // insert.
-func (t *freeTree) remove(b *Block) {
+func (t *freeTree) remove(b *segment) {
 	t.root = treapRemove(t.root, b)
 	b.left, b.right = nil, nil
 	t.n--
 }
 
-func treapRemove(root, b *Block) *Block {
+func treapRemove(root, b *segment) *segment {
 	if root == nil {
 		panic("memory: internal error: free segment missing from the free tree")
 	}
@@ -84,7 +84,7 @@ func treapRemove(root, b *Block) *Block {
 }
 
 // treapMerge joins two treaps whose keys are all ordered l < r.
-func treapMerge(l, r *Block) *Block {
+func treapMerge(l, r *segment) *segment {
 	switch {
 	case l == nil:
 		return r
@@ -101,8 +101,8 @@ func treapMerge(l, r *Block) *Block {
 
 // bestFit returns the smallest free segment of at least size bytes, lowest
 // address first among equals, or nil.
-func (t *freeTree) bestFit(size int64) *Block {
-	var best *Block
+func (t *freeTree) bestFit(size int64) *segment {
+	var best *segment
 	for n := t.root; n != nil; {
 		if n.size >= size {
 			best = n
@@ -127,9 +127,9 @@ func (t *freeTree) largest() int64 {
 }
 
 // walk calls f on every segment in key order.
-func (t *freeTree) walk(f func(*Block)) {
-	var rec func(*Block)
-	rec = func(n *Block) {
+func (t *freeTree) walk(f func(*segment)) {
+	var rec func(*segment)
+	rec = func(n *segment) {
 		if n == nil {
 			return
 		}

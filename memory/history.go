@@ -27,11 +27,11 @@ type history struct {
 	seq   uint64
 }
 
-func (h *history) record(kind string, b *Block, st *Stats) {
+func (h *history) record(kind string, b *Block, s *segment, st *Stats) {
 	h.seq++
 	e := Event{
-		Seq: h.seq, Kind: kind, Block: b.id, Size: b.size, Requested: b.req,
-		Chunk: b.chunk.id, Offset: b.offset,
+		Seq: h.seq, Kind: kind, Block: b.id, Size: s.size, Requested: b.req,
+		Chunk: s.chunk.id, Offset: s.offset,
 		Allocated: st.Allocated.Current, Reserved: st.Reserved.Current, Tag: b.tag,
 	}
 	if h.n < len(h.buf) {

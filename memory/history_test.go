@@ -121,3 +121,64 @@ func TestOptionsValidation(t *testing.T) {
 		t.Fatalf("defaults %+v", o)
 	}
 }
+
+// TestRetag checks that a retagged block shows its new tag in Live and in
+// its free event, while its alloc event keeps the tag it was made with.
+func TestRetag(t *testing.T) {
+	a := memory.New(memory.Options{HistoryCap: 10})
+	a.SetTag(memory.Tag{Op: "relu", Value: "%1"})
+	b, _ := a.Alloc(100)
+	a.SetTag(memory.Tag{Op: "multiply", Value: "%2"})
+	a.Retag(b)
+	if live := a.Live(); len(live) != 1 || live[0].Tag.Op != "multiply" || b.Tag().Value != "%2" {
+		t.Fatalf("live %+v", live)
+	}
+	a.Free(b)
+	h := a.History()
+	if len(h) != 2 || h[0].Tag.Op != "relu" || h[1].Tag.Op != "multiply" {
+		t.Fatalf("history %+v", h)
+	}
+}
+
+// TestEmbeddedHandles allocates into handles the caller provides: in the
+// steady state an alloc/free pair makes no Go heap object (segments are
+// recycled), and the blocks behave like any other.
+func TestEmbeddedHandles(t *testing.T) {
+	a := memory.New(memory.Options{ChunkSize: 4096})
+	type holder struct {
+		x   int
+		blk memory.Block
+	}
+	hs := make([]holder, 8)
+	cycle := func() {
+		for i := range hs {
+			hs[i].blk = memory.Block{} // a freed handle, reset by its only holder
+			if err := a.AllocInto(&hs[i].blk, int64(10*i+1)); err != nil {
+				t.Fatal(err)
+			}
+			hs[i].blk.Bytes()[0] = byte(i)
+		}
+		for i := range hs {
+			if hs[i].blk.Bytes()[0] != byte(i) || hs[i].blk.Size() != int64(10*i+1) {
+				t.Fatalf("block %d corrupted", i)
+			}
+		}
+		for i := len(hs) - 1; i >= 0; i -= 2 {
+			a.Free(&hs[i].blk)
+		}
+		for i := len(hs) - 2; i >= 0; i -= 2 {
+			a.Free(&hs[i].blk)
+		}
+	}
+	cycle()
+	if n := testing.AllocsPerRun(100, cycle); n != 0 {
+		t.Fatalf("%v Go allocations per cycle of 8 alloc/free pairs, want 0", n)
+	}
+	if st := a.Stats(); st.Allocated.Current != 0 || st.Allocs != st.Frees || st.Allocs != 8*102 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Alloc's own handles are one Go object each.
+	if n := testing.AllocsPerRun(100, func() { b, _ := a.Alloc(64); a.Free(b) }); n != 1 {
+		t.Fatalf("Alloc+Free made %v Go allocations, want 1 (the handle)", n)
+	}
+}

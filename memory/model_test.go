@@ -196,10 +196,10 @@ func TestFreeTreeBestFit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	c := &chunk{id: 0}
 	var tr freeTree
-	var in []*Block
+	var in []*segment
 	for i := range 2000 {
 		if rng.IntN(3) > 0 || len(in) == 0 {
-			b := &Block{chunk: c, size: 64 * (1 + rng.Int64N(50)), offset: int64(i)}
+			b := &segment{chunk: c, size: 64 * (1 + rng.Int64N(50)), offset: int64(i)}
 			tr.insert(b)
 			in = append(in, b)
 		} else {
@@ -208,7 +208,7 @@ func TestFreeTreeBestFit(t *testing.T) {
 			in = slices.Delete(in, j, j+1)
 		}
 		want := int64(64 * (1 + rng.Int64N(52)))
-		var best *Block
+		var best *segment
 		for _, b := range in {
 			if b.size >= want && (best == nil || less(b, best)) {
 				best = b

@@ -70,6 +70,43 @@ func TestFreeMisusePanics(t *testing.T) {
 			a.EmptyCache()
 			a.Free(x)
 		}},
+		{"double-after-segment-reuse", "double Free of block #1", func(a *memory.Allocator) {
+			// x's segment is recycled for y; x's handle stays freed.
+			x, keep := alloc(a, 64), alloc(a, 64)
+			defer a.Free(keep)
+			a.Free(x)
+			y := alloc(a, 64)
+			defer a.Free(y)
+			a.Free(x)
+		}},
+		{"never-allocated", "never allocated", func(a *memory.Allocator) { a.Free(&memory.Block{}) }},
+		{"copy", "Free of a copy of block #1", func(a *memory.Allocator) {
+			x := alloc(a, 64)
+			defer a.Free(x)
+			c := *x
+			a.Free(&c)
+		}},
+		{"alloc-into-live", "a handle serves one allocation", func(a *memory.Allocator) {
+			var h memory.Block
+			if err := a.AllocInto(&h, 10); err != nil {
+				t.Fatal(err)
+			}
+			defer a.Free(&h)
+			_ = a.AllocInto(&h, 10)
+		}},
+		{"alloc-into-freed", "a handle serves one allocation", func(a *memory.Allocator) {
+			var h memory.Block
+			if err := a.AllocInto(&h, 10); err != nil {
+				t.Fatal(err)
+			}
+			a.Free(&h)
+			_ = a.AllocInto(&h, 10)
+		}},
+		{"retag-freed", "Retag of freed block #1", func(a *memory.Allocator) {
+			x := alloc(a, 64)
+			a.Free(x)
+			a.Retag(x)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := memory.New(memory.Options{ChunkSize: 4096})

@@ -8,6 +8,10 @@
 // releases it exactly once, and the allocator's statistics then say exactly
 // what is still held.
 //
+// New makes one Go object per tensor: the header, the storage, the
+// allocator's block handle and a shape of up to four dims; Reshape makes one
+// (header and shape).
+//
 // Element types are f32, f64, i32, i64 and i1 (bool, one byte per element).
 // Typed accessors (F32, I64, ...) return slices over the allocator's bytes
 // without copying; they are valid until the last Release.

@@ -63,9 +63,10 @@ func (s *Storage) retain(t *Tensor) {
 // frames between the user's call and release, for the recorded call site.
 func (s *Storage) release(t *Tensor, skip int) {
 	debug := debugOn.Load()
-	var site string
+	var site *string // allocated only in debug mode
 	if debug {
-		site = callSite(skip + 1)
+		site = new(string)
+		*site = callSite(skip + 1)
 	}
 	n := s.refs.Add(-1)
 	switch {
@@ -76,7 +77,7 @@ func (s *Storage) release(t *Tensor, skip int) {
 		panic(fmt.Sprintf("tensor: double release of %s; it was released at %s", t.Type(), s.where()))
 	}
 	if debug {
-		s.releasedAt.Store(&site)
+		s.releasedAt.Store(site)
 	}
 	for i, x := range s.items {
 		x.Release()

@@ -15,10 +15,10 @@ import (
 // storage) never changes after it is made, so a header may be shared
 // between owners; the storage's reference count says how many there are.
 type Tensor struct {
-	dt    DType
 	shape []int
 	n     int
 	s     *Storage
+	dt    DType
 	stack bool // a stack of tensors, see NewStack
 }
 
@@ -56,14 +56,50 @@ func New(a *memory.Allocator, dt DType, shape ...int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Storage{alloc: a}
+	// Header, storage, block handle and a short shape in one Go object:
+	// one heap allocation per tensor instead of four.
+	box := &newBox{}
+	s := &box.s
+	s.alloc = a
 	if nbytes > 0 {
-		if s.block, err = a.Alloc(nbytes); err != nil {
+		if err := a.AllocInto(&box.blk, nbytes); err != nil {
 			return nil, err
 		}
+		s.block = &box.blk
 	}
 	s.refs.Store(1)
-	return &Tensor{dt: dt, shape: cloneShape(shape), n: n, s: s}, nil
+	t := &box.t
+	t.dt, t.n, t.s = dt, n, s
+	t.shape = box.dims.hold(shape)
+	return t, nil
+}
+
+// newBox is what New allocates: everything a fresh tensor needs.
+type newBox struct {
+	t    Tensor
+	s    Storage
+	blk  memory.Block
+	dims dimBuf
+}
+
+// viewBox is what Reshape allocates: a header and its shape.
+type viewBox struct {
+	t    Tensor
+	dims dimBuf
+}
+
+// dimBuf holds a shape of up to four dims inside the header's object.
+type dimBuf [4]int
+
+// hold copies shape into d when it fits, else into a new slice; the
+// result is never nil, so a scalar's shape encodes as [].
+func (d *dimBuf) hold(shape []int) []int {
+	if len(shape) <= len(d) {
+		out := d[:len(shape):len(shape)]
+		copy(out, shape)
+		return out
+	}
+	return cloneShape(shape)
 }
 
 // cloneShape copies a shape; never nil, so a scalar's shape encodes as [].
@@ -240,7 +276,9 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 		return nil, fmt.Errorf("tensor: cannot reshape %s (%d elements) to %v (%d elements)", t.Type(), t.n, shape, n)
 	}
 	t.s.retain(t)
-	return &Tensor{dt: t.dt, shape: cloneShape(shape), n: n, s: t.s}, nil
+	box := &viewBox{t: Tensor{dt: t.dt, n: n, s: t.s}}
+	box.t.shape = box.dims.hold(shape)
+	return &box.t, nil
 }
 
 // Type is the IR type, e.g. "tensor<2x3xf32>", "tensor<f32>" for a scalar.
