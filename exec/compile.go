@@ -33,20 +33,25 @@ type ref struct {
 
 func (r ref) get() *tensor.Tensor { return r.blk.slots[r.slot] }
 
-// instr is one compiled op.
+// instr is one compiled op. The fields a kernel instruction reads on every
+// run come first; their slices point into one array per block (see pack),
+// so that running a block walks memory in order.
 type instr struct {
-	kind    kind
+	kind   kind
+	donate uint64 // operands moved into the kernel (see ops.Def.Donate)
+	kernel ops.Kernel
+	inp    []**tensor.Tensor // the operands' slots
+	outp   []**tensor.Tensor // the results' slots
+	dropp  []**tensor.Tensor // slots whose last use this is, released after it
+	types  []ir.Type
+
 	op      *ir.Op
-	kernel  ops.Kernel
 	in      []ref
 	out     []int // slots of the results in the block's frame
-	drop    []int // slots whose last use this is, released after it
+	drop    []int // slots whose last use this is (dropp points to them)
 	regions []*blockCode
 	name    string // feed, parameter or fetch name
-	types   []ir.Type
 	tag     memory.Tag
-	args    []*tensor.Tensor // scratch for the kernel's operands
-	donate  uint64           // operands moved into the kernel (see ops.Def.Donate)
 }
 
 // blockCode is a compiled block and its frame.
@@ -72,6 +77,11 @@ type Executable struct {
 	feeds   []feed
 	params  []param
 	fetches []string
+
+	maxResults  int              // the most results of one op
+	maxOperands int              // the most operands of one op
+	results     []*tensor.Tensor // scratch for kernels' result slices (ops.Ctx.Results)
+	args        []*tensor.Tensor // scratch for kernels' operands
 
 	runState
 }
@@ -108,6 +118,8 @@ func Compile(p *ir.Program, opts Options) (*Executable, error) {
 		return nil, err
 	}
 	e.top = top
+	e.results = make([]*tensor.Tensor, e.maxResults)
+	e.args = make([]*tensor.Tensor, e.maxOperands)
 	return e, nil
 }
 
@@ -190,7 +202,7 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
 		if err := c.instr(in, op, depth); err != nil {
 			return nil, err
 		}
-		in.donate = donations(in, bc, i, lastUse)
+		in.donate = c.donations(in, bc, i, lastUse)
 		if in.kind == kWhile {
 			in.donate = movableInits(in, op, bc, i, lastUse)
 		}
@@ -202,10 +214,45 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
 			bc.instrs[last].drop = append(bc.instrs[last].drop, slot)
 		}
 	}
+	bc.pack()
 	if y := b.Terminator(); y != nil {
 		bc.yields = make([]*tensor.Tensor, y.NumOperands())
 	}
 	return bc, nil
+}
+
+// pack gives every instruction its slot pointers (operands, results,
+// drops), laid out in one array in instruction order.
+func (bc *blockCode) pack() {
+	n := 0
+	for i := range bc.instrs {
+		in := &bc.instrs[i]
+		n += len(in.in) + len(in.out) + len(in.drop)
+	}
+	arena := make([]**tensor.Tensor, 0, n)
+	take := func(ps ...**tensor.Tensor) []**tensor.Tensor {
+		start := len(arena)
+		arena = append(arena, ps...)
+		return arena[start:len(arena):len(arena)]
+	}
+	for i := range bc.instrs {
+		in := &bc.instrs[i]
+		var ps []**tensor.Tensor
+		for _, r := range in.in {
+			ps = append(ps, &r.blk.slots[r.slot])
+		}
+		in.inp = take(ps...)
+		ps = ps[:0]
+		for _, s := range in.out {
+			ps = append(ps, &bc.slots[s])
+		}
+		in.outp = take(ps...)
+		ps = ps[:0]
+		for _, s := range in.drop {
+			ps = append(ps, &bc.slots[s])
+		}
+		in.dropp = take(ps...)
+	}
 }
 
 // markUses calls fn for every operand of op and of the ops nested in its
@@ -230,7 +277,8 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
 		in.out = append(in.out, c.refs[r].slot)
 		in.types = append(in.types, r.Type())
 	}
-	in.args = make([]*tensor.Tensor, len(in.in))
+	c.e.maxResults = max(c.e.maxResults, len(in.out))
+	c.e.maxOperands = max(c.e.maxOperands, len(in.in))
 	in.tag = memory.Tag{Op: op.Name(), Pos: op.Pos.String()}
 	if op.NumResults() > 0 {
 		in.tag.Value = c.names[op.Result(0)]
@@ -280,8 +328,8 @@ func (in *instr) errorf(format string, args ...any) error {
 // donations picks the operands of a kernel that the executor can hand over
 // instead of lending: the op asks for them (ops.Def.Donate), they belong to
 // this block's frame, this is their last use and they appear once.
-func donations(in *instr, bc *blockCode, at int, lastUse []int) uint64 {
-	if in.kind != kKernel {
+func (c *compiler) donations(in *instr, bc *blockCode, at int, lastUse []int) uint64 {
+	if in.kind != kKernel || c.e.opts.NoDonate {
 		return 0
 	}
 	def, _ := ops.Lookup(in.op.Name())

@@ -12,6 +12,11 @@
 // last use unless the body yields them again. When a region finishes, its
 // frame is empty; there are no skip lists.
 //
+// An operand that dies at a kernel instruction, belongs to the running
+// block and is listed in the op's ops.Def.Donate is moved into the kernel
+// rather than lent: the elementwise kernels then write their result into
+// its buffer when nobody else holds it (Options.NoDonate turns this off).
+//
 // When a run fails (a kernel error, out of memory, a cancelled context),
 // every frame is unwound and every buffer it held is released, so the
 // allocator is back at its baseline and the executable can run again.

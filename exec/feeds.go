@@ -62,7 +62,7 @@ func (e *Executable) checkFeeds(feeds map[string]*tensor.Tensor) error {
 		if !ok || t == nil {
 			return &FeedError{Name: f.name, Want: f.typ.String()}
 		}
-		if !fits(t, f.typ) {
+		if !fits(t, &f.typ) {
 			msg := "shape does not match"
 			switch {
 			case ir.DType(t.DType()) != f.typ.DType:
@@ -114,7 +114,7 @@ func (e *Executable) checkParams() error {
 		if !ok {
 			return &MissingParameterError{Name: p.name, Want: p.typ.String()}
 		}
-		if !fits(t, p.typ) {
+		if !fits(t, &p.typ) {
 			return &MissingParameterError{Name: p.name, Want: p.typ.String(), Got: describeTensor(t)}
 		}
 	}

@@ -51,10 +51,11 @@ func TestMemoryLogFollowsEveryInstruction(t *testing.T) {
 }
 
 // TestHistoryTagsAllocationsWithTheirOp checks that with history on, every
-// allocation of a run is tagged with its op, value and position.
+// allocation of a run is tagged with its op, value and position. Without
+// donation every op allocates its result.
 func TestHistoryTagsAllocationsWithTheirOp(t *testing.T) {
 	a := memory.New(memory.Options{HistoryCap: 1000})
-	x := compile(t, detectorLoss, exec.Options{Alloc: a})
+	x := compile(t, detectorLoss, exec.Options{Alloc: a, NoDonate: true})
 	in := feeds{"x": f32(t, ramp(64*64), 64, 64), "num_gts": i64(t, 1)}
 	defer releaseFeeds(in)
 	for range 2 {
@@ -77,5 +78,42 @@ func TestHistoryTagsAllocationsWithTheirOp(t *testing.T) {
 	}
 	if strings.Join(allocs, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("tagged allocations of run 1:\n%s\nwant:\n%s", strings.Join(allocs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestInPlaceReuseIsRetagged checks in-place reuse as the history and the
+// leak report see it: multiply writes into relu's dead result, so it
+// allocates nothing, and while the buffer holds multiply's value it is
+// tagged with multiply.
+func TestInPlaceReuseIsRetagged(t *testing.T) {
+	a := memory.New(memory.Options{HistoryCap: 1000})
+	x := compile(t, `{
+  (%x) = "data" () {name:"x", shape:[8,8], dtype:f32} : () -> tensor<8x8xf32>
+  (%a) = "relu" (%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  (%b) = "multiply" (%a, %x) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  () = "fetch" (%b) {name:"b"} : (tensor<8x8xf32>) -> ()
+}`, exec.Options{Alloc: a})
+	in := feeds{"x": f32(t, ramp(64), 8, 8)}
+	defer releaseFeeds(in)
+	res := mustRun(t, x, in)
+	var allocs []string
+	for _, e := range a.History() {
+		if e.Kind == "alloc" {
+			allocs = append(allocs, e.Tag.Op+" "+e.Tag.Value)
+		}
+	}
+	if got := strings.Join(allocs, ", "); got != "relu %1" {
+		t.Fatalf("allocations: %s; want relu's only (multiply reuses it)", got)
+	}
+	live := a.Live()
+	if len(live) != 1 || live[0].Tag.Op != "multiply" || live[0].Tag.Value != "%2" || live[0].Tag.Pos != "TestInPlaceReuseIsRetagged.pir:4:3" {
+		t.Fatalf("live buffers %+v; want one, tagged multiply %%2", live)
+	}
+	if got := res["b"].F32()[5]; got != 2*2 {
+		t.Fatalf("b[5] = %v, want 4", got)
+	}
+	res.Release()
+	if n := allocated(a); n != 0 {
+		t.Fatalf("%d bytes left", n)
 	}
 }

@@ -30,6 +30,12 @@ type Options struct {
 	MemoryLog func(MemoryRecord)
 	// Trace, if set, receives the memory log as text lines.
 	Trace io.Writer
+	// NoDonate keeps every operand lent to its kernel: the executor never
+	// hands a dying operand over (ops.Def.Donate), so no kernel updates an
+	// operand in place and each result gets a buffer of its own. Results
+	// are the same; peak memory and allocations are higher. For
+	// measurements and tests.
+	NoDonate bool
 }
 
 // MemoryRecord is one line of the per-op memory log.

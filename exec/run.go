@@ -20,6 +20,7 @@ type runState struct {
 	feedv map[string]*tensor.Tensor
 	out   Results
 	tags  bool
+	log   bool // MemoryLog or Trace set
 }
 
 // Results maps fetch names to tensors the caller owns.
@@ -79,7 +80,8 @@ func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (
 	if e.opts.CheckLeaks {
 		before = liveSet(e.alloc)
 	}
-	e.kctx = ops.Ctx{Alloc: e.alloc, Threads: e.threads, Seed: e.opts.Seed, Run: run}
+	e.kctx = ops.Ctx{Alloc: e.alloc, Threads: e.threads, Seed: e.opts.Seed, Run: run, Results: e.results}
+	e.log = e.opts.MemoryLog != nil || e.opts.Trace != nil
 	e.ctx, e.done, e.feedv = ctx, ctx.Done(), feeds
 	e.out = Results{}
 	e.tags = e.opts.CheckLeaks || e.alloc.Options().HistoryCap > 0 || e.opts.MemoryLog != nil || e.opts.Trace != nil
@@ -116,14 +118,23 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 			default:
 			}
 		}
-		if err := e.step(b, in); err != nil {
+		var err error
+		if in.kind == kKernel {
+			err = e.kernel(in)
+		} else {
+			err = e.step(b, in)
+		}
+		if err != nil {
 			b.clearFrame()
 			return nil, err
 		}
-		for _, s := range in.drop {
-			b.release(s)
+		for _, p := range in.dropp {
+			if t := *p; t != nil {
+				t.Release()
+				*p = nil
+			}
 		}
-		if e.opts.MemoryLog != nil || e.opts.Trace != nil {
+		if e.log {
 			e.logMemory(b, in)
 		}
 	}
@@ -150,7 +161,7 @@ func (b *blockCode) clearFrame() {
 func (e *Executable) step(b *blockCode, in *instr) error {
 	switch in.kind {
 	case kKernel:
-		return e.kernel(b, in)
+		return e.kernel(in)
 	case kData:
 		b.slots[in.out[0]] = e.feedv[in.name].Retain()
 	case kParameter:
@@ -170,11 +181,16 @@ func (e *Executable) step(b *blockCode, in *instr) error {
 	return nil
 }
 
-func (e *Executable) kernel(b *blockCode, in *instr) error {
-	for i, r := range in.in {
-		in.args[i] = r.get()
-		if in.donate&(1<<uint(i)) != 0 {
-			r.blk.slots[r.slot] = nil // the kernel owns it now
+func (e *Executable) kernel(in *instr) error {
+	args := e.args[:len(in.inp)]
+	for i, p := range in.inp {
+		args[i] = *p
+	}
+	if d := in.donate; d != 0 {
+		for i, p := range in.inp {
+			if d&(1<<uint(i)) != 0 {
+				*p = nil // the kernel owns it now
+			}
 		}
 	}
 	e.kctx.Owned = in.donate
@@ -183,8 +199,13 @@ func (e *Executable) kernel(b *blockCode, in *instr) error {
 		tag.Step = e.kctx.Run
 		e.alloc.SetTag(tag)
 	}
-	outs, err := in.kernel(&e.kctx, in.args)
-	clear(in.args)
+	outs, err := in.kernel(&e.kctx, args)
+	if err == nil && e.tags && in.donate != 0 {
+		e.retagReused(in, args, outs)
+	}
+	for i := range in.inp { // not clear(args): a runtime call costs more for one or two
+		args[i] = nil
+	}
 	if err != nil {
 		return &OpError{Op: in.op.Name(), Pos: in.op.Pos, Err: err}
 	}
@@ -194,12 +215,44 @@ func (e *Executable) kernel(b *blockCode, in *instr) error {
 				t.Release()
 			}
 		}
+		e.clearResults(len(outs))
 		return err
 	}
 	for i, t := range outs {
-		b.slots[in.out[i]] = t
+		*in.outp[i] = t
 	}
+	e.clearResults(len(outs)) // the kernel may have returned them in it
 	return nil
+}
+
+// retagReused gives each donated operand that the kernel returned as a
+// result (updated in place) the tag of this instruction, so that leak
+// reports name the op whose value the buffer holds. The allocator's tag is
+// this instruction's already. Only pointer identity is compared: operands
+// the kernel released are not touched.
+func (e *Executable) retagReused(in *instr, args, outs []*tensor.Tensor) {
+	for i, x := range args {
+		if in.donate&(1<<uint(i)) == 0 {
+			continue
+		}
+		for _, t := range outs {
+			if t == x {
+				if blk := t.Storage().Block(); blk != nil {
+					e.alloc.Retag(blk)
+				}
+				break
+			}
+		}
+	}
+}
+
+// clearResults drops the scratch's references to the n results a kernel
+// may have returned in it (ops.Ctx.Results).
+func (e *Executable) clearResults(n int) {
+	r := e.results[:min(n, len(e.results))]
+	for i := len(r) - 1; i >= 0; i-- {
+		r[i] = nil
+	}
 }
 
 // checkOutputs guards against a kernel whose results disagree with the
@@ -213,7 +266,7 @@ func checkOutputs(in *instr, outs []*tensor.Tensor) error {
 		if t == nil {
 			return in.errorf("kernel returned nil for result %d", i)
 		}
-		if !fits(t, in.types[i]) {
+		if !fits(t, &in.types[i]) {
 			return in.errorf("kernel returned %s for result %d of type %s", describeTensor(t), i, in.types[i])
 		}
 	}
@@ -221,15 +274,16 @@ func checkOutputs(in *instr, outs []*tensor.Tensor) error {
 }
 
 // fits reports whether tensor t has type typ.
-func fits(t *tensor.Tensor, typ ir.Type) bool {
+func fits(t *tensor.Tensor, typ *ir.Type) bool {
 	if typ.IsStack() || t.IsStack() {
 		return typ.IsStack() && t.IsStack()
 	}
-	if ir.DType(t.DType()) != typ.DType || t.Rank() != typ.Rank() {
+	shape, dims := t.Shape(), typ.Dims
+	if ir.DType(t.DType()) != typ.DType || len(shape) != len(dims) {
 		return false
 	}
-	for i, d := range t.Shape() {
-		if typ.Dims[i] != ir.Dynamic && typ.Dims[i] != d {
+	for i, d := range shape {
+		if dims[i] != ir.Dynamic && dims[i] != d {
 			return false
 		}
 	}
