@@ -80,10 +80,27 @@ func (p Conv2DParams) conv2dPlan(threads int) (parts, gemmThreads int) {
 var conv2dForceGemmThreads = false
 
 // Conv2DWorkspace is the number of elements of scratch that Conv2D needs
-// with the given thread count: one im2col block per goroutine, 0 for 1×1
-// convolutions without stride or padding and for empty outputs.
+// with the given thread count, whatever the element type: the larger of
+// Conv2DWorkspaceFor's two answers.
 func Conv2DWorkspace(p Conv2DParams, threads int) int {
-	if p.direct() || p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
+	return max(Conv2DWorkspaceFor(p, threads, true), Conv2DWorkspaceFor(p, threads, false))
+}
+
+// Conv2DWorkspaceFor is the scratch Conv2D needs for float32 (f32) or
+// float64 elements. Float32 convolutions with unit strides and at most 16
+// output channels per group run the direct kernel (see perf_conv.go): the
+// reordered weights plus a padded sample per goroutine. Otherwise it is one
+// im2col block per goroutine, 0 for 1×1 convolutions without stride or
+// padding and for empty outputs.
+func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
+	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
+		return 0
+	}
+	if f32 && p.convDirectFwd() {
+		parts, _ := p.conv2dPlan(threads)
+		return convDirectWorkspace(p, p.convDirectFwdPad(), min(parts, p.N))
+	}
+	if p.direct() {
 		return 0
 	}
 	parts, _ := p.conv2dPlan(threads)
@@ -92,6 +109,7 @@ func Conv2DWorkspace(p Conv2DParams, threads int) int {
 
 // Conv2D computes out = conv2d(x, w) through im2col and GEMM: for each
 // sample and group, out_g (O/G × OH·OW) = w_g (O/G × C/G·KH·KW) · col_g,
+// or for float32 with the direct kernel (see Conv2DWorkspaceFor),
 // where col_g is the group's im2col matrix, built and multiplied one block
 // of output rows at a time (see rowBlock). ws must hold at least
 // Conv2DWorkspace(p, threads) elements. Each output element is computed by
@@ -103,12 +121,16 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
+	if xf, ok := any(x).([]float32); ok && p.convDirectFwd() {
+		conv2DDirect(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
+		return
+	}
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W
 	parts, gemmThreads := p.conv2dPlan(threads)
 	col, rb := p.colSize(), p.rowBlock()
-	nnForParts(parts, p.N, func(part, lo, hi int) {
+	nnForWorkers(parts, p.N, func(part, lo, hi int) {
 		var buf []T
 		if !p.direct() {
 			buf = ws[part*col : (part+1)*col]
@@ -151,38 +173,68 @@ func Im2col[T nnFloat](p Conv2DParams, channels int, x, col []T) {
 }
 
 // im2colRows is Im2col restricted to the output rows [y0, y1): col is
-// (channels·KH·KW) × ((y1−y0)·OutW).
+// (channels·KH·KW) × ((y1−y0)·OutW). With unit column stride each row of
+// col is a strided block copy of the input (copy2D); padding is zeroed
+// around it.
 func im2colRows[T nnFloat](p Conv2DParams, channels int, x, col []T, y0, y1 int) {
 	ow := p.OutW()
 	ohw, hw := (y1-y0)*ow, p.H*p.W
 	for c := range channels {
 		xc := x[c*hw : (c+1)*hw]
 		for i := range p.KH {
+			ya, yb := convValidRows(p, i, y0, y1)
 			for j := range p.KW {
 				row := col[((c*p.KH+i)*p.KW+j)*ohw:][:ohw]
 				off := j*p.DW - p.PW
 				lo, hi := convValid(off, p.SW, p.W, ow)
-				for y := y0; y < y1; y++ {
-					r := row[(y-y0)*ow : (y-y0+1)*ow]
-					ih := y*p.SH - p.PH + i*p.DH
-					if ih < 0 || ih >= p.H {
-						clear(r)
-						continue
-					}
-					xr := xc[ih*p.W : (ih+1)*p.W]
-					clear(r[:lo])
-					clear(r[hi:])
-					if p.SW == 1 {
-						copy(r[lo:hi], xr[lo+off:hi+off])
-					} else {
-						for k := lo; k < hi; k++ {
-							r[k] = xr[k*p.SW+off]
+				clear(row[:(ya-y0)*ow])
+				clear(row[(yb-y0)*ow:])
+				if lo > 0 || hi < ow {
+					for y := ya; y < yb; y++ {
+						r := row[(y-y0)*ow : (y-y0+1)*ow]
+						for k := range r[:lo] {
+							r[k] = 0
 						}
+						for k := range r[hi:] {
+							r[hi+k] = 0
+						}
+					}
+				}
+				if yb <= ya || hi <= lo {
+					continue
+				}
+				ih := ya*p.SH - p.PH + i*p.DH
+				if p.SW == 1 {
+					copy2D(row[(ya-y0)*ow+lo:], ow, xc[ih*p.W+lo+off:], p.SH*p.W, yb-ya, hi-lo)
+					continue
+				}
+				for y := ya; y < yb; y++ {
+					r := row[(y-y0)*ow : (y-y0+1)*ow]
+					xr := xc[(ih+(y-ya)*p.SH)*p.W:][:p.W]
+					for k := lo; k < hi; k++ {
+						r[k] = xr[k*p.SW+off]
 					}
 				}
 			}
 		}
 	}
+}
+
+// convValidRows returns the output rows [ya, yb) within [y0, y1) whose input
+// row y·SH − PH + i·DH for kernel row i lies inside the input.
+func convValidRows(p Conv2DParams, i, y0, y1 int) (ya, yb int) {
+	first := p.PH - i*p.DH // ih >= 0  <=>  y·SH >= first
+	ya = y0
+	if first > 0 {
+		ya = max(y0, (first+p.SH-1)/p.SH)
+	}
+	last := p.H - 1 + p.PH - i*p.DH // ih <= H−1  <=>  y·SH <= last
+	yb = y0
+	if last >= 0 {
+		yb = min(y1, last/p.SH+1)
+	}
+	ya = min(ya, y1)
+	return ya, max(ya, yb)
 }
 
 // Col2im is the adjoint of Im2col: it adds each element of col into the

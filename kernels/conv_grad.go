@@ -10,7 +10,18 @@ package kernels
 // Conv2DGradInput needs with the given thread count: one column block per
 // goroutine, as for Conv2D.
 func Conv2DGradInputWorkspace(p Conv2DParams, threads int) int {
-	return Conv2DWorkspace(p, threads)
+	return max(Conv2DGradInputWorkspaceFor(p, threads, true), Conv2DGradInputWorkspaceFor(p, threads, false))
+}
+
+// Conv2DGradInputWorkspaceFor is the scratch Conv2DGradInput needs for
+// float32 (f32) or float64 elements: float32 with unit strides and at most
+// 16 input channels per group runs the direct kernel (see perf_conv.go).
+func Conv2DGradInputWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
+	if f32 && p.N > 0 && p.O > 0 && p.OutH()*p.OutW() > 0 && p.convDirectBwd() {
+		parts, _ := p.conv2dPlan(threads)
+		return convDirectWorkspace(p, p.convDirectBwdPad(), min(parts, p.N))
+	}
+	return Conv2DWorkspaceFor(p, threads, false)
 }
 
 // Conv2DGradInput writes into dx (N×C×H×W) the gradient of Conv2D with
@@ -21,9 +32,14 @@ func Conv2DGradInputWorkspace(p Conv2DParams, threads int) int {
 // Samples are spread over threads as in Conv2D; each element of dx is
 // summed in an order that does not depend on threads.
 func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) {
-	clear(dx[:p.N*p.C*p.H*p.W])
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
+	if df, ok := any(dy).([]float32); ok && p.N > 0 && p.O > 0 && ohw > 0 && p.convDirectBwd() {
+		// Writes every element of dx.
+		conv2DGradInputDirect(p, df, any(w).([]float32), any(dx).([]float32), any(ws).([]float32), threads)
+		return
+	}
+	clear(dx[:p.N*p.C*p.H*p.W])
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
@@ -32,7 +48,7 @@ func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) 
 	chw, hw := p.C*p.H*p.W, p.H*p.W
 	parts, gemmThreads := p.conv2dPlan(threads)
 	col, rb := p.colSize(), p.rowBlock()
-	nnForParts(parts, p.N, func(part, lo, hi int) {
+	nnForWorkers(parts, p.N, func(part, lo, hi int) {
 		var buf []T
 		if !p.direct() {
 			buf = ws[part*col : (part+1)*col]
@@ -70,35 +86,86 @@ func col2imPar[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1, thre
 
 // col2imRows is Col2im restricted to the output rows [y0, y1): col is
 // (channels·KH·KW) × ((y1−y0)·OutW), as im2colRows writes it; it is added
-// into x.
+// into x. Each element of x receives its terms in the order of the loops
+// (kernel row, kernel column, output row) whatever the path.
 func col2imRows[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1 int) {
 	ow := p.OutW()
 	ohw, hw := (y1-y0)*ow, p.H*p.W
+	if cf, ok := any(col).([]float32); ok && p.SW == 1 && col2imGatherOK() {
+		col2imGather(p, channels, cf, any(x).([]float32), y0, y1)
+		return
+	}
 	for c := range channels {
 		xc := x[c*hw : (c+1)*hw]
 		for i := range p.KH {
+			ya, yb := convValidRows(p, i, y0, y1)
+			if yb <= ya {
+				continue
+			}
+			ih := ya*p.SH - p.PH + i*p.DH
 			for j := range p.KW {
 				row := col[((c*p.KH+i)*p.KW+j)*ohw:][:ohw]
 				off := j*p.DW - p.PW
 				lo, hi := convValid(off, p.SW, p.W, ow)
-				for y := y0; y < y1; y++ {
-					ih := y*p.SH - p.PH + i*p.DH
-					if ih < 0 || ih >= p.H {
-						continue
-					}
+				if hi <= lo {
+					continue
+				}
+				if p.SW == 1 {
+					add2D(xc[ih*p.W+lo+off:], p.SH*p.W, row[(ya-y0)*ow+lo:], ow, yb-ya, hi-lo)
+					continue
+				}
+				for y := ya; y < yb; y++ {
 					r := row[(y-y0)*ow : (y-y0+1)*ow]
-					xr := xc[ih*p.W : (ih+1)*p.W]
-					if p.SW == 1 {
-						for k, v := range r[lo:hi] {
-							xr[lo+off+k] += v
-						}
-					} else {
-						for k := lo; k < hi; k++ {
-							xr[k*p.SW+off] += r[k]
-						}
+					xr := xc[(ih+(y-ya)*p.SH)*p.W:][:p.W]
+					for k := lo; k < hi; k++ {
+						xr[k*p.SW+off] += r[k]
 					}
 				}
 			}
+		}
+	}
+}
+
+// col2imGather is col2imRows for float32 and unit column stride with the
+// AVX-512 gather loop: per channel and kernel row, each input row takes
+// its kernel columns' terms in a register and is stored once, instead of
+// once per kernel column. The terms are added in the same order.
+func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
+	ow := p.OutW()
+	ohw, hw := (y1-y0)*ow, p.H*p.W
+	chunks := (p.W + 15) / 16
+	var buf [128]int64
+	tab := buf[:0]
+	if n := chunks * (1 + 2*p.KW); n > len(buf) {
+		tab = make([]int64, 0, n)
+	}
+	lo, hi := 0, 0 // src elements reached from a row start: [lo, hi)
+	for c := range chunks {
+		w0 := 16 * c
+		tab = append(tab, int64(1)<<min(16, p.W-w0)-1)
+		for j := range p.KW {
+			lw := j*p.DW - p.PW // input column of output column 0
+			a := max(lw, w0, 0) - w0
+			b := min(lw+ow, p.W, w0+16) - w0
+			off := j*ohw + w0 - lw
+			var mask int64
+			if a < b {
+				mask = int64(1)<<b - int64(1)<<a
+				lo, hi = min(lo, off+a), max(hi, off+b)
+			}
+			tab = append(tab, mask, int64(off))
+		}
+	}
+	for c := range channels {
+		xc := x[c*hw : (c+1)*hw]
+		for i := range p.KH {
+			ya, yb := convValidRows(p, i, y0, y1)
+			if yb <= ya {
+				continue
+			}
+			ih := ya*p.SH - p.PH + i*p.DH
+			src := col[((c*p.KH+i)*p.KW)*ohw+(ya-y0)*ow:]
+			col2imGatherF32Vec(xc[ih*p.W:], src, tab, p.SH*p.W, ow, yb-ya, chunks, p.KW, p.W, lo, hi)
 		}
 	}
 }
@@ -133,10 +200,21 @@ func (p Conv2DParams) filterSize() int { return p.O * (p.C / p.Groups) * p.KH * 
 // gradient per chunk but the first, and one column block per goroutine
 // (none for direct convolutions).
 func Conv2DGradFilterWorkspace(p Conv2DParams, threads int) int {
+	return max(Conv2DGradFilterWorkspaceFor(p, threads, true), Conv2DGradFilterWorkspaceFor(p, threads, false))
+}
+
+// Conv2DGradFilterWorkspaceFor is the scratch Conv2DGradFilter needs for
+// float32 (f32) or float64 elements: float32 with unit strides runs the
+// direct kernel (see perf_conv.go), which needs padded samples instead of
+// column blocks.
+func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
 	parts, _ := p.conv2dFilterPlan(threads)
+	if f32 && p.convDirectFilter() {
+		return convDirectFilterWorkspace(p, parts)
+	}
 	n := (p.conv2dFilterChunks() - 1) * p.filterSize()
 	if !p.direct() {
 		n += parts * p.colSize()
@@ -160,6 +238,10 @@ func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int)
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
+	if df, ok := any(dy).([]float32); ok && p.convDirectFilter() {
+		conv2DGradFilterDirect(p, df, any(x).([]float32), any(dw).([]float32), any(ws).([]float32), threads)
+		return
+	}
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W
@@ -168,7 +250,7 @@ func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int)
 	partial := ws[:(chunks-1)*fs]
 	cols := ws[(chunks-1)*fs:]
 	col, rb := p.colSize(), p.rowBlock()
-	nnForParts(parts, chunks, func(part, clo, chi int) {
+	nnForWorkers(parts, chunks, func(part, clo, chi int) {
 		var buf []T
 		if !p.direct() {
 			buf = cols[part*col : (part+1)*col]

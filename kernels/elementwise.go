@@ -315,19 +315,22 @@ func ewRun(threads, n, grain int, fn func(lo, hi int)) {
 	ParallelFor(threads, n, grain, fn)
 }
 
+// ewSerial reports whether ewRun would run n elements on the calling
+// goroutine; callers then call their loop directly, which saves building
+// (and allocating) the closure ewRun takes.
+func ewSerial(threads, n, grain int) bool { return threads <= 1 || n < 2*grain }
+
 // ewBroadcast runs loops over out = a op b with broadcasting.
 func ewBroadcast[T, U any](l ewLoops[T, U], threads, grain int, out []U, outShape []int, a []T, aShape []int, b []T, bShape []int) {
 	n := len(out)
 	switch {
 	case n == 0:
 	case ewSameShape(aShape, bShape) || len(a) == n && len(b) == n:
-		ewRun(threads, n, grain, func(lo, hi int) { l.vv(out[lo:hi], a[lo:hi], b[lo:hi]) })
+		ewLayout(l, ewVV, threads, grain, out, a, b)
 	case len(b) == 1 && len(a) == n:
-		y := b[0]
-		ewRun(threads, n, grain, func(lo, hi int) { l.vs(out[lo:hi], a[lo:hi], y) })
+		ewLayout(l, ewVS, threads, grain, out, a, b)
 	case len(a) == 1 && len(b) == n:
-		x := a[0]
-		ewRun(threads, n, grain, func(lo, hi int) { l.sv(out[lo:hi], x, b[lo:hi]) })
+		ewLayout(l, ewSV, threads, grain, out, a, b)
 	default:
 		p := ewMakePlan(outShape, aShape, bShape)
 		r := len(p.dims)
@@ -347,6 +350,139 @@ func ewBroadcast[T, U any](l ewLoops[T, U], threads, grain int, out []U, outShap
 			})
 		})
 	}
+}
+
+// The layouts that need no broadcast plan: both operands have the
+// output's length (VV), one of them is a single element (VS, SV), or one
+// of them is a row repeated along the output (RowB: b is the row; RowA: a
+// is), as in a bias add.
+const (
+	ewNoFast = iota
+	ewVV
+	ewVS
+	ewSV
+	ewRowB
+	ewRowA
+)
+
+// ewLayout runs one of the plan-free layouts over all of out.
+func ewLayout[T, U any](l ewLoops[T, U], layout, threads, grain int, out []U, a, b []T) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	if ewSerial(threads, n, grain) {
+		switch layout {
+		case ewVV:
+			l.vv(out, a, b)
+		case ewVS:
+			l.vs(out, a, b[0])
+		case ewSV:
+			l.sv(out, a[0], b)
+		case ewRowB:
+			for lo, m := 0, len(b); lo < n; lo += m {
+				l.vv(out[lo:lo+m], a[lo:lo+m], b)
+			}
+		case ewRowA:
+			for lo, m := 0, len(a); lo < n; lo += m {
+				l.vv(out[lo:lo+m], a, b[lo:lo+m])
+			}
+		}
+		return
+	}
+	switch layout {
+	case ewRowB:
+		ewRows(threads, grain, len(b), out, func(o []U, lo int) { l.vv(o, a[lo:lo+len(o)], b) })
+		return
+	case ewRowA:
+		ewRows(threads, grain, len(a), out, func(o []U, lo int) { l.vv(o, a, b[lo:lo+len(o)]) })
+		return
+	}
+	switch layout {
+	case ewVV:
+		ewRun(threads, n, grain, func(lo, hi int) { l.vv(out[lo:hi], a[lo:hi], b[lo:hi]) })
+	case ewVS:
+		y := b[0]
+		ewRun(threads, n, grain, func(lo, hi int) { l.vs(out[lo:hi], a[lo:hi], y) })
+	default:
+		x := a[0]
+		ewRun(threads, n, grain, func(lo, hi int) { l.sv(out[lo:hi], x, b[lo:hi]) })
+	}
+}
+
+// ewRows calls row(out[lo:lo+m], lo) for each row of m elements of out,
+// split over goroutines by whole rows.
+func ewRows[U any](threads, grain, m int, out []U, row func(o []U, lo int)) {
+	rows := len(out) / m
+	ParallelFor(threads, rows, max(1, grain/m), func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			row(out[r*m:(r+1)*m], r*m)
+		}
+	})
+}
+
+// ewFastLayout recognises, without allocating, the operands that need no
+// broadcast plan and no further shape check: one operand has the output's
+// shape and the other has it too, or is a single element, or a row of it
+// (see ewIsRow), each of no greater rank than the output. Every slice must
+// hold exactly its shape's elements. Anything else is ewNoFast, for the
+// general path (which also reports the errors).
+func ewFastLayout(outShape []int, lenOut int, aShape []int, lenA int, bShape []int, lenB int) int {
+	n, ok := ewNumelOK(outShape, lenOut)
+	if !ok {
+		return ewNoFast
+	}
+	aFull := lenA == n && ewSameShape(aShape, outShape)
+	bFull := lenB == n && ewSameShape(bShape, outShape)
+	switch {
+	case aFull && bFull:
+		return ewVV
+	case aFull && lenB == 1 && len(bShape) <= len(outShape) && ewAllOnes(bShape):
+		return ewVS
+	case bFull && lenA == 1 && len(aShape) <= len(outShape) && ewAllOnes(aShape):
+		return ewSV
+	case aFull && lenB > 0 && ewIsRow(bShape, lenB, outShape):
+		return ewRowB
+	case bFull && lenA > 0 && ewIsRow(aShape, lenA, outShape):
+		return ewRowA
+	}
+	return ewNoFast
+}
+
+// ewIsRow reports whether an operand of shape s holding n elements is a
+// row of the output: s has no more dims than the output and, without its
+// leading 1s, is the output's trailing dims, so it repeats along the
+// leading ones.
+func ewIsRow(s []int, n int, outShape []int) bool {
+	if len(s) > len(outShape) { // the broadcast would have more dims
+		return false
+	}
+	for len(s) > 0 && s[0] == 1 {
+		s = s[1:]
+	}
+	if len(s) > len(outShape) || !ewSameShape(s, outShape[len(outShape)-len(s):]) {
+		return false
+	}
+	_, ok := ewNumelOK(s, n)
+	return ok
+}
+
+// ewNumelOK returns the element count of shape and whether it is n.
+func ewNumelOK(shape []int, n int) (int, bool) {
+	m := 1
+	for _, d := range shape {
+		m *= d
+	}
+	return m, m == n
+}
+
+func ewAllOnes(shape []int) bool {
+	for _, d := range shape {
+		if d != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // ewTable returns the entry op of the table for T, or false.
@@ -376,8 +512,11 @@ func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T,
 		var zero T
 		return fmt.Errorf("binary op %d is not defined on %T", op, zero)
 	}
-	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
-		return err
+	layout := ewFastLayout(outShape, len(out), aShape, len(a), bShape, len(b))
+	if layout == ewNoFast {
+		if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
+			return err
+		}
 	}
 	if op == BinDiv && len(out) > 0 && ewIsInt[T]() {
 		for _, v := range b {
@@ -389,6 +528,10 @@ func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T,
 	grain := ewGrain
 	if op == BinPow {
 		grain = ewGrainHeavy
+	}
+	if layout != ewNoFast {
+		ewLayout(l, layout, threads, grain, out, a, b)
+		return nil
 	}
 	ewBroadcast(l, threads, grain, out, outShape, a, aShape, b, bShape)
 	return nil
@@ -406,6 +549,10 @@ func Compare[T Element](op CompareOp, threads int, out []bool, outShape []int, a
 		var zero T
 		return fmt.Errorf("comparison %d is not defined on %T", op, zero)
 	}
+	if layout := ewFastLayout(outShape, len(out), aShape, len(a), bShape, len(b)); layout != ewNoFast {
+		ewLayout(l, layout, threads, ewGrain, out, a, b)
+		return nil
+	}
 	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
 		return err
 	}
@@ -418,6 +565,10 @@ func Logical(op LogicalOp, threads int, out []bool, outShape []int, a []bool, aS
 	if int(op) >= len(ewLogicalB) {
 		return fmt.Errorf("unknown logical op %d", op)
 	}
+	if layout := ewFastLayout(outShape, len(out), aShape, len(a), bShape, len(b)); layout != ewNoFast {
+		ewLayout(ewLogicalB[op], layout, threads, ewGrain, out, a, b)
+		return nil
+	}
 	if err := ewCheckBroadcast(outShape, len(out), [][]int{aShape, bShape}, []int{len(a), len(b)}); err != nil {
 		return err
 	}
@@ -429,6 +580,10 @@ func Logical(op LogicalOp, threads int, out []bool, outShape []int, a []bool, aS
 func Not(threads int, out, x []bool) error {
 	if len(out) != len(x) {
 		return fmt.Errorf("not: %d outputs for %d inputs", len(out), len(x))
+	}
+	if ewSerial(threads, len(out), ewGrain) {
+		ewNotB(out, x)
+		return nil
 	}
 	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewNotB(out[lo:hi], x[lo:hi]) })
 	return nil
@@ -459,6 +614,10 @@ func Unary[T Numeric](op UnaryOp, threads int, out, x []T) error {
 	case UnaryRelu, UnaryAbs, UnaryNeg, UnarySquare:
 		grain = ewGrain
 	}
+	if ewSerial(threads, len(out), grain) {
+		f(out, x)
+		return nil
+	}
 	ewRun(threads, len(out), grain, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
 	return nil
 }
@@ -487,6 +646,10 @@ func Clip[T Numeric](threads int, out, x []T, lo, hi T) error {
 	case []int64:
 		f = any(ewClipI64).(func(o, a []T, lo, hi T))
 	}
+	if ewSerial(threads, len(out), ewGrain) {
+		f(out, x, lo, hi)
+		return nil
+	}
 	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], lo, hi) })
 	return nil
 }
@@ -507,6 +670,10 @@ func Scale[T Numeric](threads int, out, x []T, scale, bias T) error {
 	case []int64:
 		f = any(ewScaleI64).(func(o, a []T, s, b T))
 	}
+	if ewSerial(threads, len(out), ewGrain) {
+		f(out, x, scale, bias)
+		return nil
+	}
 	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], scale, bias) })
 	return nil
 }
@@ -525,6 +692,10 @@ func Cast[T, U Element](threads int, out []U, x []T) error {
 	if len(out) > 0 && !ewCastRange(out[:0], x[:0], 0, 0) {
 		return fmt.Errorf("cast from %T to %T is not supported", x, out)
 	}
+	if ewSerial(threads, len(out), ewGrain) {
+		ewCastRange(out, x, 0, len(out))
+		return nil
+	}
 	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewCastRange(out, x, lo, hi) })
 	return nil
 }
@@ -532,14 +703,23 @@ func Cast[T, U Element](threads int, out []U, x []T) error {
 // Where computes out = cond ? x : y elementwise with three-way numpy
 // broadcasting; out has outShape, the broadcast of the three shapes.
 func Where[T Element](threads int, out []T, outShape []int, cond []bool, cShape []int, x []T, xShape []int, y []T, yShape []int) error {
-	if err := ewCheckBroadcast(outShape, len(out), [][]int{cShape, xShape, yShape}, []int{len(cond), len(x), len(y)}); err != nil {
-		return err
+	n, ok := ewNumelOK(outShape, len(out))
+	fast := ok && len(cond) == n && len(x) == n && len(y) == n &&
+		ewSameShape(cShape, outShape) && ewSameShape(xShape, outShape) && ewSameShape(yShape, outShape)
+	if !fast {
+		if err := ewCheckBroadcast(outShape, len(out), [][]int{cShape, xShape, yShape}, []int{len(cond), len(x), len(y)}); err != nil {
+			return err
+		}
 	}
-	n := len(out)
+	n = len(out)
 	if n == 0 {
 		return nil
 	}
 	if len(cond) == n && len(x) == n && len(y) == n {
+		if ewSerial(threads, n, ewGrain) {
+			ewWhereVVV(out, cond, x, y)
+			return nil
+		}
 		ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereVVV(out[lo:hi], cond[lo:hi], x[lo:hi], y[lo:hi]) })
 		return nil
 	}

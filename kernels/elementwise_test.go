@@ -374,3 +374,85 @@ func TestEwFastF32(t *testing.T) {
 		}
 	}
 }
+
+// TestEwFastLayout checks the plan-free layouts: each accepted case is a
+// genuine broadcast whose output has the full operand's shape, and every
+// inconsistent call goes to the general path, which reports it.
+func TestEwFastLayout(t *testing.T) {
+	for _, c := range []struct {
+		out, a, b []int
+		la, lb    int
+		want      int
+	}{
+		{[]int{}, []int{}, []int{}, 1, 1, ewVV},
+		{[]int{2, 3}, []int{2, 3}, []int{2, 3}, 6, 6, ewVV},
+		{[]int{2, 3}, []int{2, 3}, []int{}, 6, 1, ewVS},
+		{[]int{2, 3}, []int{2, 3}, []int{1, 1}, 6, 1, ewVS},
+		{[]int{2, 3}, []int{1}, []int{2, 3}, 1, 6, ewSV},
+		{[]int{0}, []int{0}, []int{}, 0, 1, ewVS},
+		{[]int{1}, []int{1}, []int{}, 1, 1, ewVS},
+		{[]int{3}, []int{3}, []int{1, 1}, 3, 1, ewNoFast}, // the broadcast is [1 3]
+		{[]int{1, 3}, []int{3}, []int{3}, 3, 3, ewNoFast}, // the broadcast is [3]
+		{[]int{2, 3}, []int{2, 3}, []int{3}, 6, 3, ewRowB},
+		{[]int{2, 3}, []int{1, 3}, []int{2, 3}, 3, 6, ewRowA},
+		{[]int{4, 2, 3}, []int{4, 2, 3}, []int{1, 2, 3}, 24, 6, ewRowB},
+		{[]int{2, 3}, []int{2, 3}, []int{2, 1}, 6, 2, ewNoFast},    // a column
+		{[]int{2, 3}, []int{2, 3}, []int{1, 1, 3}, 6, 3, ewNoFast}, // the broadcast is [1 2 3]
+		{[]int{0, 3}, []int{0, 3}, []int{3}, 0, 3, ewRowB},
+		{[]int{2, 0}, []int{2, 0}, []int{0}, 0, 0, ewNoFast},
+		{[]int{2, 3}, []int{2, 3}, []int{3}, 6, 2, ewNoFast}, // short row
+		{[]int{3}, []int{3}, []int{3}, 3, 2, ewNoFast},       // short operand
+		{[]int{3}, []int{3}, []int{3}, 4, 3, ewNoFast},
+	} {
+		if got := ewFastLayout(c.out, ewNumel(c.out), c.a, c.la, c.b, c.lb); got != c.want {
+			t.Errorf("out %v a %v (%d) b %v (%d): layout %d, want %d", c.out, c.a, c.la, c.b, c.lb, got, c.want)
+		}
+	}
+	if ewFastLayout([]int{3}, 2, []int{3}, 3, []int{3}, 3) != ewNoFast {
+		t.Error("short output accepted")
+	}
+	o := make([]float32, 3)
+	if err := Binary(BinAdd, 1, o, []int{3}, o, []int{3}, o[:2], []int{3}); err == nil {
+		t.Error("short operand accepted by Binary")
+	}
+	if err := Binary(BinAdd, 1, o, []int{1, 3}, o, []int{3}, o, []int{3}); err == nil {
+		t.Error("wrong output shape accepted by Binary")
+	}
+	if err := Compare(CmpLT, 1, make([]bool, 3), []int{3}, o, []int{3}, o[:1], []int{1, 1}); err == nil {
+		t.Error("wrong output shape accepted by Compare")
+	}
+}
+
+// TestEwInPlace runs the drivers with the output aliasing an operand, as
+// the elementwise ops do when they reuse a dying operand's buffer.
+func TestEwInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range ewShapePairs {
+		out, _ := BroadcastShapes(sh[0], sh[1])
+		for k, s := range sh {
+			if !ewSameShape(s, out) {
+				continue
+			}
+			for _, threads := range []int{1, 3} {
+				a := ewRandF64(r, ewNumel(sh[0]))
+				b := ewRandF64(r, ewNumel(sh[1]))
+				want := make([]float64, ewNumel(out))
+				if err := Binary(BinSub, threads, want, out, a, sh[0], b, sh[1]); err != nil {
+					t.Fatal(err)
+				}
+				o := a
+				if k == 1 {
+					o = b
+				}
+				if err := Binary(BinSub, threads, o, out, a, sh[0], b, sh[1]); err != nil {
+					t.Fatal(err)
+				}
+				for i := range o {
+					if o[i] != want[i] {
+						t.Fatalf("%v - %v into operand %d, threads %d: out[%d] = %v, want %v", sh[0], sh[1], k, threads, i, o[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

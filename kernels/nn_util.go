@@ -30,9 +30,10 @@ func nnParts(threads, n, cost int) int {
 // goroutine costs more than it saves.
 const nnMinWork = 32 * 1024
 
-// nnFor runs fn over [0,n) split into nnParts(threads, n, cost) contiguous
-// ranges; the split never changes what is computed for an item, so results
-// do not depend on the thread count.
+// nnFor runs fn over [0,n) on nnParts(threads, n, cost) goroutines, cut
+// into up to perfItemsPerWorker contiguous ranges per goroutine; the split
+// never changes what is computed for an item, so results do not depend on
+// the thread count.
 func nnFor(threads, n, cost int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -42,12 +43,15 @@ func nnFor(threads, n, cost int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	ParallelFor(parts, n, n/parts, fn) // n/(n/parts) >= parts: exactly parts ranges
+	items := min(n, parts*perfItemsPerWorker)
+	perfRun(parts, items, func(_, i int) {
+		lo, hi := splitRange(n, items, i)
+		fn(lo, hi)
+	})
 }
 
 // nnForParts is nnFor that also tells fn which part it runs, for work that
-// needs a per-goroutine scratch buffer. Part p covers items
-// [p*n/parts, (p+1)*n/parts).
+// keeps a result per part. Part p covers items [p*n/parts, (p+1)*n/parts).
 func nnForParts(parts, n int, fn func(part, lo, hi int)) {
 	if n <= 0 {
 		return
@@ -57,9 +61,27 @@ func nnForParts(parts, n int, fn func(part, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	ParallelFor(parts, parts, 1, func(plo, phi int) {
-		for p := plo; p < phi; p++ {
-			fn(p, p*n/parts, (p+1)*n/parts)
-		}
+	perfRun(parts, parts, func(_, p int) {
+		fn(p, p*n/parts, (p+1)*n/parts)
+	})
+}
+
+// nnForWorkers runs fn over [0,n) on up to workers goroutines, cut into
+// up to perfItemsPerWorker contiguous ranges per goroutine (whole items
+// each), and tells fn which worker, in [0, workers), runs it: no two calls
+// with one worker index overlap, for per-goroutine scratch.
+func nnForWorkers(workers, n int, fn func(worker, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	workers = max(1, min(workers, n))
+	if workers == 1 {
+		fn(0, 0, n)
+		return
+	}
+	items := min(n, workers*perfItemsPerWorker)
+	perfRun(workers, items, func(w, i int) {
+		lo, hi := splitRange(n, items, i)
+		fn(w, lo, hi)
 	})
 }

@@ -22,7 +22,7 @@ type optFloat interface{ ~float32 | ~float64 }
 // p and g have the same length.
 func SGDUpdate[T optFloat](p, g []T, lr, weightDecay float64, threads int) {
 	g = g[:len(p)]
-	ParallelFor(threads, len(p), optGrain, func(lo, hi int) {
+	perfFor(threads, len(p), optGrain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			pi := float64(p[i])
 			d := float64(g[i])
@@ -40,7 +40,7 @@ func SGDUpdate[T optFloat](p, g []T, lr, weightDecay float64, threads int) {
 // v = d exactly, as PyTorch's clone does.
 func MomentumUpdate[T optFloat](p, g, v []T, lr, momentum, weightDecay float64, nesterov bool, threads int) {
 	g, v = g[:len(p)], v[:len(p)]
-	ParallelFor(threads, len(p), optGrain, func(lo, hi int) {
+	perfFor(threads, len(p), optGrain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			pi := float64(p[i])
 			d := float64(g[i])
@@ -80,40 +80,55 @@ func AdamUpdate[T optFloat](p, g, m, v []T, h AdamHyper, threads int) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	bc1 := 1 - math.Pow(h.Beta1, h.Step)
 	bc2 := 1 - math.Pow(h.Beta2, h.Step)
-	negStep := -(h.LR / bc1)
-	bc2Sqrt := math.Sqrt(bc2)
-	decay := 1 - h.LR*h.WeightDecay
+	decay := 1.0
+	if h.Decoupled {
+		decay = 1 - h.LR*h.WeightDecay
+	}
+	c := &[8]float64{h.Beta1, 1 - h.Beta1, h.Beta2, 1 - h.Beta2, math.Sqrt(bc2), h.Epsilon, -(h.LR / bc1), decay}
 	coupled := !h.Decoupled && h.WeightDecay != 0
-	ParallelFor(threads, len(p), optGrain, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			pi := float64(p[i])
-			gi := float64(g[i])
-			if coupled {
-				gi += h.WeightDecay * pi
-			}
-			if h.Decoupled {
-				pi *= decay
-			}
-			mi := T(float64(m[i])*h.Beta1 + (1-h.Beta1)*gi)
-			vi := T(float64(v[i])*h.Beta2 + (1-h.Beta2)*gi*gi)
-			m[i], v[i] = mi, vi
-			denom := math.Sqrt(float64(vi))/bc2Sqrt + h.Epsilon
-			p[i] = T(pi + negStep*float64(mi)/denom)
+	perfFor(threads, len(p), optGrain, func(lo, hi int) {
+		p, g, m, v := p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
+		done := 0
+		if pf, ok := any(p).([]float32); ok && !coupled {
+			done = adamF32Vec(pf, any(g).([]float32), any(m).([]float32), any(v).([]float32), c)
 		}
+		adamRef(p[done:], g[done:], m[done:], v[done:], c, coupled, h.WeightDecay)
 	})
+}
+
+// adamRef is the Adam loop of AdamUpdate with c as adamF32AVX512 takes it
+// (β1, 1−β1, β2, 1−β2, √(1−β2^t), ε, −lr/(1−β1^t), decoupled decay). The
+// explicit conversions keep the compiler from fusing multiply-adds, so
+// every operation rounds as in the vector loop.
+func adamRef[T optFloat](p, g, m, v []T, c *[8]float64, coupled bool, wd float64) {
+	b1, omb1, b2, omb2, bc2Sqrt, eps, negStep, decay := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	for i := range p {
+		pi := float64(p[i])
+		gi := float64(g[i])
+		if coupled {
+			gi += float64(wd * pi)
+		}
+		pi *= decay
+		mi := T(float64(float64(m[i])*b1) + float64(omb1*gi))
+		vi := T(float64(float64(v[i])*b2) + float64(float64(omb2*gi)*gi))
+		m[i], v[i] = mi, vi
+		denom := float64(math.Sqrt(float64(vi))/bc2Sqrt) + eps
+		p[i] = T(pi + float64(negStep*float64(mi))/denom)
+	}
 }
 
 // CopyInto copies src into dst (same length) over threads goroutines.
 func CopyInto[T any](dst, src []T, threads int) {
 	src = src[:len(dst)]
-	ParallelFor(threads, len(dst), CopyGrain, func(lo, hi int) {
+	perfFor(threads, len(dst), CopyGrain, func(lo, hi int) {
 		copy(dst[lo:hi], src[lo:hi])
 	})
 }
 
 // Increment adds by to every element of x in place.
 func Increment[T Numeric](x []T, by T, threads int) {
-	ParallelFor(threads, len(x), optGrain, func(lo, hi int) {
+	perfFor(threads, len(x), optGrain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x[i] += by
 		}

@@ -37,10 +37,15 @@ func (p Pool2DParams) window(y, x int) (h0, h1, w0, w1 int) {
 func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
+	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
 	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			xp := x[pl*hw : (pl+1)*hw]
 			op, ip := out[pl*ohw:(pl+1)*ohw], idx[pl*ohw:(pl+1)*ohw]
+			if pair {
+				maxPool2x2Plane(p.W, oh, ow, xp, op, ip)
+				continue
+			}
 			for y := range oh {
 				for xo := range ow {
 					h0, h1, w0, w1 := p.window(y, xo)
@@ -64,6 +69,42 @@ func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) 
 			}
 		}
 	})
+}
+
+// maxPool2x2Plane is MaxPool2D on one plane for 2×2 windows with stride 2
+// and no padding: window (y, x) is x[2y][2x], x[2y][2x+1], x[2y+1][2x],
+// x[2y+1][2x+1], scanned in that order with the same rule (the first
+// maximum wins, a NaN wins and ends the scan).
+func maxPool2x2Plane[T nnFloat](w, oh, ow int, xp, op []T, ip []int64) {
+	if xf, ok := any(xp).([]float32); ok && maxPool2x2F32Vec(w, oh, ow, xf, any(op).([]float32), ip) {
+		return
+	}
+	for y := range oh {
+		r0 := xp[2*y*w : 2*y*w+2*ow]
+		r1 := xp[(2*y+1)*w : (2*y+1)*w+2*ow]
+		o, oi := op[y*ow:y*ow+ow], ip[y*ow:y*ow+ow]
+		b0 := int64(2 * y * w)
+		b1 := b0 + int64(w)
+		for xo := range o {
+			a, b, c, d := r0[2*xo], r0[2*xo+1], r1[2*xo], r1[2*xo+1]
+			i0, i2 := b0+int64(2*xo), b1+int64(2*xo)
+			best, bi := a, i0
+			if a == a { // a NaN ends the scan
+				if b != b || b > best {
+					best, bi = b, i0+1
+				}
+				if best == best {
+					if c != c || c > best {
+						best, bi = c, i2
+					}
+					if best == best && (d != d || d > best) {
+						best, bi = d, i2+1
+					}
+				}
+			}
+			o[xo], oi[xo] = best, bi
+		}
+	}
 }
 
 // AvgPool2D writes the mean of the input elements of each window into out

@@ -47,3 +47,102 @@ func AvgPool2DGrad[T nnFloat](p Pool2DParams, dy, dx []T, threads int) {
 		}
 	})
 }
+
+// MaxPool2DGradX writes into dx (N×C×H×W) the gradient of MaxPool2D
+// given its input x instead of its indices: each window's maximum is
+// found again by MaxPool2D's rule (first maximum in row-major order, a NaN
+// wins) and dy's element is added there; every other element is 0. The
+// result is bitwise what MaxPool2DGrad gives with MaxPool2D's indices.
+// Planes are split over threads; results do not depend on the thread
+// count.
+func MaxPool2DGradX[T nnFloat](p Pool2DParams, dy, x, dx []T, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	hw, ohw := p.H*p.W, oh*ow
+	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
+	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW+hw, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xp, dxp := x[pl*hw:(pl+1)*hw], dx[pl*hw:(pl+1)*hw]
+			dyp := dy[pl*ohw : (pl+1)*ohw]
+			if pair {
+				maxPool2x2GradPlane(p.W, oh, ow, xp, dyp, dxp)
+				continue
+			}
+			clear(dxp)
+			for y := range oh {
+				for xo := range ow {
+					h0, h1, w0, w1 := p.window(y, xo)
+					bi := h0*p.W + w0
+					best := xp[bi]
+				scan:
+					for h := h0; h < h1; h++ {
+						for w := w0; w < w1; w++ {
+							v := xp[h*p.W+w]
+							if v != v {
+								bi = h*p.W + w
+								break scan
+							}
+							if v > best {
+								best, bi = v, h*p.W+w
+							}
+						}
+					}
+					dxp[bi] += dyp[y*ow+xo]
+				}
+			}
+		}
+	})
+}
+
+// maxPool2x2GradPlane is MaxPool2DGradX on one plane for 2×2 windows with
+// stride 2 and no padding (see maxPool2x2Plane). The windows do not
+// overlap, so each dy element lands on its own dx element (added to 0, as
+// MaxPool2DGrad does: a −0 becomes +0).
+func maxPool2x2GradPlane[T nnFloat](w, oh, ow int, xp, dyp, dxp []T) {
+	// An odd last row or column belongs to no window.
+	for y := range oh {
+		clear(dxp[2*y*w+2*ow : 2*y*w+w])
+		clear(dxp[(2*y+1)*w+2*ow : (2*y+1)*w+w])
+	}
+	clear(dxp[2*oh*w:])
+	if xf, ok := any(xp).([]float32); ok && maxPool2x2GradF32Vec(w, oh, ow, xf, any(dyp).([]float32), any(dxp).([]float32)) {
+		return
+	}
+	for y := range oh {
+		clear(dxp[2*y*w : 2*y*w+2*ow])
+		clear(dxp[(2*y+1)*w : (2*y+1)*w+2*ow])
+	}
+	for y := range oh {
+		r0 := xp[2*y*w : 2*y*w+2*ow]
+		r1 := xp[(2*y+1)*w : (2*y+1)*w+2*ow]
+		d0 := dxp[2*y*w : 2*y*w+2*ow]
+		d1 := dxp[(2*y+1)*w : (2*y+1)*w+2*ow]
+		g := dyp[y*ow : y*ow+ow]
+		for xo, v := range g {
+			a, b, c, d := r0[2*xo], r0[2*xo+1], r1[2*xo], r1[2*xo+1]
+			best, k := a, 0
+			if a == a { // a NaN ends the scan
+				if b != b || b > best {
+					best, k = b, 1
+				}
+				if best == best {
+					if c != c || c > best {
+						best, k = c, 2
+					}
+					if best == best && (d != d || d > best) {
+						k = 3
+					}
+				}
+			}
+			switch k {
+			case 0:
+				d0[2*xo] += v
+			case 1:
+				d0[2*xo+1] += v
+			case 2:
+				d1[2*xo] += v
+			default:
+				d1[2*xo+1] += v
+			}
+		}
+	}
+}

@@ -230,7 +230,7 @@ func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin f
 			return fin(redSumContig[T, A](x))
 		}
 		parts := make([]A, nc)
-		ParallelFor(threads, nc, 1, func(lo, hi int) {
+		perfFor(threads, nc, 1, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
 				parts[c] = redSumContig[T, A](chunk(c))
 			}
@@ -246,7 +246,7 @@ func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin f
 		return fold(x[0], x[1:])
 	}
 	parts := make([]T, nc)
-	ParallelFor(threads, nc, 1, func(lo, hi int) {
+	perfFor(threads, nc, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			ch := chunk(c)
 			parts[c] = fold(ch[0], ch[1:])
@@ -275,7 +275,7 @@ func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 	grain := max(1, ewGrain/count)
 	isSum := op == ReduceSum || op == ReduceMean
 	fold := redFold[T](op)
-	ewRun(threads, len(out), grain, func(lo, hi int) {
+	redPar(threads, len(out), grain, func(lo, hi int) {
 		ko := newRedOdometer(ks, kst, lo)
 		ro := newRedOdometer(rs, rst, 0)
 		for o := lo; o < hi; o++ {
@@ -314,7 +314,7 @@ func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 	units := redProduct(ks) * nb
 	grain := max(1, ewGrain/(count*min(B, redCols)))
 	isSum := op == ReduceSum || op == ReduceMean
-	ewRun(threads, units, grain, func(lo, hi int) {
+	redPar(threads, units, grain, func(lo, hi int) {
 		ko := newRedOdometer(ks, kst, 0)
 		ro := newRedOdometer(rs, rst, 0)
 		var acc [redCols]A
@@ -496,7 +496,7 @@ func Argmax[T Numeric](threads int, out []int64, x []T, shape []int, axis int) e
 		return ErrEmptyReduce
 	}
 	if B == 1 {
-		ewRun(threads, A, max(1, ewGrain/R), func(lo, hi int) {
+		redPar(threads, A, max(1, ewGrain/R), func(lo, hi int) {
 			for a := lo; a < hi; a++ {
 				out[a] = int64(redArgmaxContig(x[a*R : (a+1)*R]))
 			}
@@ -504,7 +504,7 @@ func Argmax[T Numeric](threads int, out []int64, x []T, shape []int, axis int) e
 		return nil
 	}
 	nb := (B + redCols - 1) / redCols
-	ewRun(threads, A*nb, max(1, ewGrain/(R*min(B, redCols))), func(lo, hi int) {
+	redPar(threads, A*nb, max(1, ewGrain/(R*min(B, redCols))), func(lo, hi int) {
 		var best [redCols]T
 		for u := lo; u < hi; u++ {
 			a, c0 := u/nb, (u%nb)*redCols
@@ -542,4 +542,17 @@ func redArgmaxContig[T Numeric](x []T) int {
 		}
 	}
 	return bi
+}
+
+// redPar runs fn over [0,n) like the elementwise kernels' ewRun (serial
+// below two grains), on the GEMM helpers (perfFor). Each output element is
+// computed whole by one call, so the split never changes a result.
+func redPar(threads, n, grain int, fn func(lo, hi int)) {
+	if threads <= 1 || n < 2*grain {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	perfFor(threads, n, grain, fn)
 }

@@ -1,0 +1,47 @@
+package kernels
+
+// ReluGrad writes the gradient of ReLU given its output y and the
+// gradient dy of that output: out[i] = dy[i] where y[i] > 0, else 0 (also
+// where y is NaN). All three have one length; out may be y or dy (each
+// element is read before it is written). Work is split over threads in
+// fixed ranges; every element's result is the same however it is split.
+func ReluGrad[T nnFloat](out, y, dy []T, threads int) {
+	y, dy = y[:len(out)], dy[:len(out)]
+	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) {
+		out, y, dy := out[lo:hi], y[lo:hi], dy[lo:hi]
+		done := 0
+		if of, ok := any(out).([]float32); ok {
+			done = reluGradF32Vec(of, any(y).([]float32), any(dy).([]float32))
+		}
+		reluGradRef(out[done:], y[done:], dy[done:])
+	})
+}
+
+// reluGradGrain is the fewest elements worth a goroutine: the loop is
+// memory-bound at a few bytes per cycle.
+const reluGradGrain = 64 << 10
+
+func reluGradRef[T nnFloat](out, y, dy []T) {
+	y, dy = y[:len(out)], dy[:len(out)]
+	for i := range out {
+		v := dy[i]
+		if !(y[i] > 0) {
+			v = 0
+		}
+		out[i] = v
+	}
+}
+
+// ReluF32 sets out[i] = max(x[i], 0) as Go's max does (NaN stays NaN, −0
+// gives +0): the relu kernel's float32 loop, vectorised. out may be x.
+func ReluF32(out, x []float32, threads int) {
+	x = x[:len(out)]
+	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) {
+		out, x := out[lo:hi], x[lo:hi]
+		done := reluF32Vec(out, x)
+		out, x = out[done:], x[done:]
+		for i, v := range x {
+			out[i] = max(v, 0)
+		}
+	})
+}

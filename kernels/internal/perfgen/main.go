@@ -1,0 +1,737 @@
+// Command perfgen generates kernels/perf_amd64.s and its Go declarations:
+// AVX-512 loops of the training-step kernels that Go cannot vectorise
+// (the Adam update, the ReLU gradient, 2×2 max pooling). Each computes
+// exactly what its portable Go loop in package kernels computes, operation
+// for operation, so results are bitwise the same with or without it.
+//
+// It lives in its own module so that package kernels never depends on avo.
+// Run it through `go generate ./kernels/` from the main module.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	adamF32()
+	reluGradF32()
+	block2DF32("copy2DF32AVX512", false)
+	block2DF32("add2DF32AVX512", true)
+	maxPool2x2F32()
+	maxPool2x2GradF32()
+	col2imGatherF32()
+	reluF32()
+	for ob := 1; ob <= 16; ob++ {
+		for rows := 1; rows <= convRows(ob); rows++ {
+			convRowsF32(ob, rows)
+		}
+	}
+	for kw := 1; kw <= 7; kw++ {
+		for ob := 1; ob <= 5 && ob*kw <= 25; ob++ {
+			convFilterF32(ob, kw)
+		}
+	}
+	Generate()
+}
+
+// adamF32 emits adamF32AVX512(param, grad, mom, vel *float32, n int, c *[8]float64),
+// one Adam step on n elements (n a multiple of 8), in float64 as
+// adamRef does. c holds β1, 1−β1, β2, 1−β2, √(1−β2^t), ε, −lr/(1−β1^t)
+// and the decoupled decay factor (1 when there is none).
+func adamF32() {
+	TEXT("adamF32AVX512", NOSPLIT, "func(param, grad, mom, vel *float32, n int, c *[8]float64)")
+	Pragma("noescape")
+	Doc("adamF32AVX512 is adamRef on float32 slices of length n, n%8 == 0, eight elements at a time.")
+	p, g, m, v, n, c := RDI, RSI, RDX, RCX, R8, R9
+	Load(Param("param"), p)
+	Load(Param("grad"), g)
+	Load(Param("mom"), m)
+	Load(Param("vel"), v)
+	Load(Param("n"), n)
+	Load(Param("c"), c)
+	b1, omb1, b2, omb2, bc2, eps, step, decay := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23
+	for i, z := range []VecPhysical{b1, omb1, b2, omb2, bc2, eps, step, decay} {
+		VBROADCASTSD(Mem{Base: c, Disp: 8 * i}, z)
+	}
+	XORQ(RAX, RAX) // element index
+	SHRQ(U8(3), n)
+	JE(LabelRef("done"))
+	Label("loop")
+	pi, gi, mi, vi, t := Z0, Z1, Z2, Z3, Z4
+	VCVTPS2PD(Mem{Base: p, Index: RAX, Scale: 4}, pi)
+	VCVTPS2PD(Mem{Base: g, Index: RAX, Scale: 4}, gi)
+	VCVTPS2PD(Mem{Base: m, Index: RAX, Scale: 4}, mi)
+	VCVTPS2PD(Mem{Base: v, Index: RAX, Scale: 4}, vi)
+	VMULPD(decay, pi, pi) // p·decay
+	// m = T(m·β1 + (1−β1)·g)
+	VMULPD(b1, mi, mi)
+	VMULPD(gi, omb1, t)
+	VADDPD(t, mi, mi)
+	VCVTPD2PS(mi, Y5)
+	VMOVUPS(Y5, Mem{Base: m, Index: RAX, Scale: 4})
+	VCVTPS2PD(Y5, mi)
+	// v = T(v·β2 + ((1−β2)·g)·g)
+	VMULPD(b2, vi, vi)
+	VMULPD(gi, omb2, t)
+	VMULPD(gi, t, t)
+	VADDPD(t, vi, vi)
+	VCVTPD2PS(vi, Y6)
+	VMOVUPS(Y6, Mem{Base: v, Index: RAX, Scale: 4})
+	VCVTPS2PD(Y6, vi)
+	// p = T(p + (step·m)/(√v/bc2 + ε))
+	VSQRTPD(vi, vi)
+	VDIVPD(bc2, vi, vi)
+	VADDPD(eps, vi, vi)
+	VMULPD(mi, step, t)
+	VDIVPD(vi, t, t)
+	VADDPD(t, pi, pi)
+	VCVTPD2PS(pi, Y7)
+	VMOVUPS(Y7, Mem{Base: p, Index: RAX, Scale: 4})
+	ADDQ(U8(8), RAX)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reluGradF32 emits reluGradF32AVX512(out, y, dy *float32, n int):
+// out[i] = dy[i] where y[i] > 0, else 0 (also for a NaN y), n a multiple
+// of 16. out may be y or dy.
+func reluGradF32() {
+	TEXT("reluGradF32AVX512", NOSPLIT, "func(out, y, dy *float32, n int)")
+	Pragma("noescape")
+	Doc("reluGradF32AVX512 sets out[i] = dy[i] if y[i] > 0, else 0, for n%16 == 0 elements.")
+	out, y, dy, n := RDI, RSI, RDX, RCX
+	Load(Param("out"), out)
+	Load(Param("y"), y)
+	Load(Param("dy"), dy)
+	Load(Param("n"), n)
+	VPXORD(Z31, Z31, Z31)
+	XORQ(RAX, RAX)
+	SHRQ(U8(5), n)
+	JE(LabelRef("tail"))
+	Label("loop")
+	VMOVUPS(Mem{Base: y, Index: RAX, Scale: 4}, Z0)
+	VMOVUPS(Mem{Base: y, Index: RAX, Scale: 4, Disp: 64}, Z1)
+	VCMPPS(U8(0x1e), Z31, Z0, K1) // y > 0, ordered (NaN false)
+	VCMPPS(U8(0x1e), Z31, Z1, K2)
+	VMOVUPS_Z(Mem{Base: dy, Index: RAX, Scale: 4}, K1, Z2)
+	VMOVUPS_Z(Mem{Base: dy, Index: RAX, Scale: 4, Disp: 64}, K2, Z3)
+	VMOVUPS(Z2, Mem{Base: out, Index: RAX, Scale: 4})
+	VMOVUPS(Z3, Mem{Base: out, Index: RAX, Scale: 4, Disp: 64})
+	ADDQ(U8(32), RAX)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("tail")
+	// One block of 16 may remain.
+	Load(Param("n"), n)
+	ANDQ(U8(16), n)
+	JE(LabelRef("done"))
+	VMOVUPS(Mem{Base: y, Index: RAX, Scale: 4}, Z0)
+	VCMPPS(U8(0x1e), Z31, Z0, K1)
+	VMOVUPS_Z(Mem{Base: dy, Index: RAX, Scale: 4}, K1, Z2)
+	VMOVUPS(Z2, Mem{Base: out, Index: RAX, Scale: 4})
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// block2DF32 emits name(dst, src *float32, dstStride, srcStride, rows, cols
+// int), which copies (add: adds) a rows×cols block of src, rows srcStride
+// elements apart, into dst, rows dstStride elements apart: 16 columns per
+// instruction, the last partial group under a mask. The rows must not
+// overlap. The adds are dst + src in float32, as Go's dst[k] += src[k].
+func block2DF32(name string, add bool) {
+	TEXT(name, NOSPLIT, "func(dst, src *float32, dstStride, srcStride, rows, cols int)")
+	Pragma("noescape")
+	what := "copies"
+	if add {
+		what = "adds"
+	}
+	Doc(name + " " + what + " a rows×cols float32 block of src (row stride srcStride) into dst (row stride dstStride).")
+	dst, src, ds, ss, rows, cols := RDI, RSI, RDX, R8, R9, R10
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("dstStride"), ds)
+	Load(Param("srcStride"), ss)
+	Load(Param("rows"), rows)
+	Load(Param("cols"), cols)
+	SHLQ(U8(2), ds)
+	SHLQ(U8(2), ss)
+	TESTQ(rows, rows)
+	JE(LabelRef("done"))
+	// K1 masks the cols%16 columns of the last group.
+	MOVQ(cols, RCX)
+	ANDQ(U8(15), RCX)
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, K1)
+	SHRQ(U8(4), cols) // full groups per row
+	Label("row")
+	MOVQ(src, R11)
+	MOVQ(dst, R12)
+	MOVQ(cols, R13)
+	TESTQ(R13, R13)
+	JE(LabelRef("tail"))
+	Label("group")
+	VMOVUPS(Mem{Base: R11}, Z0)
+	if add {
+		VADDPS(Mem{Base: R12}, Z0, Z0)
+	}
+	VMOVUPS(Z0, Mem{Base: R12})
+	ADDQ(U8(64), R11)
+	ADDQ(U8(64), R12)
+	DECQ(R13)
+	JNE(LabelRef("group"))
+	Label("tail")
+	VMOVUPS_Z(Mem{Base: R11}, K1, Z0)
+	if add {
+		VMOVUPS_Z(Mem{Base: R12}, K1, Z1)
+		VADDPS(Z0, Z1, Z0)
+	}
+	VMOVUPS(Z0, K1, Mem{Base: R12})
+	ADDQ(ss, src)
+	ADDQ(ds, dst)
+	DECQ(rows)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool2x2F32 emits maxPool2x2F32AVX512(x, out *float32, idx *int64,
+// w, oh, ow int): 2×2 max pooling with stride 2 of one plane of width w
+// (2·ow ≤ w, 2·oh rows), as maxPool2x2Plane: per window a, b (row 2y),
+// c, d (row 2y+1) are scanned in that order, a later one taking over if it
+// is NaN or greater while the best so far is not NaN. 16 outputs at a
+// time: the two input rows are split into even and odd columns with
+// VPERMT2PS; idx gets the in-plane flat index of each maximum.
+func maxPool2x2F32() {
+	even := GLOBL("perfEvenLanes", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(2*i))
+	}
+	odd := GLOBL("perfOddLanes", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(2*i+1))
+	}
+
+	TEXT("maxPool2x2F32AVX512", NOSPLIT, "func(x, out *float32, idx *int64, w, oh, ow int)")
+	Pragma("noescape")
+	Doc("maxPool2x2F32AVX512 is maxPool2x2Plane on one float32 plane, 16 outputs at a time.")
+	x, out, ix, w, oh, ow := RSI, RDI, RDX, R8, R9, R10
+	Load(Param("x"), x)
+	Load(Param("out"), out)
+	Load(Param("idx"), ix)
+	Load(Param("w"), w)
+	Load(Param("oh"), oh)
+	Load(Param("ow"), ow)
+	zEven, zOdd, zW, zW1, zOne := Z16, Z17, Z18, Z19, Z20
+	VMOVDQU32(even, zEven)
+	VMOVDQU32(odd, zOdd)
+	MOVQ(U64(1), RAX)
+	VPBROADCASTD(EAX, zOne)
+	VPBROADCASTD(R8L, zW)
+	VPADDD(zOne, zW, zW1)
+	// BX: flat index of the row pair's first element (2y·w).
+	XORQ(RBX, RBX)
+	TESTQ(oh, oh)
+	JE(LabelRef("done"))
+	TESTQ(ow, ow)
+	JE(LabelRef("done"))
+	Label("row")
+	pIn, pOut, pIdx, rem, base := R11, R12, R13, RCX, RBX
+	MOVQ(x, pIn)
+	MOVQ(out, pOut)
+	MOVQ(ix, pIdx)
+	MOVQ(ow, rem)
+	PUSHQ(base)
+	Label("chunk")
+	// cnt = min(16, rem) outputs; masks for 2·cnt inputs and cnt outputs.
+	MOVQ(rem, RAX)
+	CMPQ(RAX, U8(16))
+	JLE(LabelRef("small"))
+	MOVQ(U32(16), RAX)
+	Label("small")
+	PUSHQ(rem)
+	MOVQ(RAX, RCX)
+	MOVQ(U32(1), R14)
+	SHLQ(CL, R14)
+	DECQ(R14) // (1<<cnt)-1
+	KMOVW(R14L, K3)
+	KMOVW(R14L, K4)
+	SHRQ(U8(8), R14)
+	KMOVW(R14L, K5)
+	ADDQ(RCX, RCX) // 2·cnt
+	MOVQ(U32(1), R14)
+	SHLQ(CL, R14)
+	DECQ(R14)
+	KMOVW(R14L, K1)
+	SHRQ(U8(16), R14)
+	KMOVW(R14L, K2)
+	POPQ(rem)
+	// Rows 2y (Z0:Z1) and 2y+1 (Z2:Z3), 32 inputs each.
+	VMOVUPS_Z(Mem{Base: pIn}, K1, Z0)
+	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K2, Z1)
+	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
+	VMOVUPS_Z(Mem{Base: RAX}, K1, Z2)
+	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K2, Z3)
+	a, b, c, d := Z4, Z5, Z6, Z7
+	VMOVAPS(Z0, a)
+	VPERMT2PS(Z1, zEven, a)
+	VMOVAPS(Z0, b)
+	VPERMT2PS(Z1, zOdd, b)
+	VMOVAPS(Z2, c)
+	VPERMT2PS(Z3, zEven, c)
+	VMOVAPS(Z2, d)
+	VPERMT2PS(Z3, zOdd, d)
+	// Candidate indices: a at base + 2j.
+	ia, best, ib := Z8, Z9, Z10
+	VPBROADCASTD(EBX, ia)
+	VPADDD(zEven, ia, ia)
+	VMOVAPS(a, best)
+	VMOVDQA32(ia, ib)
+	VCMPPS(U8(7), best, best, K6) // best is not NaN
+	for _, cand := range []struct {
+		v     VecPhysical
+		delta VecPhysical
+	}{{b, zOne}, {c, zW}, {d, zW1}} {
+		VCMPPS(U8(3), cand.v, cand.v, K1)  // v is NaN
+		VCMPPS(U8(0x1e), best, cand.v, K2) // v > best
+		KORW(K1, K2, K7)
+		KANDW(K6, K7, K7)
+		VMOVAPS(cand.v, K7, best)
+		VPADDD(cand.delta, ia, Z11)
+		VMOVDQA32(Z11, K7, ib)
+		VCMPPS(U8(7), best, best, K6)
+	}
+	VMOVUPS(best, K3, Mem{Base: pOut})
+	VPMOVSXDQ(ib.AsY(), Z12)
+	VMOVDQU64(Z12, K4, Mem{Base: pIdx})
+	VEXTRACTI32X8(U8(1), ib, Y13)
+	VPMOVSXDQ(Y13, Z13)
+	VMOVDQU64(Z13, K5, Mem{Base: pIdx, Disp: 64})
+	ADDQ(U32(128), pIn)
+	ADDQ(U8(64), pOut)
+	ADDQ(U32(128), pIdx)
+	ADDQ(U8(32), base)
+	SUBQ(U8(16), rem)
+	JG(LabelRef("chunk"))
+	POPQ(base)
+	// Next row pair.
+	LEAQ(Mem{Base: x, Index: w, Scale: 8}, x)
+	LEAQ(Mem{Base: out, Index: ow, Scale: 4}, out)
+	LEAQ(Mem{Base: ix, Index: ow, Scale: 8}, ix)
+	LEAQ(Mem{Base: base, Index: w, Scale: 2}, base)
+	DECQ(oh)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// col2imGatherF32 emits col2imGatherF32AVX512(dst, src *float32, tab
+// *int64, dstStride, srcStride, rows, chunks, kw int), the unit-stride
+// col2im of one channel and kernel row: for each of rows input rows (dst,
+// dstStride apart) and each 16-column chunk of it, it loads the chunk,
+// adds in turn the kw kernel columns' terms and stores it once. tab holds
+// per chunk its store mask, then per kernel column a lane mask and the
+// element offset of lane 0 in src (relative to the row's src, srcStride
+// apart). Adds are merge-masked, so untouched lanes keep their bits and
+// every element gets its terms in the order of the kernel columns, as the
+// scatter loop adds them.
+func col2imGatherF32() {
+	TEXT("col2imGatherF32AVX512", NOSPLIT, "func(dst, src *float32, tab *int64, dstStride, srcStride, rows, chunks, kw int)")
+	Pragma("noescape")
+	Doc("col2imGatherF32AVX512 adds the kernel columns' terms of rows input rows, a 16-column chunk at a time (see col2imGather).")
+	dst, src, tab, ds, ss, rows, chunks, kw := RDI, RSI, RDX, R8, R9, R10, R11, R12
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("tab"), tab)
+	Load(Param("dstStride"), ds)
+	Load(Param("srcStride"), ss)
+	Load(Param("rows"), rows)
+	Load(Param("chunks"), chunks)
+	Load(Param("kw"), kw)
+	SHLQ(U8(2), ds)
+	SHLQ(U8(2), ss)
+	TESTQ(rows, rows)
+	JE(LabelRef("done"))
+	TESTQ(chunks, chunks)
+	JE(LabelRef("done"))
+	tp, d, c, j := R13, RBX, RCX, R14
+	Label("row")
+	MOVQ(tab, tp)
+	MOVQ(dst, d)
+	MOVQ(chunks, c)
+	Label("chunk")
+	KMOVW(Mem{Base: tp}, K2)
+	VMOVUPS_Z(Mem{Base: d}, K2, Z0)
+	ADDQ(U8(8), tp)
+	MOVQ(kw, j)
+	TESTQ(j, j)
+	JE(LabelRef("store"))
+	Label("col")
+	KMOVW(Mem{Base: tp}, K1)
+	MOVQ(Mem{Base: tp, Disp: 8}, RAX)
+	VADDPS(Mem{Base: src, Index: RAX, Scale: 4}, Z0, K1, Z0)
+	ADDQ(U8(16), tp)
+	DECQ(j)
+	JNE(LabelRef("col"))
+	Label("store")
+	VMOVUPS(Z0, K2, Mem{Base: d})
+	ADDQ(U8(64), d)
+	DECQ(c)
+	JNE(LabelRef("chunk"))
+	ADDQ(ds, dst)
+	ADDQ(ss, src)
+	DECQ(rows)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// reluF32 emits reluF32AVX512(out, x *float32, n int): out[i] = max(x[i],
+// 0) bit for bit as Go's max computes it on amd64 (−min(−x, −0) by MINSS
+// both ways, OR'ed): a NaN comes back with its sign bit cleared, −0 and
+// negatives give +0. So: x with the sign cleared where x > 0 or x is NaN
+// (predicate NLE_UQ), else +0, with a zero-masking AND; n a multiple of 16.
+func reluF32() {
+	TEXT("reluF32AVX512", NOSPLIT, "func(out, x *float32, n int)")
+	Pragma("noescape")
+	Doc("reluF32AVX512 sets out[i] = max(x[i], 0) for n%16 == 0 elements; out may be x.")
+	out, x, n := RDI, RSI, RCX
+	Load(Param("out"), out)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	VPXORD(Z31, Z31, Z31)
+	MOVL(U32(0x7fffffff), EAX)
+	VPBROADCASTD(EAX, Z30)
+	XORQ(RAX, RAX)
+	SHRQ(U8(4), n)
+	JE(LabelRef("done"))
+	Label("loop")
+	VMOVUPS(Mem{Base: x, Index: RAX, Scale: 4}, Z0)
+	VCMPPS(U8(6), Z31, Z0, K1) // !(x <= 0): x > 0 or NaN
+	VPANDD_Z(Z30, Z0, K1, Z0)
+	VMOVUPS(Z0, Mem{Base: out, Index: RAX, Scale: 4})
+	ADDQ(U8(16), RAX)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// convRows returns how many output rows the direct-convolution kernel for
+// ob output channels handles per call: enough independent accumulator
+// chains (rows × ob ≤ 28 registers) to keep both FMA pipes busy, at most 6.
+func convRows(ob int) int { return min(6, 28/ob) }
+
+// convRowsF32 emits convRowsF32_<ob>x<rows>(in *float32, at int, offs
+// *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors
+// int), the inner loop of the direct convolutions: for rows r < rows and
+// ob output channels o, 16 lanes l,
+//
+//	out[r·ors + o·ostride + l] = Σ_s w[s·ob + o] · in[at + r·rs + offs[s] + l]   (lanes in mask)
+//
+// one fused multiply-add per step, s = 0, 1, … in order, from 0. Lanes
+// outside mask are not stored; the loads read all 16 lanes.
+func convRowsF32(ob, rows int) {
+	name := fmt.Sprintf("convRowsF32_%dx%d", ob, rows)
+	TEXT(name, NOSPLIT, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes %d rows of %d output channels of 16 lanes of a direct convolution (see convRows).", name, rows, ob))
+	in, offs, w, n, out, os, rs := RSI, RDX, RBX, RCX, RDI, R8, R9
+	Load(Param("in"), in)
+	Load(Param("offs"), offs)
+	Load(Param("w"), w)
+	Load(Param("nsteps"), n)
+	Load(Param("out"), out)
+	Load(Param("ostride"), os)
+	Load(Param("rs"), rs)
+	Load(Param("at"), R12)
+	Load(Param("mask"), RAX)
+	KMOVW(EAX, K1)
+	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27}
+	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
+	for i := 0; i < rows*ob; i++ {
+		VPXORD(z[i], z[i], z[i])
+	}
+	TESTQ(n, n)
+	JE(LabelRef("store"))
+	Label("step")
+	MOVQ(Mem{Base: offs}, RAX)
+	ADDQ(R12, RAX)
+	for r := 0; r < rows; r++ {
+		t := []VecPhysical{Z28, Z29, Z30, Z31}[r%4]
+		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
+		if r+1 < rows {
+			ADDQ(rs, RAX)
+		}
+		for o := 0; o < ob; o++ {
+			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
+		}
+	}
+	ADDQ(U8(8), offs)
+	ADDQ(U32(4*ob), w)
+	DECQ(n)
+	JNE(LabelRef("step"))
+	Label("store")
+	SHLQ(U8(2), os)
+	Load(Param("ors"), R10)
+	SHLQ(U8(2), R10)
+	for r := 0; r < rows; r++ {
+		MOVQ(out, R11)
+		for o := 0; o < ob; o++ {
+			VMOVUPS(acc(r, o), K1, Mem{Base: R11})
+			if o+1 < ob {
+				ADDQ(os, R11)
+			}
+		}
+		if r+1 < rows {
+			ADDQ(R10, out)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// convFilterF32 emits convFilterF32_<ob>x<kw>(dy, x *float32, tab *int64,
+// nt int, out *float32, ostride, dystride, dw int), the inner loop of the
+// direct filter gradient: for ob output channels o and kw kernel columns j,
+//
+//	out[o·ostride + j] = Σ_lanes Σ_t dy[tab[3t] + o·dystride + l] · x[tab[3t+1] + j·dw + l]
+//
+// over the lanes l in the mask tab[3t+2] of each of the nt row pairs,
+// accumulated per lane with one fused multiply-add per row pair in order
+// (merge-masked, so the lanes outside the mask never see the x values
+// there), then summed across lanes by a fixed halving tree. dy is read
+// under the mask, x in full (its buffer has 16 elements of slack).
+func convFilterF32(ob, kw int) {
+	name := fmt.Sprintf("convFilterF32_%dx%d", ob, kw)
+	TEXT(name, NOSPLIT, "func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s accumulates %d×%d filter-gradient sums of a direct convolution (see convFilter).", name, ob, kw))
+	dy, x, tab, n, ds, dw := RSI, RDI, RDX, RCX, R8, R9
+	Load(Param("dy"), dy)
+	Load(Param("x"), x)
+	Load(Param("tab"), tab)
+	Load(Param("nt"), n)
+	Load(Param("dystride"), ds)
+	Load(Param("dw"), dw)
+	SHLQ(U8(2), ds)
+	SHLQ(U8(2), dw)
+	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	acc := func(o, j int) VecPhysical { return z[o*kw+j] }
+	dyv := z[25 : 25+ob]
+	xv := z[30]
+	for i := 0; i < ob*kw; i++ {
+		VPXORD(z[i], z[i], z[i])
+	}
+	TESTQ(n, n)
+	JE(LabelRef("reduce"))
+	Label("pair")
+	MOVQ(Mem{Base: tab, Disp: 16}, RAX)
+	KMOVW(EAX, K1)
+	MOVQ(Mem{Base: tab}, RAX)
+	LEAQ(Mem{Base: dy, Index: RAX, Scale: 4}, R10)
+	for o := 0; o < ob; o++ {
+		VMOVUPS_Z(Mem{Base: R10}, K1, dyv[o])
+		if o+1 < ob {
+			ADDQ(ds, R10)
+		}
+	}
+	MOVQ(Mem{Base: tab, Disp: 8}, RAX)
+	LEAQ(Mem{Base: x, Index: RAX, Scale: 4}, R11)
+	for j := 0; j < kw; j++ {
+		VMOVUPS(Mem{Base: R11}, xv)
+		if j+1 < kw {
+			ADDQ(dw, R11)
+		}
+		for o := 0; o < ob; o++ {
+			VFMADD231PS(dyv[o], xv, K1, acc(o, j))
+		}
+	}
+	ADDQ(U8(24), tab)
+	DECQ(n)
+	JNE(LabelRef("pair"))
+	Label("reduce")
+	Load(Param("out"), R12)
+	Load(Param("ostride"), R13)
+	SHLQ(U8(2), R13)
+	for o := 0; o < ob; o++ {
+		for j := 0; j < kw; j++ {
+			a := acc(o, j)
+			VEXTRACTF64X4(U8(1), a, Y31)
+			VADDPS(Y31, a.AsY(), Y31)
+			VEXTRACTF32X4(U8(1), Y31, X30)
+			VADDPS(X30, X31, X31)
+			VPERMILPS(U8(0x4e), X31, X30) // swap the 64-bit halves
+			VADDPS(X30, X31, X31)
+			VPERMILPS(U8(0xb1), X31, X30) // swap neighbours
+			VADDSS(X30, X31, X31)
+			VMOVSS(X31, Mem{Base: R12, Disp: 4 * j})
+		}
+		if o+1 < ob {
+			ADDQ(R13, R12)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool2x2GradF32 emits maxPool2x2GradF32AVX512(x, dy, dx *float32, w,
+// oh, ow int): the gradient of 2×2 stride-2 max pooling of one plane from
+// its input, as maxPool2x2GradPlane: each window's maximum is found as
+// maxPool2x2F32 finds it and gets 0 + dy (so −0 becomes +0, as adding
+// into a cleared plane gives); the other three elements get 0. Rows 2y and
+// 2y+1 are written over their first 2·ow columns; the caller clears any
+// odd last column or row.
+func maxPool2x2GradF32() {
+	even := GLOBL("perfEvenLanes2", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(2*i))
+	}
+	odd := GLOBL("perfOddLanes2", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(2*i+1))
+	}
+	// Interleaving e (lanes 0..15) and o (16..31): lo = e0 o0 e1 o1 … e7 o7,
+	// hi = e8 o8 … e15 o15.
+	ilo := GLOBL("perfInterleaveLo", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(i/2+16*(i%2)))
+	}
+	ihi := GLOBL("perfInterleaveHi", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(8+i/2+16*(i%2)))
+	}
+
+	TEXT("maxPool2x2GradF32AVX512", NOSPLIT, "func(x, dy, dx *float32, w, oh, ow int)")
+	Pragma("noescape")
+	Doc("maxPool2x2GradF32AVX512 is maxPool2x2GradPlane on one float32 plane, 16 windows at a time.")
+	x, dy, dx, w, oh, ow := RSI, RDX, RDI, R8, R9, R10
+	Load(Param("x"), x)
+	Load(Param("dy"), dy)
+	Load(Param("dx"), dx)
+	Load(Param("w"), w)
+	Load(Param("oh"), oh)
+	Load(Param("ow"), ow)
+	zEven, zOdd, zLo, zHi, zZero := Z16, Z17, Z18, Z19, Z20
+	VMOVDQU32(even, zEven)
+	VMOVDQU32(odd, zOdd)
+	VMOVDQU32(ilo, zLo)
+	VMOVDQU32(ihi, zHi)
+	VPXORD(zZero, zZero, zZero)
+	TESTQ(oh, oh)
+	JE(LabelRef("done"))
+	TESTQ(ow, ow)
+	JE(LabelRef("done"))
+	Label("row")
+	pIn, pOut, pDy, rem := R11, R12, R13, RBX
+	MOVQ(x, pIn)
+	MOVQ(dx, pOut)
+	MOVQ(dy, pDy)
+	MOVQ(ow, rem)
+	Label("chunk")
+	MOVQ(rem, RAX)
+	CMPQ(RAX, U8(16))
+	JLE(LabelRef("small"))
+	MOVQ(U32(16), RAX)
+	Label("small")
+	MOVQ(RAX, RCX)
+	MOVQ(U32(1), R14)
+	SHLQ(CL, R14)
+	DECQ(R14) // (1<<cnt)-1
+	KMOVW(R14L, K3)
+	ADDQ(RCX, RCX) // 2·cnt
+	MOVQ(U32(1), R14)
+	SHLQ(CL, R14)
+	DECQ(R14)
+	KMOVW(R14L, K1)
+	SHRQ(U8(16), R14)
+	KMOVW(R14L, K2)
+	VMOVUPS_Z(Mem{Base: pIn}, K1, Z0)
+	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K2, Z1)
+	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
+	VMOVUPS_Z(Mem{Base: RAX}, K1, Z2)
+	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K2, Z3)
+	a, b, c, d := Z4, Z5, Z6, Z7
+	VMOVAPS(Z0, a)
+	VPERMT2PS(Z1, zEven, a)
+	VMOVAPS(Z0, b)
+	VPERMT2PS(Z1, zOdd, b)
+	VMOVAPS(Z2, c)
+	VPERMT2PS(Z3, zEven, c)
+	VMOVAPS(Z2, d)
+	VPERMT2PS(Z3, zOdd, d)
+	// The scan: K4, K5, K6 say whether b, c, d took over; the winner is
+	// the last that did (a if none).
+	best := Z9
+	VMOVAPS(a, best)
+	VCMPPS(U8(7), best, best, K7) // best is not NaN
+	for i, cand := range []VecPhysical{b, c, d} {
+		k := []OpmaskPhysical{K4, K5, K6}[i]
+		VCMPPS(U8(3), cand, cand, K0)   // cand is NaN
+		VCMPPS(U8(0x1e), best, cand, k) // cand > best
+		KORW(K0, k, k)
+		KANDW(K7, k, k)
+		VMOVAPS(cand, k, best)
+		VCMPPS(U8(7), best, best, K7)
+	}
+	// Exclusive winners: d if K6; c if K5 and not K6; b if K4 and neither;
+	// a (K7) if none took over.
+	KNOTW(K6, K7)
+	KANDW(K7, K5, K5) // c wins
+	KORW(K6, K5, K0)  // c or d wins
+	KNOTW(K0, K0)
+	KANDW(K0, K4, K4) // b wins
+	KORW(K5, K4, K0)
+	KORW(K6, K0, K0)
+	KNOTW(K0, K7) // a wins
+	// 0 + dy for the cnt windows.
+	VMOVUPS_Z(Mem{Base: pDy}, K3, Z10)
+	VADDPS(zZero, Z10, Z10)
+	VMOVAPS_Z(Z10, K7, Z11) // a: even of row 2y
+	VMOVAPS_Z(Z10, K4, Z12) // b: odd of row 2y
+	VMOVAPS_Z(Z10, K5, Z13) // c: even of row 2y+1
+	VMOVAPS_Z(Z10, K6, Z14) // d: odd of row 2y+1
+	// Row 2y: interleave a and b.
+	VMOVAPS(Z11, Z0)
+	VPERMT2PS(Z12, zLo, Z0)
+	VMOVAPS(Z11, Z1)
+	VPERMT2PS(Z12, zHi, Z1)
+	VMOVUPS(Z0, K1, Mem{Base: pOut})
+	VMOVUPS(Z1, K2, Mem{Base: pOut, Disp: 64})
+	LEAQ(Mem{Base: pOut, Index: w, Scale: 4}, RAX)
+	VMOVAPS(Z13, Z2)
+	VPERMT2PS(Z14, zLo, Z2)
+	VMOVAPS(Z13, Z3)
+	VPERMT2PS(Z14, zHi, Z3)
+	VMOVUPS(Z2, K1, Mem{Base: RAX})
+	VMOVUPS(Z3, K2, Mem{Base: RAX, Disp: 64})
+	ADDQ(U32(128), pIn)
+	ADDQ(U32(128), pOut)
+	ADDQ(U8(64), pDy)
+	SUBQ(U8(16), rem)
+	JG(LabelRef("chunk"))
+	LEAQ(Mem{Base: x, Index: w, Scale: 8}, x)
+	LEAQ(Mem{Base: dx, Index: w, Scale: 8}, dx)
+	LEAQ(Mem{Base: dy, Index: ow, Scale: 4}, dy)
+	DECQ(oh)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,173 @@
+//go:build !purego
+
+package kernels
+
+//go:generate sh -c "cd internal/perfgen && go run . -out ../../perf_amd64.s -stubs ../../perf_stub_amd64.go -pkg kernels"
+
+// hasPerfAVX512 gates the loops of perf_amd64.s, which use AVX-512F with
+// the DQ (VEXTRACTI32X8) and VL (EVEX on 128/256-bit registers)
+// extensions, which every AVX-512 x86 core since Skylake-SP has.
+var hasPerfAVX512 = hasAVX512F && func() bool {
+	_, ebx7, _, _ := cpuid(7, 0)
+	const dq, vl = 1 << 17, 1 << 31
+	return ebx7&dq != 0 && ebx7&vl != 0
+}()
+
+// adamF32Vec runs the AVX-512 Adam loop on the longest prefix of p whose
+// length is a multiple of 8 and returns its length (0 without AVX-512).
+func adamF32Vec(p, g, m, v []float32, c *[8]float64) int {
+	n := len(p) &^ 7
+	if !hasPerfAVX512 || n == 0 {
+		return 0
+	}
+	_, _, _ = g[n-1], m[n-1], v[n-1]
+	adamF32AVX512(&p[0], &g[0], &m[0], &v[0], n, c)
+	return n
+}
+
+// reluGradF32Vec runs the AVX-512 ReLU-gradient loop on the longest prefix
+// whose length is a multiple of 16 and returns its length (0 without
+// AVX-512).
+func reluGradF32Vec(out, y, dy []float32) int {
+	n := len(out) &^ 15
+	if !hasPerfAVX512 || n == 0 {
+		return 0
+	}
+	_, _ = y[n-1], dy[n-1]
+	reluGradF32AVX512(&out[0], &y[0], &dy[0], n)
+	return n
+}
+
+// block2DF32Vec copies (or, with add, adds) the block with the AVX-512
+// loop and reports whether it did; bounds are checked by the caller.
+func block2DF32Vec(add bool, dst []float32, dstStride int, src []float32, srcStride, rows, cols int) bool {
+	if !hasPerfAVX512 {
+		return false
+	}
+	if add {
+		add2DF32AVX512(&dst[0], &src[0], dstStride, srcStride, rows, cols)
+	} else {
+		copy2DF32AVX512(&dst[0], &src[0], dstStride, srcStride, rows, cols)
+	}
+	return true
+}
+
+// maxPool2x2F32Vec runs maxPool2x2Plane with the AVX-512 loop and reports
+// whether it did. The loop reads up to 32 columns past each row start
+// under a mask, which never touches memory outside the masked lanes.
+func maxPool2x2F32Vec(w, oh, ow int, xp, op []float32, ip []int64) bool {
+	if !hasPerfAVX512 || oh == 0 || ow == 0 {
+		return false
+	}
+	_, _, _ = xp[(2*oh-1)*w+2*ow-1], op[oh*ow-1], ip[oh*ow-1]
+	maxPool2x2F32AVX512(&xp[0], &op[0], &ip[0], w, oh, ow)
+	return true
+}
+
+// col2imGatherF32Vec runs col2imGatherF32AVX512 after checking that every
+// lane it touches lies in dst and src: lo and hi bound the src elements
+// the table reaches from a row's start, width is the dst row length.
+func col2imGatherF32Vec(dst, src []float32, tab []int64, dstStride, srcStride, rows, chunks, kw, width, lo, hi int) {
+	if rows <= 0 || chunks <= 0 {
+		return
+	}
+	if lo < 0 || (rows-1)*srcStride+hi > len(src) || (rows-1)*dstStride+width > len(dst) || len(tab) < chunks*(1+2*kw) {
+		panic("kernels: col2im gather out of range")
+	}
+	col2imGatherF32AVX512(&dst[0], &src[0], &tab[0], dstStride, srcStride, rows, chunks, kw)
+}
+
+func col2imGatherOK() bool { return hasPerfAVX512 }
+
+// reluF32Vec runs the AVX-512 ReLU on the longest prefix whose length is a
+// multiple of 16 and returns its length (0 without AVX-512).
+func reluF32Vec(out, x []float32) int {
+	n := len(out) &^ 15
+	if !hasPerfAVX512 || n == 0 {
+		return 0
+	}
+	_ = x[n-1]
+	reluF32AVX512(&out[0], &x[0], n)
+	return n
+}
+
+// convRowsF32Kernels[ob-1][rows-1] is convRowsF32_<ob>x<rows>.
+var convRowsF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int){
+	{convRowsF32_1x1, convRowsF32_1x2, convRowsF32_1x3, convRowsF32_1x4, convRowsF32_1x5, convRowsF32_1x6},
+	{convRowsF32_2x1, convRowsF32_2x2, convRowsF32_2x3, convRowsF32_2x4, convRowsF32_2x5, convRowsF32_2x6},
+	{convRowsF32_3x1, convRowsF32_3x2, convRowsF32_3x3, convRowsF32_3x4, convRowsF32_3x5, convRowsF32_3x6},
+	{convRowsF32_4x1, convRowsF32_4x2, convRowsF32_4x3, convRowsF32_4x4, convRowsF32_4x5, convRowsF32_4x6},
+	{convRowsF32_5x1, convRowsF32_5x2, convRowsF32_5x3, convRowsF32_5x4, convRowsF32_5x5},
+	{convRowsF32_6x1, convRowsF32_6x2, convRowsF32_6x3, convRowsF32_6x4},
+	{convRowsF32_7x1, convRowsF32_7x2, convRowsF32_7x3, convRowsF32_7x4},
+	{convRowsF32_8x1, convRowsF32_8x2, convRowsF32_8x3},
+	{convRowsF32_9x1, convRowsF32_9x2, convRowsF32_9x3},
+	{convRowsF32_10x1, convRowsF32_10x2},
+	{convRowsF32_11x1, convRowsF32_11x2},
+	{convRowsF32_12x1, convRowsF32_12x2},
+	{convRowsF32_13x1, convRowsF32_13x2},
+	{convRowsF32_14x1, convRowsF32_14x2},
+	{convRowsF32_15x1},
+	{convRowsF32_16x1},
+}
+
+// convRowOK reports whether the direct convolution kernels can run.
+func convRowOK() bool { return hasPerfAVX512 }
+
+// convRowsMax is how many rows one call of the kernel for ob channels
+// computes at most.
+func convRowsMax(ob int) int { return len(convRowsF32Kernels[ob-1]) }
+
+// convRows runs convRowsF32_<ob>x<rows> after checking that its loads stay
+// within in ([minOff, maxOff] bounds offs) and its stores within out.
+func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int) {
+	if at+minOff < 0 || at+(rows-1)*rs+maxOff+16 > len(in) || len(offs) == 0 || len(w) < len(offs)*ob ||
+		(rows-1)*ors+(ob-1)*ostride+lanes > len(out) || lanes <= 0 || lanes > 16 {
+		panic("kernels: direct convolution rows out of range")
+	}
+	convRowsF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors)
+}
+
+// convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.
+var convFilterF32Kernels = [7][]func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int){
+	{convFilterF32_1x1, convFilterF32_2x1, convFilterF32_3x1, convFilterF32_4x1, convFilterF32_5x1},
+	{convFilterF32_1x2, convFilterF32_2x2, convFilterF32_3x2, convFilterF32_4x2, convFilterF32_5x2},
+	{convFilterF32_1x3, convFilterF32_2x3, convFilterF32_3x3, convFilterF32_4x3, convFilterF32_5x3},
+	{convFilterF32_1x4, convFilterF32_2x4, convFilterF32_3x4, convFilterF32_4x4, convFilterF32_5x4},
+	{convFilterF32_1x5, convFilterF32_2x5, convFilterF32_3x5, convFilterF32_4x5, convFilterF32_5x5},
+	{convFilterF32_1x6, convFilterF32_2x6, convFilterF32_3x6, convFilterF32_4x6},
+	{convFilterF32_1x7, convFilterF32_2x7, convFilterF32_3x7},
+}
+
+// convFilterMaxOB is the most output channels one filter-gradient call
+// handles for kernel width kw (0 when there is no kernel).
+func convFilterMaxOB(kw int) int {
+	if kw < 1 || kw > len(convFilterF32Kernels) {
+		return 0
+	}
+	return len(convFilterF32Kernels[kw-1])
+}
+
+// convFilter runs convFilterF32_<ob>x<kw> after checking that its reads
+// stay within dy (maxDY bounds each entry's offset plus its lanes) and x
+// (maxX bounds the offsets; x is read 16 lanes at a time) and its stores
+// within out.
+func convFilter(ob, kw int, dy, x []float32, tab []int64, maxDY, maxX int, out []float32, ostride, dystride, dw int) {
+	nt := len(tab) / 3
+	if nt == 0 || maxDY+(ob-1)*dystride > len(dy) || maxX+(kw-1)*dw+16 > len(x) || (ob-1)*ostride+kw > len(out) {
+		panic("kernels: direct filter gradient out of range")
+	}
+	convFilterF32Kernels[kw-1][ob-1](&dy[0], &x[0], &tab[0], nt, &out[0], ostride, dystride, dw)
+}
+
+// maxPool2x2GradF32Vec runs maxPool2x2GradPlane with the AVX-512 loop and
+// reports whether it did. It writes the first 2·ow columns of the first
+// 2·oh rows of dxp; the rest must already be 0.
+func maxPool2x2GradF32Vec(w, oh, ow int, xp, dyp, dxp []float32) bool {
+	if !hasPerfAVX512 || oh == 0 || ow == 0 {
+		return false
+	}
+	_, _, _ = xp[(2*oh-1)*w+2*ow-1], dxp[(2*oh-1)*w+2*ow-1], dyp[oh*ow-1]
+	maxPool2x2GradF32AVX512(&xp[0], &dyp[0], &dxp[0], w, oh, ow)
+	return true
+}
