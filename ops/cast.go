@@ -26,7 +26,7 @@ import (
 func init() {
 	register(&Def{Name: "cast", Infer: ewInferCast, Bind: ewBindCast, Grad: ewGradCast})
 	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Bind: ewBindAssign, Grad: ewGradAssign})
-	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike, NoGrad: true})
+	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike, NoGrad: true, Donate: []int{0}})
 }
 
 func ewInferCast(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -61,7 +61,7 @@ func ewBindCast(op *ir.Op) (Kernel, error) {
 	if run == nil {
 		return nil, fmt.Errorf("cast: no kernel from %s to %s", from, to)
 	}
-	return ewUnaryKernel(op, run), nil
+	return ewMapKernel(op, run), nil
 }
 
 func ewCastFrom[T kernels.Element](to ir.DType) func(c *Ctx, out, x *tensor.Tensor) error {
@@ -81,17 +81,17 @@ func ewCastFrom[T kernels.Element](to ir.DType) func(c *Ctx, out, x *tensor.Tens
 }
 
 func ewCastRun[T, U kernels.Element](c *Ctx, out, x *tensor.Tensor) error {
-	return kernels.Cast(c.Threads, ewData[U](out), ewData[T](x))
+	return kernels.Cast(c.Threads, ewView[U](out), ewView[T](x))
 }
 
 // ewBindAssign returns a kernel whose result is its operand, shared.
 func ewBindAssign(op *ir.Op) (Kernel, error) {
 	name, dts := op.Name(), ewOperandDTypes(op)
-	return func(_ *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err := ewCheckInputs(name, in, dts); err != nil {
 			return nil, err
 		}
-		return []*tensor.Tensor{in[0].Retain()}, nil
+		return c.Result(in[0].Retain()), nil
 	}, nil
 }
 
@@ -117,7 +117,7 @@ func ewBindFullLike(op *ir.Op) (Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ewUnaryKernel(op, func(_ *Ctx, out, _ *tensor.Tensor) error {
+	return ewMapKernel(op, func(_ *Ctx, out, _ *tensor.Tensor) error {
 		fill(out, value)
 		return nil
 	}), nil

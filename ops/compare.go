@@ -22,27 +22,30 @@ import (
 // to x where cond holds and to y elsewhere (each reduced to its shape);
 // cond gets none.
 
+// Donate is set where an operand can have the i1 result's dtype, so that
+// a dying i1 operand can hold the result.
 var ewCompareOps = []struct {
-	name  string
-	op    kernels.CompareOp
-	types ewDTypeSet
+	name   string
+	op     kernels.CompareOp
+	types  ewDTypeSet
+	donate []int
 }{
-	{"equal", kernels.CmpEQ, ewEquality},
-	{"not_equal", kernels.CmpNE, ewEquality},
-	{"less_than", kernels.CmpLT, ewNumbers},
-	{"less_equal", kernels.CmpLE, ewNumbers},
-	{"greater_than", kernels.CmpGT, ewNumbers},
-	{"greater_equal", kernels.CmpGE, ewNumbers},
+	{"equal", kernels.CmpEQ, ewEquality, []int{0, 1}},
+	{"not_equal", kernels.CmpNE, ewEquality, []int{0, 1}},
+	{"less_than", kernels.CmpLT, ewNumbers, nil},
+	{"less_equal", kernels.CmpLE, ewNumbers, nil},
+	{"greater_than", kernels.CmpGT, ewNumbers, nil},
+	{"greater_equal", kernels.CmpGE, ewNumbers, nil},
 }
 
 func init() {
 	for _, c := range ewCompareOps {
-		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Bind: ewBindCompare(c.op), NoGrad: true})
+		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Bind: ewBindCompare(c.op), NoGrad: true, Donate: c.donate})
 	}
-	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalAnd), NoGrad: true})
-	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalOr), NoGrad: true})
-	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Bind: ewBindNot, NoGrad: true})
-	register(&Def{Name: "where", Infer: ewInferWhere, Bind: ewBindWhere, Grad: ewGradWhere})
+	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalAnd), NoGrad: true, Donate: []int{0, 1}})
+	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalOr), NoGrad: true, Donate: []int{0, 1}})
+	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Bind: ewBindNot, NoGrad: true, Donate: []int{0}})
+	register(&Def{Name: "where", Infer: ewInferWhere, Bind: ewBindWhere, Grad: ewGradWhere, Donate: []int{0, 1, 2}})
 }
 
 func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Kernel, error) {
@@ -69,7 +72,7 @@ func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Kernel, error) {
 func ewCompareRun[T kernels.Element](cop kernels.CompareOp) func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 	return func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 		a, b := in[0], in[1]
-		return kernels.Compare(cop, c.Threads, out.Bool(), out.Shape(), ewData[T](a), a.Shape(), ewData[T](b), b.Shape())
+		return kernels.Compare(cop, c.Threads, ewView[bool](out), out.Shape(), ewView[T](a), a.Shape(), ewView[T](b), b.Shape())
 	}
 }
 
@@ -77,14 +80,14 @@ func ewBindLogical(lop kernels.LogicalOp) func(*ir.Op) (Kernel, error) {
 	return func(op *ir.Op) (Kernel, error) {
 		return ewBroadcastKernel(op, ir.I1, func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 			a, b := in[0], in[1]
-			return kernels.Logical(lop, c.Threads, out.Bool(), out.Shape(), a.Bool(), a.Shape(), b.Bool(), b.Shape())
+			return kernels.Logical(lop, c.Threads, ewView[bool](out), out.Shape(), ewView[bool](a), a.Shape(), ewView[bool](b), b.Shape())
 		}), nil
 	}
 }
 
 func ewBindNot(op *ir.Op) (Kernel, error) {
-	return ewUnaryKernel(op, func(c *Ctx, out, x *tensor.Tensor) error {
-		return kernels.Not(c.Threads, out.Bool(), x.Bool())
+	return ewMapKernel(op, func(c *Ctx, out, x *tensor.Tensor) error {
+		return kernels.Not(c.Threads, ewView[bool](out), ewView[bool](x))
 	}), nil
 }
 
@@ -131,7 +134,7 @@ func ewBindWhere(op *ir.Op) (Kernel, error) {
 
 func ewWhereRun[T kernels.Element](c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 	cond, x, y := in[0], in[1], in[2]
-	return kernels.Where(c.Threads, ewData[T](out), out.Shape(), cond.Bool(), cond.Shape(), ewData[T](x), x.Shape(), ewData[T](y), y.Shape())
+	return kernels.Where(c.Threads, ewView[T](out), out.Shape(), ewView[bool](cond), cond.Shape(), ewView[T](x), x.Shape(), ewView[T](y), y.Shape())
 }
 
 // Equal appends x == y (i1, numpy broadcasting).

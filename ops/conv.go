@@ -150,7 +150,7 @@ func bindConv2D(op *ir.Op) (Kernel, error) {
 		}
 		th := nnThreads(c)
 		var work *tensor.Tensor
-		if n := kernels.Conv2DWorkspace(p, th); n > 0 {
+		if n := kernels.Conv2DWorkspaceFor(p, th, dt == ir.F32); n > 0 {
 			if work, err = c.New(dt, []int{n}); err != nil {
 				out.Release()
 				return nil, err
@@ -356,9 +356,9 @@ func nnBindConvGrad(input bool) func(*ir.Op) (Kernel, error) {
 				DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups,
 			}
 			th := nnThreads(c)
-			n := kernels.Conv2DGradFilterWorkspace(p, th)
+			n := kernels.Conv2DGradFilterWorkspaceFor(p, th, out.DType == ir.F32)
 			if input {
-				n = kernels.Conv2DGradInputWorkspace(p, th)
+				n = kernels.Conv2DGradInputWorkspaceFor(p, th, out.DType == ir.F32)
 			}
 			res, err := c.New(out.DType, out.Dims)
 			if err != nil {

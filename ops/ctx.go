@@ -20,6 +20,12 @@ type Ctx struct {
 	// release it or return it, and may update it in place if it is not
 	// shared (Refs() == 1).
 	Owned uint64
+	// Results, when it has room, is scratch space a kernel may return its
+	// results in instead of a new slice (see Result). A caller that sets
+	// it must take the results out of the returned slice before it runs
+	// another kernel with this Ctx; the executor does. Nil means every
+	// kernel returns a fresh slice.
+	Results []*tensor.Tensor
 }
 
 // Owns reports whether the kernel owns operand i (see Owned).
@@ -34,4 +40,15 @@ func (c *Ctx) New(dt ir.DType, shape []int) (*tensor.Tensor, error) {
 // Zeros allocates a zero-filled tensor.
 func (c *Ctx) Zeros(dt ir.DType, shape []int) (*tensor.Tensor, error) {
 	return tensor.Zeros(c.Alloc, tensor.DType(dt), shape...)
+}
+
+// Result returns the one-element result slice {t}: c.Results when it has
+// room (no allocation), else a new slice.
+func (c *Ctx) Result(t *tensor.Tensor) []*tensor.Tensor {
+	if cap(c.Results) >= 1 {
+		r := c.Results[:1]
+		r[0] = t
+		return r
+	}
+	return []*tensor.Tensor{t}
 }

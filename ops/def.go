@@ -9,9 +9,12 @@ import (
 )
 
 // Kernel runs one op on its operands and returns new results. It must not
-// keep or release its inputs; on error it releases every tensor it made.
-// A result may share an input's storage only through Retain or a view
-// (tensor.Reshape), so that reference counts stay exact.
+// keep or release its inputs, except those it owns (Ctx.Owned): those it
+// returns or releases, on success and on error. On error it releases every
+// tensor it made. A result may share an input's storage only through
+// Retain or a view (tensor.Reshape), or be an owned input itself, so that
+// reference counts stay exact. It may return its results in Ctx.Results
+// (see Ctx.Result).
 type Kernel func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 
 // Def is the whole definition of one op.
@@ -27,7 +30,10 @@ type Def struct {
 	Bind func(op *ir.Op) (Kernel, error)
 	// Donate lists operands whose reference the kernel may take over when
 	// the value dies at this op, to update it in place instead of copying;
-	// Ctx.Owns tells the kernel which ones it got.
+	// Ctx.Owns tells the kernel which ones it got. A kernel of an op with
+	// Donate must handle ownership (see Kernel): the elementwise kernels
+	// (ewKernel) write their result into an owned, unshared operand of the
+	// result's dtype and shape, and release the other owned operands.
 	Donate []int
 	// Writes lists operands the kernel updates in place: parameters and
 	// optimizer state, owned by the store, which a step changes without

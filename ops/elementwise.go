@@ -44,9 +44,9 @@ var ewArithOps = []struct {
 
 func init() {
 	for _, a := range ewArithOps {
-		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Bind: ewBindArith(a.op), Grad: a.grad})
+		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Bind: ewBindArith(a.op), Grad: a.grad, Donate: []int{0, 1}})
 	}
-	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale, Grad: ewGradScale})
+	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale, Grad: ewGradScale, Donate: []int{0}})
 }
 
 // ewInferBroadcast is the Infer hook of a binary op whose operands share a
@@ -75,32 +75,11 @@ func ewInferBroadcast(types ewDTypeSet, boolResult bool) func([]ir.Type, ir.Attr
 	}
 }
 
-// ewBroadcastKernel returns a kernel that allocates the broadcast result
-// of its operands with dtype outDT and fills it with run.
+// ewBroadcastKernel returns a kernel that fills the broadcast result of
+// its operands, with dtype outDT, using run (see ewKernel: a donated
+// operand may be the result).
 func ewBroadcastKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Kernel {
-	name, dts := op.Name(), ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs(name, in, dts); err != nil {
-			return nil, err
-		}
-		shapes := make([][]int, len(in))
-		for i, x := range in {
-			shapes[i] = x.Shape()
-		}
-		shape, err := kernels.BroadcastShapes(shapes...)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out, err := c.New(outDT, shape)
-		if err != nil {
-			return nil, err
-		}
-		if err := run(c, out, in); err != nil {
-			out.Release()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return []*tensor.Tensor{out}, nil
-	}
+	return ewKernel(op, outDT, run)
 }
 
 func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Kernel, error) {
@@ -125,7 +104,7 @@ func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Kernel, error) {
 func ewArithRun[T kernels.Numeric](bop kernels.BinaryOp) func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 	return func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 		a, b := in[0], in[1]
-		return kernels.Binary(bop, c.Threads, ewData[T](out), out.Shape(), ewData[T](a), a.Shape(), ewData[T](b), b.Shape())
+		return kernels.Binary(bop, c.Threads, ewView[T](out), out.Shape(), ewView[T](a), a.Shape(), ewView[T](b), b.Shape())
 	}
 }
 
@@ -170,13 +149,13 @@ func ewBindScale(op *ir.Op) (Kernel, error) {
 	}
 	switch dt {
 	case ir.F32:
-		return ewUnaryKernel(op, ewScaleRun[float32](s, b)), nil
+		return ewMapKernel(op, ewScaleRun[float32](s, b)), nil
 	case ir.F64:
-		return ewUnaryKernel(op, ewScaleRun[float64](s, b)), nil
+		return ewMapKernel(op, ewScaleRun[float64](s, b)), nil
 	case ir.I32:
-		return ewUnaryKernel(op, ewScaleRun[int32](s, b)), nil
+		return ewMapKernel(op, ewScaleRun[int32](s, b)), nil
 	case ir.I64:
-		return ewUnaryKernel(op, ewScaleRun[int64](s, b)), nil
+		return ewMapKernel(op, ewScaleRun[int64](s, b)), nil
 	}
 	return nil, fmt.Errorf("scale: no kernel for %s", dt)
 }
@@ -184,7 +163,7 @@ func ewBindScale(op *ir.Op) (Kernel, error) {
 func ewScaleRun[T kernels.Numeric](s, b float64) func(c *Ctx, out, x *tensor.Tensor) error {
 	scale, bias := T(s), T(b)
 	return func(c *Ctx, out, x *tensor.Tensor) error {
-		return kernels.Scale(c.Threads, ewData[T](out), ewData[T](x), scale, bias)
+		return kernels.Scale(c.Threads, ewView[T](out), ewView[T](x), scale, bias)
 	}
 }
 

@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -27,6 +29,21 @@ func ewData[T kernels.Element](t *tensor.Tensor) []T {
 	default:
 		return any(t.Bool()).([]T)
 	}
+}
+
+// ewView returns t's elements as a []T without checking the dtype, for
+// the elementwise kernels, whose operand dtypes ewCheckInputs has checked
+// and whose results they made themselves; it saves ewData's checks on
+// every call. In debug mode it checks all the same.
+func ewView[T kernels.Element](t *tensor.Tensor) []T {
+	if tensor.Debug() {
+		return ewData[T](t)
+	}
+	raw := t.Raw()
+	if len(raw) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), t.Len())
 }
 
 // ewSameDType checks that all operand types share one dtype, naming the
@@ -131,4 +148,114 @@ func ewConvert[T kernels.Numeric](v float64) T {
 		return T(max(math.MinInt64, v))
 	}
 	return T(v)
+}
+
+// ewKernel returns the kernel of an elementwise op: it checks the operand
+// dtypes, finds the result shape (the numpy broadcast of the operands'),
+// takes the result buffer and fills it with run. The buffer is a donated
+// operand (see Def.Donate) of the result's dtype and shape that nobody else
+// holds, updated in place, or else a new tensor; run must therefore allow
+// out to be one of its operands, reading each element before writing it.
+// Operands the kernel owns and does not return are released, on success
+// and on error.
+func ewKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Kernel {
+	name, dts := op.Name(), ewOperandDTypes(op)
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		out, keep, err := ewPrepare(c, name, dts, outDT, in)
+		if err != nil {
+			ewReleaseOwned(c, in, -1)
+			return nil, err
+		}
+		if err := run(c, out, in); err != nil {
+			out.Release()
+			ewReleaseOwned(c, in, keep)
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		ewReleaseOwned(c, in, keep)
+		return c.Result(out), nil
+	}
+}
+
+// ewMapKernel is ewKernel for a one-operand op whose result has the
+// operand's shape.
+func ewMapKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Kernel {
+	return ewKernel(op, op.Result(0).Type().DType, func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
+		return run(c, out, in[0])
+	})
+}
+
+// ewPrepare checks the operands and returns the result buffer and the
+// index of the operand it reuses (-1 for a new tensor).
+func ewPrepare(c *Ctx, name string, dts []ir.DType, outDT ir.DType, in []*tensor.Tensor) (*tensor.Tensor, int, error) {
+	if err := ewCheckInputs(name, in, dts); err != nil {
+		return nil, -1, err
+	}
+	shape, err := ewResultShape(in)
+	if err != nil {
+		return nil, -1, fmt.Errorf("%s: %w", name, err)
+	}
+	if i := ewReusable(c, in, outDT, shape); i >= 0 {
+		return in[i], i, nil
+	}
+	out, err := c.New(outDT, shape)
+	return out, -1, err
+}
+
+// ewReusable returns the first operand the kernel owns, nobody else holds
+// and that has dtype dt and exactly shape, or -1.
+func ewReusable(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) int {
+	if c.Owned == 0 {
+		return -1
+	}
+	for i, x := range in {
+		if c.Owns(i) && !x.IsStack() && ir.DType(x.DType()) == dt && x.Refs() == 1 && slices.Equal(x.Shape(), shape) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ewReleaseOwned releases the operands the kernel owns, except in[keep].
+func ewReleaseOwned(c *Ctx, in []*tensor.Tensor, keep int) {
+	if c.Owned == 0 {
+		return
+	}
+	for i, x := range in {
+		if i != keep && c.Owns(i) {
+			x.Release()
+		}
+	}
+}
+
+// ewResultShape is the broadcast of the operands' shapes. The common
+// case needs no new slice: one operand already has the broadcast shape
+// (every other operand's dims, aligned from the right, are 1 or equal to
+// its dims, as for equal shapes, scalars and bias rows). The result may be
+// an operand's shape: do not modify it.
+func ewResultShape(in []*tensor.Tensor) ([]int, error) {
+	big := in[0]
+	for _, x := range in[1:] {
+		if x.Rank() > big.Rank() || x.Rank() == big.Rank() && x.Len() > big.Len() {
+			big = x
+		}
+	}
+	bs := big.Shape()
+	fits := true
+	for _, x := range in {
+		s := x.Shape()
+		off := len(bs) - len(s)
+		for i, d := range s {
+			if d != 1 && d != bs[off+i] {
+				fits = false
+			}
+		}
+	}
+	if fits {
+		return bs, nil
+	}
+	shapes := make([][]int, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+	}
+	return kernels.BroadcastShapes(shapes...)
 }

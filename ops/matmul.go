@@ -242,6 +242,16 @@ func nnGradMatmul(g *GradContext) ([]*ir.Value, error) {
 		}
 		return g.X(1)
 	}
+	// Without batch dims nothing was broadcast: each gradient already has
+	// its operand's shape, and reading the operand's shape at run time
+	// would only keep it alive.
+	plain := g.Op.Operand(0).Type().Rank() <= 2 && g.Op.Operand(1).Type().Rank() <= 2
+	unbroadcast := func(d *ir.Value, i int) *ir.Value {
+		if plain {
+			return d
+		}
+		return g.Unbroadcast(d, i)
+	}
 	dx := make([]*ir.Value, 2)
 	if g.Need(0) {
 		if tx {
@@ -252,7 +262,7 @@ func nnGradMatmul(g *GradContext) ([]*ir.Value, error) {
 		if xVec { // [..., 1, K] -> [..., K]
 			dx[0] = Squeeze(g.B, dx[0], -2)
 		}
-		dx[0] = g.Unbroadcast(dx[0], 0)
+		dx[0] = unbroadcast(dx[0], 0)
 	}
 	if g.Need(1) {
 		if ty {
@@ -263,7 +273,7 @@ func nnGradMatmul(g *GradContext) ([]*ir.Value, error) {
 		if yVec { // [..., K, 1] -> [..., K]
 			dx[1] = Squeeze(g.B, dx[1], -1)
 		}
-		dx[1] = g.Unbroadcast(dx[1], 1)
+		dx[1] = unbroadcast(dx[1], 1)
 	}
 	return dx, nil
 }

@@ -35,8 +35,16 @@ import (
 //	max_pool2d_grad {input_size?:[H,W]} (dy, indices[, x]) -> dx
 //	avg_pool2d_grad {kernel_size, strides, paddings, input_size?} (dy[, x]) -> dx
 //
+//	max_pool2d_grad_x {kernel_size, strides, paddings} (dy, x) -> dx
+//
 // dx is N×C×H×W, with N and C from dy and H, W from input_size or, when
 // it is absent, dims 2 and 3 of the optional x (only its shape is read).
+// max_pool2d_grad_x reads x itself and finds each window's maximum again
+// (by max_pool2d's rule), so the indices need not be kept: max_pool2d's
+// rule uses it when x is the result of an op whose own gradient rule keeps
+// it anyway (relu and the like), so that the indices die with the forward
+// op. Its dx is bitwise max_pool2d_grad's with the indices; dx has x's
+// type and dy must have the shape max_pool2d gives for x.
 // max_pool2d_grad adds each element of dy at the in-plane position its
 // index (max_pool2d's second result, same shape as dy) names; an index
 // outside [0, H·W) is an error. avg_pool2d_grad spreads each element of dy
@@ -47,6 +55,7 @@ func init() {
 	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Bind: bindPool(true), Grad: nnGradMaxPool})
 	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Bind: bindPool(false), Grad: nnGradAvgPool})
 	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Bind: nnBindMaxPoolGrad})
+	register(&Def{Name: "max_pool2d_grad_x", Grad: noSecondOrder, Infer: nnInferMaxPoolGradX, Bind: nnBindMaxPoolGradX})
 	register(&Def{Name: "avg_pool2d_grad", Grad: noSecondOrder, Infer: nnInferAvgPoolGrad, Bind: nnBindAvgPoolGrad})
 }
 
@@ -179,13 +188,97 @@ func nnPoolAttrList(kernel, strides, paddings []int) ir.Attrs {
 }
 
 // nnGradMaxPool scatters dy by the indices result; only the indices (and
-// the input's shape when it is not static) are kept for it.
+// the input's shape when it is not static) are kept for it. When x is kept
+// for the backward anyway (see nnKeepsResult), it scatters by x instead
+// (max_pool2d_grad_x), so that the indices die at once.
 func nnGradMaxPool(g *GradContext) ([]*ir.Value, error) {
 	if !g.Need(0) || g.DY[0] == nil {
 		return []*ir.Value{nil}, nil
 	}
+	if nnKeepsResult(g.Op.Operand(0)) {
+		attrs := ir.Attrs{}
+		for _, n := range []string{"kernel_size", "strides", "paddings"} {
+			if v, ok := g.Op.Attrs.Get(n); ok {
+				attrs = attrs.With(n, v)
+			}
+		}
+		return []*ir.Value{g.B.Op1("max_pool2d_grad_x", attrs, g.DY[0], g.X(0))}, nil
+	}
 	attrs := ir.Attrs{}
 	return []*ir.Value{nnGradPoolSize(g, "max_pool2d_grad", attrs, g.DY[0], g.Y(1))}, nil
+}
+
+// nnKeepsResult reports whether v is the result of an op whose gradient
+// rule reads that result (relu, sigmoid, tanh, exp, sqrt, rsqrt), so that
+// the backward keeps v whatever else reads it.
+func nnKeepsResult(v *ir.Value) bool {
+	def := v.Def()
+	if def == nil || !def.Result(0).Type().DType.IsFloat() {
+		return false
+	}
+	switch def.Name() {
+	case "relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt":
+		return true
+	}
+	return false
+}
+
+func nnInferMaxPoolGradX(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 2); err != nil {
+		return nil, err
+	}
+	a, err := nnPoolDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	dy, x := in[0], in[1]
+	if err := nnWantFloat("x", x); err != nil {
+		return nil, err
+	}
+	if err := nnSameDType("dy", dy, x.DType, "x", x); err != nil {
+		return nil, err
+	}
+	want, err := nnPoolShape(x, a)
+	if err != nil {
+		return nil, err
+	}
+	ok := dy.Rank() == 4
+	for i := 0; ok && i < 4; i++ {
+		ok = nnDimEq(dy.Dims[i], want[i])
+	}
+	if !ok {
+		return nil, fmt.Errorf("dy %s does not have the shape %s of max_pool2d's output for x %s", dy, dimsString(want), x)
+	}
+	return []ir.Type{x}, nil
+}
+
+func nnBindMaxPoolGradX(op *ir.Op) (Kernel, error) {
+	attrs := op.Attrs
+	a, err := nnPoolDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		dy, x := in[0], in[1]
+		if _, err := nnInferMaxPoolGradX([]ir.Type{nnType(dy), nnType(x)}, attrs); err != nil {
+			return nil, err
+		}
+		xs := x.Shape()
+		p := kernels.Pool2DParams{N: xs[0], C: xs[1], H: xs[2], W: xs[3],
+			KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
+			PH: a.paddings[0], PW: a.paddings[1]}
+		dx, err := c.New(ir.DType(x.DType()), xs)
+		if err != nil {
+			return nil, err
+		}
+		switch dx.DType() {
+		case tensor.F32:
+			kernels.MaxPool2DGradX(p, dy.F32(), x.F32(), dx.F32(), nnThreads(c))
+		case tensor.F64:
+			kernels.MaxPool2DGradX(p, dy.F64(), x.F64(), dx.F64(), nnThreads(c))
+		}
+		return []*tensor.Tensor{dx}, nil
+	}, nil
 }
 
 // nnGradAvgPool spreads dy over each window; it keeps nothing from the

@@ -49,12 +49,12 @@ var ewUnaryOps = []struct {
 func init() {
 	for _, u := range ewUnaryOps {
 		op := u.op
-		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Bind: func(o *ir.Op) (Kernel, error) {
+		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Donate: []int{0}, Bind: func(o *ir.Op) (Kernel, error) {
 			return ewBindUnary(o, op)
 		}})
 	}
-	register(&Def{Name: "gelu", Infer: ewInferGelu, Bind: ewBindGelu, Grad: ewGradGelu})
-	register(&Def{Name: "clip", Infer: ewInferClip, Bind: ewBindClip, Grad: ewGradClip})
+	register(&Def{Name: "gelu", Infer: ewInferGelu, Bind: ewBindGelu, Grad: ewGradGelu, Donate: []int{0}})
+	register(&Def{Name: "clip", Infer: ewInferClip, Bind: ewBindClip, Grad: ewGradClip, Donate: []int{0}})
 }
 
 // ewInferUnary is the Infer hook of a one-operand op that keeps its type.
@@ -70,29 +70,23 @@ func ewInferUnary(types ewDTypeSet) func([]ir.Type, ir.Attrs) ([]ir.Type, error)
 	}
 }
 
-// ewUnaryKernel returns a kernel that allocates a result shaped like its
-// operand, with op's result dtype, and fills it with run.
+// ewUnaryKernel returns a kernel whose result, shaped like its operand
+// and of the op's result dtype, run fills. The result takes over the
+// operand's buffer when the operand dies here and nobody else holds it
+// (the ops donate operand 0), so run must allow out to be x.
 func ewUnaryKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Kernel {
-	name, dts, outDT := op.Name(), ewOperandDTypes(op), op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs(name, in, dts); err != nil {
-			return nil, err
-		}
-		out, err := c.New(outDT, in[0].Shape())
-		if err != nil {
-			return nil, err
-		}
-		if err := run(c, out, in[0]); err != nil {
-			out.Release()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return []*tensor.Tensor{out}, nil
-	}
+	return ewMapKernel(op, run)
 }
 
 func ewBindUnary(op *ir.Op, uop kernels.UnaryOp) (Kernel, error) {
 	switch dt := op.Operand(0).Type().DType; dt {
 	case ir.F32:
+		if uop == kernels.UnaryRelu { // vectorised, same bits
+			return ewUnaryKernel(op, func(c *Ctx, out, x *tensor.Tensor) error {
+				kernels.ReluF32(out.F32(), x.F32(), c.Threads)
+				return nil
+			}), nil
+		}
 		return ewUnaryKernel(op, ewUnaryRun[float32](uop)), nil
 	case ir.F64:
 		return ewUnaryKernel(op, ewUnaryRun[float64](uop)), nil
@@ -221,8 +215,12 @@ func Clip(b *ir.Builder, x *ir.Value, lo, hi float64) *ir.Value {
 // Gradient rules of the unary ops.
 
 // ewGradRelu passes dy where the output is positive.
+// Float gradients take one fused pass (relu_grad), which reads only y.
 func ewGradRelu(g *GradContext) ([]*ir.Value, error) {
 	y := g.Y(0)
+	if y.Type().DType.IsFloat() {
+		return []*ir.Value{ReluGrad(g.B, y, g.DY[0])}, nil
+	}
 	pos := GreaterThan(g.B, y, FullLike(g.B, y, 0, ir.InvalidDType))
 	return []*ir.Value{Where(g.B, pos, g.DY[0], FullLike(g.B, g.DY[0], 0, ir.InvalidDType))}, nil
 }

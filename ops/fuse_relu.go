@@ -1,0 +1,92 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// The gradient of relu in one pass.
+//
+//	relu_grad (y, dy) -> dx      f32 f64
+//
+// dx = dy where y > 0, else 0 (also where y is NaN): with y = relu(x),
+// the gradient of relu at x. y and dy have one type (no broadcasting) and
+// so does dx. It replaces the three buffers of where(y > 0, dy, 0) by one,
+// which may be y's or dy's when either dies here (both are donated).
+//
+// It is linear in dy and piecewise constant in y, so its gradient is
+// relu_grad(y, ddx) for dy and none for y.
+
+func init() {
+	register(&Def{Name: "relu_grad", Infer: ewInferActGrad(false), Bind: fuseBindReluGrad,
+		Grad: fuseGradReluGrad, Donate: []int{0, 1}})
+}
+
+// ReluGrad appends the gradient of relu given its output y and the
+// gradient dy of that output.
+func ReluGrad(b *ir.Builder, y, dy *ir.Value) *ir.Value { return b.Op1("relu_grad", nil, y, dy) }
+
+func fuseBindReluGrad(op *ir.Op) (Kernel, error) {
+	dt := op.Operand(0).Type().DType
+	if dt != ir.F32 && dt != ir.F64 {
+		return nil, fmt.Errorf("relu_grad: no kernel for %s", dt)
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		y, dy := in[0], in[1]
+		if ir.DType(y.DType()) != dt || ir.DType(dy.DType()) != dt {
+			fuseReleaseOwned(c, in, -1)
+			return nil, fmt.Errorf("relu_grad: operands %s and %s, compiled for %s", y.Type(), dy.Type(), dt)
+		}
+		if !slices.Equal(y.Shape(), dy.Shape()) {
+			fuseReleaseOwned(c, in, -1)
+			return nil, fmt.Errorf("relu_grad: operand shapes %v and %v differ", y.Shape(), dy.Shape())
+		}
+		out, keep, err := fuseOutput(c, in, dt, y.Shape())
+		if err != nil {
+			fuseReleaseOwned(c, in, -1)
+			return nil, err
+		}
+		if dt == ir.F32 {
+			kernels.ReluGrad(out.F32(), y.F32(), dy.F32(), nnThreads(c))
+		} else {
+			kernels.ReluGrad(out.F64(), y.F64(), dy.F64(), nnThreads(c))
+		}
+		fuseReleaseOwned(c, in, keep)
+		return c.Result(out), nil
+	}, nil
+}
+
+// fuseGradReluGrad: d(dy) = relu_grad(y, ddx); y gets none.
+func fuseGradReluGrad(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(1) || g.DY[0] == nil {
+		return []*ir.Value{nil, nil}, nil
+	}
+	return []*ir.Value{nil, ReluGrad(g.B, g.X(0), g.DY[0])}, nil
+}
+
+// fuseOutput returns the result buffer of a kernel whose operands it may
+// own (Def.Donate): the first owned operand nobody else holds with dtype
+// dt and exactly shape, updated in place (keep is its index), or else a
+// new tensor (keep = -1).
+func fuseOutput(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) (out *tensor.Tensor, keep int, err error) {
+	for i, x := range in {
+		if c.Owns(i) && !x.IsStack() && ir.DType(x.DType()) == dt && x.Refs() == 1 && slices.Equal(x.Shape(), shape) {
+			return x, i, nil
+		}
+	}
+	out, err = c.New(dt, shape)
+	return out, -1, err
+}
+
+// fuseReleaseOwned releases the operands the kernel owns, except in[keep].
+func fuseReleaseOwned(c *Ctx, in []*tensor.Tensor, keep int) {
+	for i, x := range in {
+		if i != keep && c.Owns(i) {
+			x.Release()
+		}
+	}
+}
