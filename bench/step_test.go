@@ -47,9 +47,11 @@ func stepper(b *testing.B, model string, threads int) *Stepper {
 // threads: run with -cpu 2 (the setting; the default on 2 cores)
 // or -cpu 1,2.
 func BenchmarkStep(b *testing.B) {
-	threads := runtime.GOMAXPROCS(0)
 	for _, model := range []string{"mlp", "lenet"} {
 		b.Run(model, func(b *testing.B) {
+			// Read here, not above: -cpu sets GOMAXPROCS per leaf benchmark,
+			// after the parent function has run.
+			threads := runtime.GOMAXPROCS(0)
 			s := stepper(b, model, threads)
 			wall := make([]time.Duration, 0, b.N)
 			cpu := make([]time.Duration, 0, b.N)

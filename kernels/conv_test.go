@@ -82,7 +82,6 @@ func TestConvPlansAgree(t *testing.T) {
 // GOMAXPROCS threads: samples in parallel with single-threaded GEMMs
 // ("batch") or samples in turn with multi-threaded GEMMs ("gemm").
 func BenchmarkConvPlan(b *testing.B) {
-	threads := runtime.GOMAXPROCS(0)
 	for _, tc := range []struct {
 		name string
 		p    Conv2DParams
@@ -97,6 +96,7 @@ func BenchmarkConvPlan(b *testing.B) {
 				plan = "gemm"
 			}
 			b.Run(fmt.Sprintf("%s/%s", tc.name, plan), func(b *testing.B) {
+				threads := runtime.GOMAXPROCS(0) // -cpu sets it per leaf
 				p := tc.p
 				conv2dForceGemmThreads = force
 				defer func() { conv2dForceGemmThreads = false }()

@@ -32,9 +32,10 @@ func BenchmarkGemm(b *testing.B) {
 		shape{"lenet-conv2/16x150x12800", false, false, 16, 12800, 150}, // W·im2col(X)
 		shape{"lenet-conv2/12800x150x16", false, true, 12800, 16, 150},  // im2col(X)·Wᵀ
 	)
-	threads := runtime.GOMAXPROCS(0)
 	for _, s := range shapes {
 		b.Run(s.name, func(b *testing.B) {
+			// Read here, not above: -cpu sets GOMAXPROCS per leaf benchmark.
+			threads := runtime.GOMAXPROCS(0)
 			a := make([]float32, s.m*s.k)
 			bm := make([]float32, s.k*s.n)
 			c := make([]float32, s.m*s.n)

@@ -259,11 +259,22 @@ func (r *runner) build() {
 // goBench runs a test binary's benchmarks with GOMAXPROCS set to each of
 // cpus in turn and records each metric as "prefix NAME/tP UNIT", where P
 // is GOMAXPROCS.
+//
+// Each value gets its own process. With -test.cpu 2,1 in one process, a
+// benchmark written with b.Loop runs its first entry under the GOMAXPROCS
+// the tests left behind (the list's last value), not the one its name
+// says: the 2-thread GEMM figures measured one thread.
 func (r *runner) goBench(pkg, pattern, benchtime, cpus, prefix string) {
-	if r.fail[pkg] != "" {
-		return
+	for _, cpu := range strings.Split(cpus, ",") {
+		if r.fail[pkg] != "" {
+			return
+		}
+		r.goBench1(pkg, pattern, benchtime, cpu, prefix)
 	}
-	out, err := r.cmd(nil, filepath.Join(r.tmp, pkg+".test"), "-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime, "-test.cpu", cpus)
+}
+
+func (r *runner) goBench1(pkg, pattern, benchtime, cpu, prefix string) {
+	out, err := r.cmd(nil, filepath.Join(r.tmp, pkg+".test"), "-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime, "-test.cpu", cpu)
 	if err != nil {
 		r.fail[pkg] = err.Error()
 		progress("%s", err)
