@@ -44,8 +44,8 @@ func stepper(b *testing.B, model string, threads int) *Stepper {
 // delays on a shared machine; sec/op is the mean), cpu-ms/step the median
 // of the process's CPU time per step (all threads; with one thread it is
 // steadier than wall time on a shared machine). Kernels use GOMAXPROCS
-// threads: run with -cpu 2 (the setting; the default on 2 cores)
-// or -cpu 1,2.
+// threads: run with -cpu 2 (the setting; the default on 2 cores),
+// then with -cpu 1 in another process (docs/benchmarks.md says why).
 func BenchmarkStep(b *testing.B) {
 	for _, model := range []string{"mlp", "lenet"} {
 		b.Run(model, func(b *testing.B) {
