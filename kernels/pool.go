@@ -48,27 +48,33 @@ func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) 
 			}
 			for y := range oh {
 				for xo := range ow {
-					h0, h1, w0, w1 := p.window(y, xo)
-					bi := h0*p.W + w0
-					best := xp[bi]
-				scan:
-					for h := h0; h < h1; h++ {
-						for w := w0; w < w1; w++ {
-							v := xp[h*p.W+w]
-							if v != v { // NaN
-								best, bi = v, h*p.W+w
-								break scan
-							}
-							if v > best {
-								best, bi = v, h*p.W+w
-							}
-						}
-					}
-					op[y*ow+xo], ip[y*ow+xo] = best, int64(bi)
+					bi := windowMax(&p, xp, y, xo)
+					op[y*ow+xo], ip[y*ow+xo] = xp[bi], int64(bi)
 				}
 			}
 		}
 	})
+}
+
+// windowMax returns the in-plane index of the maximum of output position
+// (y, x)'s window in plane xp: the first maximum in row-major window order,
+// or the first NaN.
+func windowMax[T nnFloat](p *Pool2DParams, xp []T, y, x int) int {
+	h0, h1, w0, w1 := p.window(y, x)
+	bi := h0*p.W + w0
+	best := xp[bi]
+	for h := h0; h < h1; h++ {
+		for w := w0; w < w1; w++ {
+			v := xp[h*p.W+w]
+			if v != v {
+				return h*p.W + w
+			}
+			if v > best {
+				best, bi = v, h*p.W+w
+			}
+		}
+	}
+	return bi
 }
 
 // maxPool2x2Plane is MaxPool2D on one plane for 2×2 windows with stride 2

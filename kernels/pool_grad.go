@@ -70,22 +70,7 @@ func MaxPool2DGradX[T nnFloat](p Pool2DParams, dy, x, dx []T, threads int) {
 			clear(dxp)
 			for y := range oh {
 				for xo := range ow {
-					h0, h1, w0, w1 := p.window(y, xo)
-					bi := h0*p.W + w0
-					best := xp[bi]
-				scan:
-					for h := h0; h < h1; h++ {
-						for w := w0; w < w1; w++ {
-							v := xp[h*p.W+w]
-							if v != v {
-								bi = h*p.W + w
-								break scan
-							}
-							if v > best {
-								best, bi = v, h*p.W+w
-							}
-						}
-					}
+					bi := windowMax(&p, xp, y, xo)
 					dxp[bi] += dyp[y*ow+xo]
 				}
 			}
