@@ -18,9 +18,10 @@ type Store struct {
 func NewStore() *Store { return &Store{vals: map[string]*tensor.Tensor{}} }
 
 // Set stores t under name, taking over the caller's reference, and releases
-// the tensor it replaces.
+// the tensor it replaces. Storing the tensor already stored there releases
+// the store's own reference instead, so the store never holds two.
 func (s *Store) Set(name string, t *tensor.Tensor) {
-	if old, ok := s.vals[name]; ok && old != t {
+	if old, ok := s.vals[name]; ok {
 		old.Release()
 	}
 	s.vals[name] = t
