@@ -194,10 +194,16 @@ func ewPrepare(c *Ctx, name string, dts []ir.DType, outDT ir.DType, in []*tensor
 	if err != nil {
 		return nil, -1, fmt.Errorf("%s: %w", name, err)
 	}
-	if i := ewReusable(c, in, outDT, shape); i >= 0 {
+	return ewOutput(c, in, outDT, shape)
+}
+
+// ewOutput returns a reusable operand (see ewReusable) and its index, or a
+// new tensor and -1.
+func ewOutput(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) (*tensor.Tensor, int, error) {
+	if i := ewReusable(c, in, dt, shape); i >= 0 {
 		return in[i], i, nil
 	}
-	out, err := c.New(outDT, shape)
+	out, err := c.New(dt, shape)
 	return out, -1, err
 }
 

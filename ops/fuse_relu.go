@@ -38,16 +38,16 @@ func fuseBindReluGrad(op *ir.Op) (Kernel, error) {
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, dy := in[0], in[1]
 		if ir.DType(y.DType()) != dt || ir.DType(dy.DType()) != dt {
-			fuseReleaseOwned(c, in, -1)
+			ewReleaseOwned(c, in, -1)
 			return nil, fmt.Errorf("relu_grad: operands %s and %s, compiled for %s", y.Type(), dy.Type(), dt)
 		}
 		if !slices.Equal(y.Shape(), dy.Shape()) {
-			fuseReleaseOwned(c, in, -1)
+			ewReleaseOwned(c, in, -1)
 			return nil, fmt.Errorf("relu_grad: operand shapes %v and %v differ", y.Shape(), dy.Shape())
 		}
-		out, keep, err := fuseOutput(c, in, dt, y.Shape())
+		out, keep, err := ewOutput(c, in, dt, y.Shape())
 		if err != nil {
-			fuseReleaseOwned(c, in, -1)
+			ewReleaseOwned(c, in, -1)
 			return nil, err
 		}
 		if dt == ir.F32 {
@@ -55,7 +55,7 @@ func fuseBindReluGrad(op *ir.Op) (Kernel, error) {
 		} else {
 			kernels.ReluGrad(out.F64(), y.F64(), dy.F64(), nnThreads(c))
 		}
-		fuseReleaseOwned(c, in, keep)
+		ewReleaseOwned(c, in, keep)
 		return c.Result(out), nil
 	}, nil
 }
@@ -66,27 +66,4 @@ func fuseGradReluGrad(g *GradContext) ([]*ir.Value, error) {
 		return []*ir.Value{nil, nil}, nil
 	}
 	return []*ir.Value{nil, ReluGrad(g.B, g.X(0), g.DY[0])}, nil
-}
-
-// fuseOutput returns the result buffer of a kernel whose operands it may
-// own (Def.Donate): the first owned operand nobody else holds with dtype
-// dt and exactly shape, updated in place (keep is its index), or else a
-// new tensor (keep = -1).
-func fuseOutput(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) (out *tensor.Tensor, keep int, err error) {
-	for i, x := range in {
-		if c.Owns(i) && !x.IsStack() && ir.DType(x.DType()) == dt && x.Refs() == 1 && slices.Equal(x.Shape(), shape) {
-			return x, i, nil
-		}
-	}
-	out, err = c.New(dt, shape)
-	return out, -1, err
-}
-
-// fuseReleaseOwned releases the operands the kernel owns, except in[keep].
-func fuseReleaseOwned(c *Ctx, in []*tensor.Tensor, keep int) {
-	for i, x := range in {
-		if i != keep && c.Owns(i) {
-			x.Release()
-		}
-	}
 }
