@@ -351,42 +351,6 @@ done:
 	VZEROUPPER
 	RET
 
-DATA perfEvenLanes2<>+0(SB)/4, $0x00000000
-DATA perfEvenLanes2<>+4(SB)/4, $0x00000002
-DATA perfEvenLanes2<>+8(SB)/4, $0x00000004
-DATA perfEvenLanes2<>+12(SB)/4, $0x00000006
-DATA perfEvenLanes2<>+16(SB)/4, $0x00000008
-DATA perfEvenLanes2<>+20(SB)/4, $0x0000000a
-DATA perfEvenLanes2<>+24(SB)/4, $0x0000000c
-DATA perfEvenLanes2<>+28(SB)/4, $0x0000000e
-DATA perfEvenLanes2<>+32(SB)/4, $0x00000010
-DATA perfEvenLanes2<>+36(SB)/4, $0x00000012
-DATA perfEvenLanes2<>+40(SB)/4, $0x00000014
-DATA perfEvenLanes2<>+44(SB)/4, $0x00000016
-DATA perfEvenLanes2<>+48(SB)/4, $0x00000018
-DATA perfEvenLanes2<>+52(SB)/4, $0x0000001a
-DATA perfEvenLanes2<>+56(SB)/4, $0x0000001c
-DATA perfEvenLanes2<>+60(SB)/4, $0x0000001e
-GLOBL perfEvenLanes2<>(SB), RODATA|NOPTR, $64
-
-DATA perfOddLanes2<>+0(SB)/4, $0x00000001
-DATA perfOddLanes2<>+4(SB)/4, $0x00000003
-DATA perfOddLanes2<>+8(SB)/4, $0x00000005
-DATA perfOddLanes2<>+12(SB)/4, $0x00000007
-DATA perfOddLanes2<>+16(SB)/4, $0x00000009
-DATA perfOddLanes2<>+20(SB)/4, $0x0000000b
-DATA perfOddLanes2<>+24(SB)/4, $0x0000000d
-DATA perfOddLanes2<>+28(SB)/4, $0x0000000f
-DATA perfOddLanes2<>+32(SB)/4, $0x00000011
-DATA perfOddLanes2<>+36(SB)/4, $0x00000013
-DATA perfOddLanes2<>+40(SB)/4, $0x00000015
-DATA perfOddLanes2<>+44(SB)/4, $0x00000017
-DATA perfOddLanes2<>+48(SB)/4, $0x00000019
-DATA perfOddLanes2<>+52(SB)/4, $0x0000001b
-DATA perfOddLanes2<>+56(SB)/4, $0x0000001d
-DATA perfOddLanes2<>+60(SB)/4, $0x0000001f
-GLOBL perfOddLanes2<>(SB), RODATA|NOPTR, $64
-
 DATA perfInterleaveLo<>+0(SB)/4, $0x00000000
 DATA perfInterleaveLo<>+4(SB)/4, $0x00000010
 DATA perfInterleaveLo<>+8(SB)/4, $0x00000001
@@ -432,8 +396,8 @@ TEXT ·maxPool2x2GradF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ      w+24(FP), R8
 	MOVQ      oh+32(FP), R9
 	MOVQ      ow+40(FP), R10
-	VMOVDQU32 perfEvenLanes2<>+0(SB), Z16
-	VMOVDQU32 perfOddLanes2<>+0(SB), Z17
+	VMOVDQU32 perfEvenLanes<>+0(SB), Z16
+	VMOVDQU32 perfOddLanes<>+0(SB), Z17
 	VMOVDQU32 perfInterleaveLo<>+0(SB), Z18
 	VMOVDQU32 perfInterleaveHi<>+0(SB), Z19
 	VPXORD    Z20, Z20, Z20

@@ -206,6 +206,27 @@ func block2DF32(name string, add bool) {
 	RET()
 }
 
+// lanes holds the tables of evenOddLanes once emitted.
+var lanes *[2]Mem
+
+// evenOddLanes returns the index tables 0, 2, …, 30 and 1, 3, …, 31 that
+// split 32 columns into even and odd ones with VPERMT2PS, emitting them
+// on first use.
+func evenOddLanes() (even, odd Mem) {
+	if lanes == nil {
+		even := GLOBL("perfEvenLanes", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(2*i))
+		}
+		odd := GLOBL("perfOddLanes", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(2*i+1))
+		}
+		lanes = &[2]Mem{even, odd}
+	}
+	return lanes[0], lanes[1]
+}
+
 // maxPool2x2F32 emits maxPool2x2F32AVX512(x, out *float32, idx *int64,
 // w, oh, ow int): 2×2 max pooling with stride 2 of one plane of width w
 // (2·ow ≤ w, 2·oh rows), as maxPool2x2Plane: per window a, b (row 2y),
@@ -214,14 +235,7 @@ func block2DF32(name string, add bool) {
 // time: the two input rows are split into even and odd columns with
 // VPERMT2PS; idx gets the in-plane flat index of each maximum.
 func maxPool2x2F32() {
-	even := GLOBL("perfEvenLanes", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(2*i))
-	}
-	odd := GLOBL("perfOddLanes", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(2*i+1))
-	}
+	even, odd := evenOddLanes()
 
 	TEXT("maxPool2x2F32AVX512", NOSPLIT, "func(x, out *float32, idx *int64, w, oh, ow int)")
 	Pragma("noescape")
@@ -599,14 +613,7 @@ func convFilterF32(ob, kw int) {
 // 2y+1 are written over their first 2·ow columns; the caller clears any
 // odd last column or row.
 func maxPool2x2GradF32() {
-	even := GLOBL("perfEvenLanes2", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(2*i))
-	}
-	odd := GLOBL("perfOddLanes2", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(2*i+1))
-	}
+	even, odd := evenOddLanes()
 	// Interleaving e (lanes 0..15) and o (16..31): lo = e0 o0 e1 o1 … e7 o7,
 	// hi = e8 o8 … e15 o15.
 	ilo := GLOBL("perfInterleaveLo", RODATA|NOPTR)
