@@ -184,7 +184,7 @@ func BenchmarkNNConv2D(b *testing.B) {
 			a := memory.New(memory.Options{})
 			x := randTensor(b, a, r, tensor.F32, c.n, c.c, c.h, c.w)
 			w := randTensor(b, a, r, tensor.F32, c.o, c.c/c.g, c.kh, c.kw)
-			k := nnBindBench(b, "conv2d", c.attrs(), x, w)
+			k := bindFor(b, "conv2d", c.attrs(), x, w)
 			ctx := &ops.Ctx{Alloc: a, Threads: nnBenchThreads()}
 			oh := (c.h+2*c.p[0]-c.d[0]*(c.kh-1)-1)/c.s[0] + 1
 			ow := (c.w+2*c.p[1]-c.d[1]*(c.kw-1)-1)/c.s[1] + 1

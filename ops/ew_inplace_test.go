@@ -13,7 +13,7 @@ import (
 )
 
 // bindFor binds op name for operands shaped like in.
-func bindFor(t *testing.T, name string, attrs ir.Attrs, in ...*tensor.Tensor) ops.Kernel {
+func bindFor(t testing.TB, name string, attrs ir.Attrs, in ...*tensor.Tensor) ops.Kernel {
 	t.Helper()
 	types := make([]ir.Type, len(in))
 	for i, x := range in {

@@ -275,7 +275,7 @@ func BenchmarkNNMatmul(b *testing.B) {
 			a := memory.New(memory.Options{})
 			x := randTensor(b, a, r, tensor.F32, tc.xs...)
 			y := randTensor(b, a, r, tensor.F32, tc.ys...)
-			k := nnBindBench(b, "matmul", ir.A("transpose_x", tc.tx, "transpose_y", tc.ty), x, y)
+			k := bindFor(b, "matmul", ir.A("transpose_x", tc.tx, "transpose_y", tc.ty), x, y)
 			c := &ops.Ctx{Alloc: a, Threads: nnBenchThreads()}
 			for b.Loop() {
 				outs, err := k(c, []*tensor.Tensor{x, y})

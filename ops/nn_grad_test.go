@@ -768,7 +768,7 @@ func BenchmarkNNConv2DGrad(b *testing.B) {
 			{"conv2d_grad_filter", c.attrs().With("filter_size", nnIntListAttr([]int{c.kh, c.kw})), []*tensor.Tensor{dy, x}},
 		} {
 			b.Run(tc.name+"/"+op.name, func(b *testing.B) {
-				k := nnBindBench(b, op.name, op.attrs, op.in...)
+				k := bindFor(b, op.name, op.attrs, op.in...)
 				ctx := &ops.Ctx{Alloc: a, Threads: nnBenchThreads()}
 				for b.Loop() {
 					outs, err := k(ctx, op.in)

@@ -168,21 +168,3 @@ func nnClose(t testing.TB, what string, got, want []float64, tol float64) {
 
 // nnBenchThreads is the thread count of the benchmarks: GOMAXPROCS.
 func nnBenchThreads() int { return runtime.GOMAXPROCS(0) }
-
-// nnBindBench builds and binds the op for the inputs' shapes.
-func nnBindBench(b *testing.B, name string, attrs ir.Attrs, in ...*tensor.Tensor) ops.Kernel {
-	b.Helper()
-	types := make([]ir.Type, len(in))
-	for i, x := range in {
-		types[i] = ir.TensorOf(ir.DType(x.DType()), x.Shape()...)
-	}
-	op, err := buildOp(b, name, attrs, types...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := ops.Bind(op)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return k
-}
