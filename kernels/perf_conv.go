@@ -180,6 +180,26 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 	obMax := convFilterMaxOB(p.KW)
 	nb := (og + obMax - 1) / obMax
 	obSize := (og + nb - 1) / nb
+	// The row pairs: (dy offset, x offset, lane mask) per sample, output
+	// row and 16-column piece, relative to the chunk, for a chunk of per
+	// samples; a chunk of k samples takes the first k·pieces of them, and
+	// maxDY[k], maxX[k] are the most dy elements read from a row start and
+	// the largest x offset among those. Built once per call: the chunks
+	// share it.
+	pieces := oh * ((ow + 15) / 16)
+	tab := make([]int64, 0, 3*per*pieces)
+	maxDY, maxX := make([]int, per+1), make([]int, per+1)
+	for s := range per {
+		mdy, mx := maxDY[s], maxX[s]
+		for y := range oh {
+			for x0 := 0; x0 < ow; x0 += 16 {
+				d, xo, lanes := s*p.O*ohw+y*ow+x0, s*sampleSize+y*pad.wp+x0, min(16, ow-x0)
+				tab = append(tab, int64(d), int64(xo), int64(1)<<lanes-1)
+				mdy, mx = max(mdy, d+lanes), max(mx, xo)
+			}
+		}
+		maxDY[s+1], maxX[s+1] = mdy, mx
+	}
 	nnForWorkers(parts, chunks, func(worker, clo, chi int) {
 		buf := bufs[worker*bufSize : (worker+1)*bufSize]
 		for ch := clo; ch < chi; ch++ {
@@ -194,19 +214,7 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 				one.fill(buf[s*sampleSize:s*sampleSize+one.size()], x[(n0+s)*p.C*p.H*p.W:(n0+s+1)*p.C*p.H*p.W])
 			}
 			clear(buf[(n1-n0)*sampleSize:])
-			// The row pairs: (dy offset, x offset, lane mask) per sample,
-			// output row and 16-column piece, relative to the chunk.
-			tab := make([]int64, 0, 3*(n1-n0)*oh*((ow+15)/16))
-			maxDY, maxX := 0, 0 // dy elements read from a row start, x offsets
-			for s := range n1 - n0 {
-				for y := range oh {
-					for x0 := 0; x0 < ow; x0 += 16 {
-						d, xo, lanes := s*p.O*ohw+y*ow+x0, s*sampleSize+y*pad.wp+x0, min(16, ow-x0)
-						tab = append(tab, int64(d), int64(xo), int64(1)<<lanes-1)
-						maxDY, maxX = max(maxDY, d+lanes), max(maxX, xo)
-					}
-				}
-			}
+			k := n1 - n0
 			dyc := dy[n0*p.O*ohw : n1*p.O*ohw]
 			for g := range p.Groups {
 				for o0 := 0; o0 < og; o0 += obSize {
@@ -215,7 +223,7 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 						for i := range p.KH {
 							out := acc[((g*og+o0)*cg+c)*kk+i*p.KW:]
 							xb := buf[(g*cg+c)*plane+i*p.DH*pad.wp:]
-							convFilter(ob, p.KW, dyc[(g*og+o0)*ohw:], xb, tab, maxDY, maxX, out, cg*kk, ohw, p.DW)
+							convFilter(ob, p.KW, dyc[(g*og+o0)*ohw:], xb, tab[:3*k*pieces], maxDY[k], maxX[k], out, cg*kk, ohw, p.DW)
 						}
 					}
 				}
