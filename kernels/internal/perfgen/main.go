@@ -227,6 +227,28 @@ func evenOddLanes() (even, odd Mem) {
 	return lanes[0], lanes[1]
 }
 
+// loadWindows loads rows 2y (at pIn, into Z0:Z1) and 2y+1 (w floats on,
+// into Z2:Z3), 32 inputs each under the masks K1 and K2, and splits them
+// into the four elements of 16 windows: a, b from row 2y (even and odd
+// columns), c, d from row 2y+1, in Z4..Z7. It clobbers RAX.
+func loadWindows(pIn, w GPPhysical, zEven, zOdd VecPhysical) (a, b, c, d VecPhysical) {
+	VMOVUPS_Z(Mem{Base: pIn}, K1, Z0)
+	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K2, Z1)
+	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
+	VMOVUPS_Z(Mem{Base: RAX}, K1, Z2)
+	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K2, Z3)
+	a, b, c, d = Z4, Z5, Z6, Z7
+	VMOVAPS(Z0, a)
+	VPERMT2PS(Z1, zEven, a)
+	VMOVAPS(Z0, b)
+	VPERMT2PS(Z1, zOdd, b)
+	VMOVAPS(Z2, c)
+	VPERMT2PS(Z3, zEven, c)
+	VMOVAPS(Z2, d)
+	VPERMT2PS(Z3, zOdd, d)
+	return a, b, c, d
+}
+
 // maxPool2x2F32 emits maxPool2x2F32AVX512(x, out *float32, idx *int64,
 // w, oh, ow int): 2×2 max pooling with stride 2 of one plane of width w
 // (2·ow ≤ w, 2·oh rows), as maxPool2x2Plane: per window a, b (row 2y),
@@ -292,20 +314,7 @@ func maxPool2x2F32() {
 	KMOVW(R14L, K2)
 	POPQ(rem)
 	// Rows 2y (Z0:Z1) and 2y+1 (Z2:Z3), 32 inputs each.
-	VMOVUPS_Z(Mem{Base: pIn}, K1, Z0)
-	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K2, Z1)
-	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
-	VMOVUPS_Z(Mem{Base: RAX}, K1, Z2)
-	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K2, Z3)
-	a, b, c, d := Z4, Z5, Z6, Z7
-	VMOVAPS(Z0, a)
-	VPERMT2PS(Z1, zEven, a)
-	VMOVAPS(Z0, b)
-	VPERMT2PS(Z1, zOdd, b)
-	VMOVAPS(Z2, c)
-	VPERMT2PS(Z3, zEven, c)
-	VMOVAPS(Z2, d)
-	VPERMT2PS(Z3, zOdd, d)
+	a, b, c, d := loadWindows(pIn, w, zEven, zOdd)
 	// Candidate indices: a at base + 2j.
 	ia, best, ib := Z8, Z9, Z10
 	VPBROADCASTD(EBX, ia)
@@ -669,20 +678,7 @@ func maxPool2x2GradF32() {
 	KMOVW(R14L, K1)
 	SHRQ(U8(16), R14)
 	KMOVW(R14L, K2)
-	VMOVUPS_Z(Mem{Base: pIn}, K1, Z0)
-	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K2, Z1)
-	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
-	VMOVUPS_Z(Mem{Base: RAX}, K1, Z2)
-	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K2, Z3)
-	a, b, c, d := Z4, Z5, Z6, Z7
-	VMOVAPS(Z0, a)
-	VPERMT2PS(Z1, zEven, a)
-	VMOVAPS(Z0, b)
-	VPERMT2PS(Z1, zOdd, b)
-	VMOVAPS(Z2, c)
-	VPERMT2PS(Z3, zEven, c)
-	VMOVAPS(Z2, d)
-	VPERMT2PS(Z3, zOdd, d)
+	a, b, c, d := loadWindows(pIn, w, zEven, zOdd)
 	// The scan: K4, K5, K6 say whether b, c, d took over; the winner is
 	// the last that did (a if none).
 	best := Z9
