@@ -241,7 +241,7 @@ func TestVerifyBuilt(t *testing.T) {
 			p, b, x, _ := start()
 			pos, _ := here(), b.Generic("relu", values{x}, nil, []ir.Type{{DType: ir.F32, Dims: []int{-3}}}, 0)
 			return p, []wantErr{
-				{pos, "relu", "result 0 has an invalid type tensor<-3xf32>"},
+				{pos, "relu", "result 0 has an invalid type tensor<-3xf32>: shape [-3]: dims must be sizes >= 0 or ? (dynamic)"},
 				{pos, "relu", "result 0 has type tensor<-3xf32>, want tensor<4xf32>"},
 			}
 		}},

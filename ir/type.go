@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -41,19 +43,46 @@ func Scalar(dt DType) Type { return Type{DType: dt} }
 func (t Type) Rank() int { return len(t.Dims) }
 
 // IsValid reports whether t has a known dtype and well-formed dims.
-func (t Type) IsValid() bool {
+func (t Type) IsValid() bool { return t.Check() == nil }
+
+// Check says what is wrong with t, or returns nil if it is valid: a known
+// dtype and dims that are sizes or Dynamic and can be addressed.
+func (t Type) Check() error {
 	if t.Elem != nil {
-		return t.Elem.IsValid()
+		return t.Elem.Check()
 	}
 	if t.DType == InvalidDType || t.DType.Size() == 0 {
-		return false
+		return fmt.Errorf("invalid dtype %s", t.DType)
 	}
-	for _, d := range t.Dims {
-		if d < 0 && d != Dynamic {
-			return false
+	return CheckDims(t.DType, t.Dims)
+}
+
+// CheckDims reports whether dims are sizes or Dynamic and a tensor of
+// dtype dt and those dims (dynamic ones left out) could be addressed: the
+// product of the non-zero dims, in bytes, fits in an int64 whatever the
+// order of the dims.
+func CheckDims(dt DType, dims []int) error {
+	n := int64(max(dt.Size(), 1))
+	for _, d := range dims {
+		switch {
+		case d == Dynamic || d == 0:
+		case d < 0:
+			return fmt.Errorf("shape %s: dims must be sizes >= 0 or ? (dynamic)", dimsText(dims))
+		case n > math.MaxInt64/int64(d):
+			return fmt.Errorf("shape %s has too many elements to address", dimsText(dims))
+		default:
+			n *= int64(d)
 		}
 	}
-	return true
+	return nil
+}
+
+func dimsText(dims []int) string {
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = strconv.Itoa(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // IsStatic reports whether every dim is known; false for stacks.

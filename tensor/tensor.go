@@ -27,18 +27,27 @@ func numElems(dt DType, shape []int) (int, int64, error) {
 	if !dt.valid() {
 		return 0, 0, fmt.Errorf("tensor: invalid dtype %v", dt)
 	}
-	n := 1
+	// The product of the non-zero dims must fit whatever the order of the
+	// dims, so that [0, big, big] is refused like [big, big, 0]: strides
+	// are products of trailing dims and would overflow either way.
+	n, zero := 1, false
 	for i, d := range shape {
-		if d < 0 {
+		switch {
+		case d < 0:
 			return 0, 0, fmt.Errorf("tensor: negative dimension %d at axis %d of shape %v", d, i, shape)
-		}
-		if d != 0 && n > math.MaxInt/d {
+		case d == 0:
+			zero = true
+		case n > math.MaxInt/d:
 			return 0, 0, fmt.Errorf("tensor: shape %v has too many elements", shape)
+		default:
+			n *= d
 		}
-		n *= d
 	}
 	if n > math.MaxInt64/dt.Size() {
 		return 0, 0, fmt.Errorf("tensor: shape %v of %v is too large", shape, dt)
+	}
+	if zero {
+		n = 0
 	}
 	return n, int64(n) * int64(dt.Size()), nil
 }
@@ -286,13 +295,18 @@ func (t *Tensor) Type() string {
 	if t.stack {
 		return "stack"
 	}
+	return typeString(t.dt, t.shape)
+}
+
+// typeString spells a dtype and shape as the IR does: tensor<2x3xf32>.
+func typeString(dt DType, shape []int) string {
 	var b strings.Builder
 	b.WriteString("tensor<")
-	for _, d := range t.shape {
+	for _, d := range shape {
 		b.WriteString(strconv.Itoa(d))
 		b.WriteByte('x')
 	}
-	b.WriteString(t.dt.String())
+	b.WriteString(dt.String())
 	b.WriteByte('>')
 	return b.String()
 }
