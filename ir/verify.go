@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // VerifyOptions adjust Verify.
@@ -31,7 +32,7 @@ func Verify(p *Program) error { return VerifyWith(p, VerifyOptions{}) }
 //     hook computes, and its Verify hook passes;
 //   - every op has a name, and its attributes can be printed and parsed
 //     back: names are identifiers and unique, values are not nil, dtypes
-//     are valid.
+//     are valid, strings are valid UTF-8.
 //
 // The error is an ErrorList whose entries name the op and its position,
 // sorted by position.
@@ -154,8 +155,8 @@ func (v *verifier) op(op *Op) {
 	}
 	v.attrs(op)
 	for i, r := range op.results {
-		if !r.typ.IsValid() {
-			v.errorf(op, "result %d has an invalid type %s", i, r.typ)
+		if err := r.typ.Check(); err != nil {
+			v.errorf(op, "result %d has an invalid type %s: %v", i, r.typ, err)
 		}
 	}
 	switch op.name {
@@ -364,6 +365,12 @@ func badAttr(a Attr) string {
 			if msg := badAttr(e); msg != "" {
 				return msg
 			}
+		}
+	case Str:
+		// Names reach JSON, file names and terminals, where invalid UTF-8
+		// turns into U+FFFD and two different names could print alike.
+		if !utf8.ValidString(string(a)) {
+			return fmt.Sprintf("string %s is not valid UTF-8", a)
 		}
 	case TypeAttr:
 		if !a.Type.IsValid() {

@@ -99,9 +99,6 @@ func ewInferFullLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err := wantOperands(in, 1); err != nil {
 		return nil, err
 	}
-	if _, err := attrs.Float("value"); err != nil {
-		return nil, err
-	}
 	dt := in[0].DType
 	if attrs.Has("dtype") {
 		var err error
@@ -109,16 +106,19 @@ func ewInferFullLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 			return nil, err
 		}
 	}
+	if _, err := fillValueAttr(attrs, dt); err != nil {
+		return nil, err
+	}
 	return []ir.Type{ir.TensorOf(dt, in[0].Dims...)}, nil
 }
 
 func ewBindFullLike(op *ir.Op) (Kernel, error) {
-	value, err := op.Attrs.Float("value")
+	value, err := fillValueAttr(op.Attrs, op.Result(0).Type().DType)
 	if err != nil {
 		return nil, err
 	}
 	return ewMapKernel(op, func(_ *Ctx, out, _ *tensor.Tensor) error {
-		fill(out, value)
+		value.fill(out)
 		return nil
 	}), nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gopir/gopir/ir"
@@ -88,12 +89,16 @@ func TestEwFullLike(t *testing.T) {
 	for _, from := range ewAllDTypes {
 		for _, to := range append([]tensor.DType{tensor.Invalid}, ewAllDTypes...) {
 			for _, shape := range [][]int{{}, {0}, {2, 3}, {70001}} {
-				attrs := ir.A("value", 2.5)
 				want := to
+				if to == tensor.Invalid {
+					want = from
+				}
+				// The value must be one the dtype holds exactly; others
+				// are refused (TestFullValueMustFit).
+				value := map[tensor.DType]float64{tensor.F32: 2.5, tensor.F64: 2.5, tensor.I32: 2, tensor.I64: 2, tensor.Bool: 1}[want]
+				attrs := ir.A("value", value)
 				if to != tensor.Invalid {
 					attrs = attrs.With("dtype", ir.DType(to))
-				} else {
-					want = from
 				}
 				x := randTensor(t, a, r, from, shape...)
 				out := mustRun(t, a, "full_like", attrs, x)[0]
@@ -102,7 +107,7 @@ func TestEwFullLike(t *testing.T) {
 				}
 				vals := make([]float64, x.Len())
 				for i := range vals {
-					vals[i] = ewRound(want, 2.5)
+					vals[i] = value
 				}
 				closeEnough(t, fmt.Sprintf("full_like %s%s %v", from, attrs, shape), out, vals, shape, 0)
 				release(out, x)
@@ -157,5 +162,53 @@ func TestEwCastBuilders(t *testing.T) {
 	}
 	if f.Def().Attrs.Has("dtype") {
 		t.Fatal("FullLike with InvalidDType wrote a dtype attribute")
+	}
+}
+
+func TestFullValueMustFit(t *testing.T) {
+	cases := []struct {
+		value any
+		dt    ir.DType
+		want  string // "" means accepted
+	}{
+		{2.5, ir.I32, "value 2.5 is not an integer i32 can hold"},
+		{math.NaN(), ir.I64, "value nan is not an integer i64 can hold"},
+		{math.Inf(1), ir.I32, "value inf is not an integer i32 can hold"},
+		{int64(math.MaxInt32) + 1, ir.I32, "value 2147483648 overflows i32"},
+		{float64(1 << 63), ir.I64, "is not an integer i64 can hold"},
+		{int64(2), ir.I1, "value 2 is not a bool (want 0 or 1)"},
+		{1e300, ir.F32, "value 1e+300 overflows f32"},
+		{int64(math.MaxInt64), ir.I64, ""},
+		{int64(math.MinInt32), ir.I32, ""},
+		{math.Inf(-1), ir.F32, ""},
+		{math.NaN(), ir.F32, ""},
+		{1e300, ir.F64, ""},
+		{int64(1), ir.I1, ""},
+	}
+	for _, tc := range cases {
+		var attr ir.Attr = ir.Float(0)
+		switch v := tc.value.(type) {
+		case int64:
+			attr = ir.Int(v)
+		case float64:
+			attr = ir.Float(v)
+		}
+		for _, op := range []string{"full", "full_like"} {
+			attrs := ir.Attrs{{Name: "value", Value: attr}, {Name: "dtype", Value: tc.dt}}
+			var in []ir.Type
+			if op == "full" {
+				attrs = append(attrs, ir.NamedAttr{Name: "shape", Value: ir.List{ir.Int(2)}})
+			} else {
+				in = []ir.Type{ir.TensorOf(ir.F32, 2)}
+			}
+			d, _ := ops.Lookup(op)
+			_, err := d.Infer(in, attrs)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s value %v dtype %s: %v", op, tc.value, tc.dt, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s value %v dtype %s: error %v, want %q", op, tc.value, tc.dt, err, tc.want)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/tensor"
@@ -56,13 +57,21 @@ func inferFromShapeAttr(dynamic bool) func([]ir.Type, ir.Attrs) ([]ir.Type, erro
 		if err != nil {
 			return nil, err
 		}
+		if err := ir.CheckDims(dt, shape); err != nil {
+			return nil, err
+		}
+		if attrs.Has("value") { // full; data and parameter have none
+			if _, err := fillValueAttr(attrs, dt); err != nil {
+				return nil, err
+			}
+		}
 		return []ir.Type{ir.TensorOf(dt, shape...)}, nil
 	}
 }
 
 func bindFull(op *ir.Op) (Kernel, error) {
 	t := op.Result(0).Type()
-	value, err := op.Attrs.Float("value")
+	value, err := fillValueAttr(op.Attrs, t.DType)
 	if err != nil {
 		return nil, err
 	}
@@ -71,26 +80,68 @@ func bindFull(op *ir.Op) (Kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		fill(out, value)
+		value.fill(out)
 		return []*tensor.Tensor{out}, nil
 	}, nil
 }
 
-// fill sets every element of t to v, converted to t's dtype.
-func fill(t *tensor.Tensor, v float64) {
+// fillValue is a "value" attribute converted for one dtype: integers stay
+// exact (an i64 of 2^63-1 must not round through a float64).
+type fillValue struct {
+	f float64
+	i int64
+}
+
+// fillValueAttr reads the "value" attribute for a tensor of dtype dt and
+// refuses what dt cannot hold: a fraction, NaN, ±Inf or an out-of-range
+// number for an integer dtype, anything but 0 or 1 for i1, a finite number
+// beyond f32's range for f32.
+func fillValueAttr(attrs ir.Attrs, dt ir.DType) (fillValue, error) {
+	a, _ := attrs.Get("value")
+	var v fillValue
+	switch x := a.(type) {
+	case ir.Int:
+		v = fillValue{f: float64(x), i: int64(x)}
+	case ir.Float:
+		v.f = float64(x)
+		if dt.IsInt() || dt == ir.I1 {
+			if v.f != math.Trunc(v.f) || v.f < -(1<<63) || v.f >= 1<<63 {
+				return v, fmt.Errorf("value %v is not an integer %s can hold", a, dt)
+			}
+			v.i = int64(v.f)
+		}
+	default:
+		return v, &ir.AttrError{Name: "value", Want: "a number", Got: a}
+	}
+	switch {
+	case dt == ir.I32 && (v.i < math.MinInt32 || v.i > math.MaxInt32):
+		return v, fmt.Errorf("value %v overflows i32", a)
+	case dt == ir.I1 && v.i != 0 && v.i != 1:
+		return v, fmt.Errorf("value %v is not a bool (want 0 or 1)", a)
+	case dt == ir.F32 && !math.IsInf(v.f, 0) && math.IsInf(float64(float32(v.f)), 0):
+		return v, fmt.Errorf("value %v overflows f32", a)
+	}
+	return v, nil
+}
+
+// fill sets every element of t to v.
+func (v fillValue) fill(t *tensor.Tensor) {
 	switch t.DType() {
 	case tensor.F32:
-		fillSlice(t.F32(), float32(v))
+		fillSlice(t.F32(), float32(v.f))
 	case tensor.F64:
-		fillSlice(t.F64(), v)
+		fillSlice(t.F64(), v.f)
 	case tensor.I32:
-		fillSlice(t.I32(), int32(v))
+		fillSlice(t.I32(), int32(v.i))
 	case tensor.I64:
-		fillSlice(t.I64(), int64(v))
+		fillSlice(t.I64(), v.i)
 	case tensor.Bool:
-		fillSlice(t.Bool(), v != 0)
+		fillSlice(t.Bool(), v.i != 0)
 	}
 }
+
+// fill sets every element of t to the small integer v (a mask's 1).
+func fill(t *tensor.Tensor, v int64) { fillValue{f: float64(v), i: v}.fill(t) }
 
 func fillSlice[T any](s []T, v T) {
 	for i := range s {
