@@ -50,51 +50,101 @@ func npyDType(descr string) (DType, bool, error) {
 	return Invalid, false, fmt.Errorf("npy: unsupported dtype %q (gopir reads <f4, <f8, <i4, <i8 and |b1, either byte order)", descr)
 }
 
+// NpyHeader is what a .npy file says of its array before the data: the
+// dtype and shape. Checking it before ReadData lets a caller refuse a file
+// that does not fit (a wrong dtype, a shape its input cannot take) before
+// a byte is allocated.
+type NpyHeader struct {
+	DType  DType
+	Shape  []int
+	little bool // the data's byte order
+}
+
+// DataBytes is the size of the data the header announces, or an error if
+// the shape cannot be addressed.
+func (h NpyHeader) DataBytes() (int64, error) {
+	_, n, err := numElems(h.DType, h.Shape)
+	if err != nil {
+		return 0, fmt.Errorf("npy: %w", err)
+	}
+	return n, nil
+}
+
 // ReadNpy reads one .npy array into a new tensor from a (refcount 1). It
 // reads exactly the header and the data, so several arrays may follow one
 // another in r. Allocator errors are returned as is.
 func ReadNpy(r io.Reader, a *memory.Allocator) (*Tensor, error) {
+	h, err := ReadNpyHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.ReadData(r, a)
+}
+
+// ReadNpyHeader reads the preamble and header of a .npy array from r,
+// leaving r at the start of the data.
+func ReadNpyHeader(r io.Reader) (NpyHeader, error) {
 	var pre [12]byte
 	if n, err := io.ReadFull(r, pre[:8]); err != nil {
-		return nil, truncated(err, "npy: truncated file: %d of 8 preamble bytes", n)
+		return NpyHeader{}, truncated(err, "npy: truncated file: %d of 8 preamble bytes", n)
 	}
 	if string(pre[:6]) != npyMagic {
-		return nil, fmt.Errorf("npy: not a .npy file: bad magic %q", pre[:6])
+		return NpyHeader{}, fmt.Errorf("npy: not a .npy file: bad magic %q", pre[:6])
 	}
 	var hlen int
 	switch major, minor := pre[6], pre[7]; major {
 	case 1:
 		if n, err := io.ReadFull(r, pre[8:10]); err != nil {
-			return nil, truncated(err, "npy: truncated file: %d of 2 header-length bytes", n)
+			return NpyHeader{}, truncated(err, "npy: truncated file: %d of 2 header-length bytes", n)
 		}
 		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
 	case 2, 3:
 		if n, err := io.ReadFull(r, pre[8:12]); err != nil {
-			return nil, truncated(err, "npy: truncated file: %d of 4 header-length bytes", n)
+			return NpyHeader{}, truncated(err, "npy: truncated file: %d of 4 header-length bytes", n)
 		}
 		hlen = int(binary.LittleEndian.Uint32(pre[8:12]))
 	default:
-		return nil, fmt.Errorf("npy: unsupported format version %d.%d", major, minor)
+		return NpyHeader{}, fmt.Errorf("npy: unsupported format version %d.%d", major, minor)
 	}
 	if hlen > npyMaxHeader {
-		return nil, fmt.Errorf("npy: header length %d exceeds %d bytes", hlen, npyMaxHeader)
+		return NpyHeader{}, fmt.Errorf("npy: header length %d exceeds %d bytes", hlen, npyMaxHeader)
 	}
 	hdr := make([]byte, hlen)
 	if n, err := io.ReadFull(r, hdr); err != nil {
-		return nil, truncated(err, "npy: truncated header: %d of %d bytes", n, hlen)
+		return NpyHeader{}, truncated(err, "npy: truncated header: %d of %d bytes", n, hlen)
 	}
-	h, err := parseNpyHeader(string(hdr))
+	ph, err := parseNpyHeader(string(hdr))
+	if err != nil {
+		return NpyHeader{}, err
+	}
+	dt, little, err := npyDType(ph.descr)
+	if err != nil {
+		return NpyHeader{}, err
+	}
+	if ph.fortran && !sameInBothOrders(ph.shape) {
+		return NpyHeader{}, fmt.Errorf("npy: Fortran-order (column-major) array of shape %v is not supported; save it with numpy.ascontiguousarray", ph.shape)
+	}
+	h := NpyHeader{DType: dt, Shape: ph.shape, little: little}
+	if _, err := h.DataBytes(); err != nil {
+		return NpyHeader{}, err
+	}
+	return h, nil
+}
+
+// ReadData reads the array's data from r, which ReadNpyHeader left at its
+// start, into a new tensor from a. When r can tell how many bytes it has
+// left (a file, a bytes or strings reader), a header that promises more
+// data than there is fails before anything is allocated.
+func (h NpyHeader) ReadData(r io.Reader, a *memory.Allocator) (*Tensor, error) {
+	need, err := h.DataBytes()
 	if err != nil {
 		return nil, err
 	}
-	dt, little, err := npyDType(h.descr)
-	if err != nil {
-		return nil, err
+	if left, ok := remaining(r); ok && left < need {
+		return nil, fmt.Errorf("npy: truncated data: %s needs %d bytes, got %d: %w",
+			typeString(h.DType, h.Shape), need, left, io.ErrUnexpectedEOF)
 	}
-	if h.fortran && !sameInBothOrders(h.shape) {
-		return nil, fmt.Errorf("npy: Fortran-order (column-major) array of shape %v is not supported; save it with numpy.ascontiguousarray", h.shape)
-	}
-	t, err := New(a, dt, h.shape...)
+	t, err := New(a, h.DType, h.Shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,17 +153,39 @@ func ReadNpy(r io.Reader, a *memory.Allocator) (*Tensor, error) {
 		t.Release()
 		return nil, truncated(err, "npy: truncated data: %s needs %d bytes, got %d", t.Type(), len(raw), n)
 	}
-	if dt == Bool {
+	if h.DType == Bool {
 		for i, v := range raw { // numpy reads any nonzero byte as True
 			if v > 1 {
 				raw[i] = 1
 			}
 		}
 	}
-	if little != nativeLittle {
-		swapBytes(raw, dt.Size())
+	if h.little != nativeLittle {
+		swapBytes(raw, h.DType.Size())
 	}
 	return t, nil
+}
+
+// remaining is how many bytes r has left to read, when it can say.
+func remaining(r io.Reader) (int64, bool) {
+	switch r := r.(type) {
+	case interface{ Len() int }: // bytes.Reader, strings.Reader, bytes.Buffer
+		return int64(r.Len()), true
+	case io.Seeker:
+		cur, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, false
+		}
+		end, err := r.Seek(0, io.SeekEnd)
+		if err != nil {
+			return 0, false
+		}
+		if _, err := r.Seek(cur, io.SeekStart); err != nil {
+			return 0, false
+		}
+		return end - cur, true
+	}
+	return 0, false
 }
 
 // truncated wraps a short read: io.ErrUnexpectedEOF when the reader ran

@@ -68,9 +68,14 @@ func parseValues(flags []string, specs []exec.FeedSpec, alloc *memory.Allocator,
 		var t *tensor.Tensor
 		var err error
 		if path, isFile := strings.CutPrefix(value, "@"); isFile {
-			t, err = readNpyFile(path, alloc)
+			t, err = readNpyFile(path, spec.Type, alloc)
 		} else {
 			t, err = parseJSONTensor(value, spec.Type.DType, alloc)
+			if err == nil {
+				if err = checkFeedType(t.DType(), t.Shape(), spec.Type); err != nil {
+					t.Release()
+				}
+			}
 		}
 		if err != nil {
 			return fail(fmt.Errorf("--feed %s: %w", name, err))
@@ -105,17 +110,37 @@ func specNames(specs []exec.FeedSpec) string {
 	return strings.Join(names, ", ")
 }
 
-func readNpyFile(path string, alloc *memory.Allocator) (*tensor.Tensor, error) {
+// readNpyFile reads a .npy file for an input of type want. The header is
+// checked against want, and against the size of the file, before the data
+// is allocated: a 128-byte file that claims to hold 160 GB is bad input,
+// not an allocation.
+func readNpyFile(path string, want ir.Type, alloc *memory.Allocator) (*tensor.Tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := tensor.ReadNpy(f, alloc)
+	h, err := tensor.ReadNpyHeader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkFeedType(h.DType, h.Shape, want); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t, err := h.ReadData(f, alloc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// checkFeedType reports a value of dtype dt and shape that an input of
+// type want cannot take.
+func checkFeedType(dt tensor.DType, shape []int, want ir.Type) error {
+	if got := ir.TensorOf(ir.DType(dt), shape...); !got.Refines(want) {
+		return fmt.Errorf("the program expects %s, got %s", want, got)
+	}
+	return nil
 }
 
 // parseJSONTensor reads a JSON number, bool or rectangular nested array as a
@@ -198,6 +223,9 @@ func setElement(t *tensor.Tensor, i int, x any) error {
 			return err
 		}
 		if t.DType() == tensor.F32 {
+			if math.IsInf(float64(float32(f)), 0) {
+				return fmt.Errorf("%s overflows f32", n)
+			}
 			t.F32()[i] = float32(f)
 		} else {
 			t.F64()[i] = f

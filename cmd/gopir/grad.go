@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,9 @@ func appendGradients(prog *ir.Program, lossName, wrtList string) error {
 		n = strings.TrimSpace(n)
 		if n == "" {
 			return fmt.Errorf("--wrt %q: empty name", wrtList)
+		}
+		if slices.Contains(wrtNames, n) {
+			return fmt.Errorf("--wrt %s: given twice", n)
 		}
 		op := prog.Lookup("data", n)
 		if op == nil {

@@ -61,7 +61,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate" for "gopir"`},
 		{[]string{"run", "testdata/design_if.pir"}, "missing --feed x=VALUE: the program expects tensor<?x4xf32>"},
 		{[]string{"run", "testdata/design_if.pir", "--feed", "x=[[1,2,3,4],[5,6,7]]"}, "--feed x: array is not rectangular"},
-		{[]string{"run", "testdata/design_if.pir", "--feed", "x=[[1,2,3]]"}, `feed "x": shape does not match; the program expects tensor<?x4xf32>, got tensor<1x3xf32>`},
+		{[]string{"run", "testdata/design_if.pir", "--feed", "x=[[1,2,3]]"}, `--feed x: the program expects tensor<?x4xf32>, got tensor<1x3xf32>`},
 		{[]string{"run", "testdata/design_if.pir", "--feed", "y=1"}, `--feed y: the program has no input "y" (inputs: x)`},
 		{[]string{"run", "testdata/design_if.pir", "--feed", "x=[[1,2,3,4]]", "--feed", "x=[[1,2,3,4]]"}, "--feed x: given twice"},
 		{[]string{"run", "testdata/design_if.pir", "--feed", "x=nope"}, `--feed x: value "nope" is not a JSON number or array`},

@@ -44,7 +44,7 @@ peak_allocated is the peak during that run.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.feeds, "feed", nil, "input `NAME=VALUE` (JSON number/array or @file.npy); repeat for each input")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the program `N` times")
-	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; default: physical memory); running out exits 1")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); running out exits 1")
 	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail if a run leaves any buffer behind besides its fetches")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run")
 	return cmd
@@ -62,12 +62,9 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 	if f.repeat < 1 {
 		return badInputf("--repeat %d: want at least 1", f.repeat)
 	}
-	limit := defaultMemLimit()
-	if f.memLimit != "" {
-		var err error
-		if limit, err = parseSize(f.memLimit); err != nil {
-			return badInputf("--mem-limit: %v", err)
-		}
+	limit, err := memLimit(f.memLimit)
+	if err != nil {
+		return err
 	}
 	prog, err := loadProgram(path)
 	if err != nil {
@@ -80,7 +77,7 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	// Feeds live on their own allocator: they are the caller's, so the
 	// run's statistics show only what the program itself allocates.
-	feeds, err := parseFeeds(f.feeds, x, memory.New(memory.Options{}))
+	feeds, err := parseFeeds(f.feeds, x, memory.New(memory.Options{Limit: limit}))
 	if err != nil {
 		return err
 	}

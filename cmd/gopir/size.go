@@ -22,10 +22,33 @@ func parseSize(s string) (int64, error) {
 		"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
 	}[unit]
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || mult == 0 || v < 0 || v*mult > 1<<62 {
+	if err != nil || mult == 0 || !(v >= 0 && v*mult <= 1<<62) { // NaN fails too
 		return 0, fmt.Errorf("invalid size %q: want a number of bytes with an optional unit, like 512MiB or 2GB", s)
 	}
 	return int64(v * mult), nil
+}
+
+// memLimit is the allocator capacity for --mem-limit flag: the machine's
+// physical memory when the flag is empty, otherwise the size it gives,
+// which must be at least one byte, capped at physical memory. A limit is
+// never "off": above physical memory the Go runtime itself would die of
+// out-of-memory instead of the allocator reporting it.
+func memLimit(flag string) (int64, error) {
+	phys := defaultMemLimit()
+	if flag == "" {
+		return phys, nil
+	}
+	n, err := parseSize(flag)
+	if err != nil {
+		return 0, badInputf("--mem-limit: %v", err)
+	}
+	if n < 1 {
+		return 0, badInputf("--mem-limit %s: a limit is a positive size, like 512MiB", flag)
+	}
+	if phys > 0 && n > phys {
+		n = phys
+	}
+	return n, nil
 }
 
 // defaultMemLimit is the allocator capacity when --mem-limit is not given:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,18 +45,14 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 	if cmd.Flags().Changed("log-every") && f.logEvery < 1 {
 		return cfg, badInputf("--log-every %d: want at least 1", f.logEvery)
 	}
-	if f.lr < 0 {
-		return cfg, badInputf("--lr %g: want a positive learning rate", f.lr)
+	// 0 in Config means the model's default, so an explicit 0 must not
+	// reach it: it would train with the default behind the user's back.
+	if cmd.Flags().Changed("lr") && !(f.lr > 0 && !math.IsInf(f.lr, 0)) {
+		return cfg, badInputf("--lr %g: want a positive, finite learning rate (omit --lr for the model's default)", f.lr)
 	}
-	cfg.MemLimit = defaultMemLimit()
-	if f.memLimit != "" {
-		n, err := parseSize(f.memLimit)
-		if err != nil {
-			return cfg, badInputf("--mem-limit: %v", err)
-		}
-		cfg.MemLimit = n
-	}
-	return cfg, nil
+	var err error
+	cfg.MemLimit, err = memLimit(f.memLimit)
+	return cfg, err
 }
 
 func (f *trainFlags) register(cmd *cobra.Command, all bool) {
@@ -72,7 +69,7 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	}
 	fl.IntVar(&f.epochs, "epochs", 0, "train `E` epochs")
 	fl.Float64Var(&f.lr, "lr", 0, "learning rate `LR` (default: the model's)")
-	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; default: physical memory); running out exits 1")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); running out exits 1")
 	fl.IntVar(&f.logEvery, "log-every", 10, "log every `K` steps")
 	fl.StringVar(&f.save, "save", "", "write a checkpoint to `DIR` at the end and on Ctrl-C")
 	fl.StringVar(&f.resume, "resume", "", "continue from the checkpoint in `DIR`")
