@@ -38,6 +38,7 @@ func (r ref) get() *tensor.Tensor { return r.blk.slots[r.slot] }
 // so that running a block walks memory in order.
 type instr struct {
 	kind   kind
+	writes bool   // updates the store in place (ops.Def.Writes): commits the run
 	donate uint64 // operands moved into the kernel (see ops.Def.Donate)
 	kernel ops.Kernel
 	inp    []**tensor.Tensor // the operands' slots
@@ -316,6 +317,8 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
 			return &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
 		}
 		in.kind, in.kernel = kKernel, k
+		def, _ := ops.Lookup(op.Name())
+		in.writes = len(def.Writes) > 0
 	}
 	return nil
 }

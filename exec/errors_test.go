@@ -202,6 +202,59 @@ func TestCancelledRunReleasesEverything(t *testing.T) {
 	}
 }
 
+// Cancellation stops a run before it writes the store, and never after:
+// once an in-place update ran, the rest of the run runs too, so the store
+// holds all of the run's updates or none.
+func TestCancellationNeverSplitsWrites(t *testing.T) {
+	for _, cancelFirst := range []bool{true, false} {
+		// test_cancel cancels the run's context when it runs: before the
+		// first increment, or between the two.
+		inc1 := `  () = "increment" (%p) {by:1} : (tensor<i64>) -> ()`
+		cancelOp := `  (%t) = "test_cancel" (%x) : (tensor<4xf32>) -> tensor<4xf32>`
+		first, second := cancelOp, inc1
+		if !cancelFirst {
+			first, second = inc1, cancelOp
+		}
+		src := `{
+  (%x) = "data" () {name:"x", shape:[4], dtype:f32} : () -> tensor<4xf32>
+  (%p) = "parameter" () {name:"p", shape:[], dtype:i64} : () -> tensor<i64>
+  (%q) = "parameter" () {name:"q", shape:[], dtype:i64} : () -> tensor<i64>
+` + first + "\n" + second + `
+  () = "increment" (%q) {by:1} : (tensor<i64>) -> ()
+  () = "fetch" (%t) {name:"t"} : (tensor<4xf32>) -> ()
+}`
+		a := newAlloc()
+		store := exec.NewStore()
+		for _, n := range []string{"p", "q"} {
+			v, _ := tensor.FromI64(a, []int64{0}, []int{}...)
+			store.Set(n, v)
+		}
+		x := compile(t, src, exec.Options{Alloc: a, Store: store})
+		in := feeds{"x": f32(t, ramp(4), 4)}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelRun.Store(&cancel)
+		res, err := x.Run(ctx, in)
+		cancelRun.Store(nil)
+		p, _ := store.Get("p")
+		q, _ := store.Get("q")
+		if cancelFirst {
+			if !errors.Is(err, context.Canceled) || p.I64()[0] != 0 || q.I64()[0] != 0 {
+				t.Fatalf("cancelled before any write: err %v, p %d, q %d; want cancelled, 0, 0", err, p.I64()[0], q.I64()[0])
+			}
+		} else {
+			if err != nil || p.I64()[0] != 1 || q.I64()[0] != 1 {
+				t.Fatalf("cancelled after a write: err %v, p %d, q %d; want success, 1, 1", err, p.I64()[0], q.I64()[0])
+			}
+			res.Release()
+		}
+		releaseFeeds(in)
+		store.Release()
+		if got := allocated(a); got != 0 {
+			t.Fatalf("%d bytes allocated, want 0", got)
+		}
+	}
+}
+
 func TestLeakCheckNamesTheSurvivingBuffer(t *testing.T) {
 	src := `{
   (%x) = "data" () {name:"x", shape:[10], dtype:f32} : () -> tensor<10xf32>

@@ -65,6 +65,11 @@ func (e *Executable) Runs() int64 {
 // ops' names) and returns the fetched values, which the caller must
 // release. Run does not take over the feeds: the caller still owns them. On
 // error no result is returned and every buffer the run made is released.
+//
+// Cancelling ctx stops the run before its next instruction, unless the run
+// has begun to update the store in place (an op with ops.Def.Writes, such
+// as an optimizer's update): such a run goes on to the end, so a training
+// step is never left half applied.
 func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (Results, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -117,6 +122,12 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 				return nil, fmt.Errorf("run cancelled at %s %q: %w", in.op.Pos, in.op.Name(), e.ctx.Err())
 			default:
 			}
+		}
+		if in.writes {
+			// The run starts changing the store: from here it finishes, so
+			// that a cancelled step leaves the store as it was before the
+			// step or as it is after it, never half updated.
+			e.done = nil
 		}
 		var err error
 		if in.kind == kKernel {

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/exec"
+
 	"github.com/gopir/gopir/models"
 	"github.com/gopir/gopir/optim"
 )
@@ -25,6 +27,9 @@ type Config struct {
 	Threads    int
 	// Progress shows a progress bar on the given terminal; nil hides it.
 	Progress interface{ Write([]byte) (int, error) }
+	// MemoryLog, if set, receives a record after every instruction of every
+	// training and evaluation step (exec.Options.MemoryLog).
+	MemoryLog func(exec.MemoryRecord)
 }
 
 // resolved is a Config with the task's defaults filled in.

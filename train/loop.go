@@ -62,12 +62,15 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 		bar.Finish()
 	}
 	if t.cfg.Save != "" {
-		if err := t.save(t.cfg.Save); err != nil {
+		if err := t.saveOrRescue(t.cfg.Save); err != nil {
 			return sum, err
 		}
 	}
 	metrics, err := t.Evaluate(ctx)
 	if err != nil {
+		if ctx.Err() != nil { // the checkpoint, if any, is written
+			return sum, ErrInterrupted
+		}
 		return sum, err
 	}
 	sum.Metrics = metrics
@@ -76,7 +79,7 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 
 func (t *Trainer) interrupted() error {
 	if t.cfg.Save != "" {
-		if err := t.save(t.cfg.Save); err != nil {
+		if err := t.saveOrRescue(t.cfg.Save); err != nil {
 			return fmt.Errorf("%w; saving the checkpoint failed: %v", ErrInterrupted, err)
 		}
 	}

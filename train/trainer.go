@@ -53,6 +53,12 @@ func newTrainer(cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Save != "" {
+		// Before training: a run must not end in a save that cannot work.
+		if err := checkSaveDir(cfg.Save); err != nil {
+			return nil, fmt.Errorf("--save: %w", err)
+		}
+	}
 	cfg.Model = name
 	r, err := resolve(cfg, task)
 	if err != nil {
@@ -91,7 +97,7 @@ func newTrainer(cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
-	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks}
+	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog}
 	if t.train, err = exec.Compile(trainProg, opts); err != nil {
 		return nil, fmt.Errorf("model %s: training program: %w", name, err)
 	}
@@ -224,20 +230,27 @@ type StepRecord struct {
 // bytes are read after the step's feeds and fetches are released.
 func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
 	epoch, s := t.step/t.spe, t.step%t.spe
+	// The learning rate is a store value: a step that fails or is
+	// cancelled puts the old one back, so the store is untouched.
+	oldLR := t.lr.Float64At(0)
 	if err := optim.SetScalar(t.lr, t.sched.LR(t.step)); err != nil {
+		return StepRecord{}, err
+	}
+	fail := func(err error) (StepRecord, error) {
+		optim.SetScalar(t.lr, oldLR)
 		return StepRecord{}, err
 	}
 	t.alloc.SetTag(memory.Tag{Op: "feeds", Value: t.cfg.Model, Step: int64(t.step)})
 	feeds, err := t.task.TrainFeeds(t.alloc, epoch, s)
 	if err != nil {
-		return StepRecord{}, err
+		return fail(err)
 	}
 	t.alloc.ResetPeak()
 	t.train.SetRuns(int64(t.step))
 	res, err := t.train.Run(ctx, feeds.Tensors)
 	if err != nil {
 		feeds.Release()
-		return StepRecord{}, err
+		return fail(err)
 	}
 	rec := StepRecord{Epoch: epoch, Step: s + 1, GlobalStep: t.step + 1, Loss: res["loss"].Float64At(0), Extra: map[string]float64{}}
 	for k, v := range feeds.Info {
