@@ -20,6 +20,13 @@ var testDialect = map[string]ir.OpSpec{
 	"parameter": {Infer: fromShapeAttrs},
 	"full":      {Infer: inferFull},
 	"fetch":     {Infer: inferFetch},
+	"constant": {Infer: func(ts []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+		d, err := attrs.Dense("value")
+		if err != nil {
+			return nil, err
+		}
+		return []ir.Type{d.Type}, wantOperands(ts, 0)
+	}},
 
 	"relu": {Infer: unary},
 	"exp":  {Infer: unary},

@@ -410,7 +410,11 @@ func (p *parser) attrValue() Attr {
 		p.next()
 		return Float(math.Inf(-1))
 	case tType:
-		return TypeAttr{p.typ()}
+		t := p.typ()
+		if p.tok == tLBrack {
+			return p.dense(pos, t)
+		}
+		return TypeAttr{t}
 	case tIdent:
 		if lit == "stack" {
 			return TypeAttr{p.typ()}
@@ -444,4 +448,71 @@ func (p *parser) attrValue() Attr {
 	}
 	p.errorAt(pos, "expected an attribute value, found %s", p.found())
 	return nil
+}
+
+// dense = TYPE "[" [ element { "," element } ] "]" .
+// element = INT | FLOAT | "inf" | "-" "inf" | "nan" | "true" | "false" .
+func (p *parser) dense(pos Pos, t Type) Attr {
+	if !t.IsStatic() {
+		p.errorAt(pos, "a constant needs a static type, not %s", t)
+	}
+	// The bytes grow with the elements read, never from the type alone: a
+	// type may promise more than the text holds.
+	n := t.NumElements()
+	var raw []byte
+	p.next()
+	i := 0
+	for p.tok != tRBrack {
+		if i > 0 {
+			p.sep(tRBrack, "constant")
+		}
+		at, lit := p.pos, p.lit
+		var f float64
+		var k int64
+		isInt := false
+		switch {
+		case p.tok == tInt:
+			v, err := strconv.ParseInt(lit, 10, 64)
+			if err != nil {
+				p.errorAt(at, "integer %s out of range", lit)
+			}
+			k, isInt = v, true
+		case p.tok == tFloat:
+			v, err := strconv.ParseFloat(lit, 64)
+			if err != nil {
+				p.errorAt(at, "float %s out of range", lit)
+			}
+			f = v
+		case p.tok == tMinus:
+			p.next()
+			if p.tok != tIdent || p.lit != "inf" {
+				p.errorAt(p.pos, "expected a number or inf after '-', found %s", p.found())
+			}
+			f = math.Inf(-1)
+		case p.tok == tIdent && (lit == "inf" || lit == "nan"):
+			f = map[string]float64{"inf": math.Inf(1), "nan": math.NaN()}[lit]
+		case p.tok == tIdent && (lit == "true" || lit == "false"):
+			k, isInt = map[string]int64{"true": 1, "false": 0}[lit], true
+		default:
+			p.errorAt(at, "expected a constant element, found %s", p.found())
+		}
+		p.next()
+		if i >= n {
+			p.errorAt(at, "constant of type %s has more than %d elements", t, n)
+		}
+		raw = append(raw, make([]byte, t.DType.Size())...)
+		if err := putElem(raw, t.DType, i, f, k, isInt); err != nil {
+			p.errorAt(at, "element %d of %s: %v", i, t, err)
+		}
+		i++
+	}
+	if i != n {
+		p.errorAt(p.pos, "constant of type %s has %d elements, want %d", t, i, n)
+	}
+	p.next()
+	d, err := NewDense(t, raw)
+	if err != nil {
+		p.errorAt(pos, "%v", err)
+	}
+	return d
 }

@@ -41,6 +41,15 @@ var syntaxErrorCases = []struct {
 	msg       string
 }{
 	{"empty input", "", 1, 1, "expected '{', found end of file"},
+	{"constant too short", "{\n  () = \"c\" () {v:tensor<3xf32>[1.0, 2.0]} : () -> ()\n}", 2, 40, "constant of type tensor<3xf32> has 2 elements, want 3"},
+	{"constant too long", "{\n  () = \"c\" () {v:tensor<1xi64>[1, 2]} : () -> ()\n}", 2, 35, "constant of type tensor<1xi64> has more than 1 elements"},
+	{"constant dynamic", "{\n  () = \"c\" () {v:tensor<?xf32>[]} : () -> ()\n}", 2, 18, "a constant needs a static type, not tensor<?xf32>"},
+	{"constant fraction", "{\n  () = \"c\" () {v:tensor<1xi32>[1.5]} : () -> ()\n}", 2, 32, "element 0 of tensor<1xi32>: 1.5 is not an integer"},
+	{"constant overflow", "{\n  () = \"c\" () {v:tensor<1xi32>[4294967296]} : () -> ()\n}", 2, 32, "element 0 of tensor<1xi32>: 4294967296 overflows i32"},
+	{"constant f32 overflow", "{\n  () = \"c\" () {v:tensor<1xf32>[1e39]} : () -> ()\n}", 2, 32, "element 0 of tensor<1xf32>: 1e+39 overflows f32"},
+	{"constant bool", "{\n  () = \"c\" () {v:tensor<1xi1>[2]} : () -> ()\n}", 2, 31, "element 0 of tensor<1xi1>: 2 is not a bool"},
+	{"constant string", "{\n  () = \"c\" () {v:tensor<1xf32>[\"x\"]} : () -> ()\n}", 2, 32, "expected a constant element, found \"x\""},
+	{"constant huge type", "{\n  () = \"c\" () {v:tensor<100000000000000xf32>[1.0]} : () -> ()\n}", 2, 49, "constant of type tensor<100000000000000xf32> has 1 elements, want 100000000000000"},
 	{"no braces", `(%x) = "data" ()`, 1, 1, "expected '{', found '('"},
 	{"missing ( of results", hdr + `  %y = "relu" (%x)` + sig + "\n}", 3, 3, "expected an op: '(' starting its result list, found %y"},
 	{"missing ) of results", hdr + `  (%y = "relu" (%x)` + sig + "\n}", 3, 7, "expected ',' or ')' in result list, found '='"},

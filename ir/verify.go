@@ -372,6 +372,10 @@ func badAttr(a Attr) string {
 		if !utf8.ValidString(string(a)) {
 			return fmt.Sprintf("string %s is not valid UTF-8", a)
 		}
+	case Dense:
+		if _, err := NewDense(a.Type, a.raw); err != nil {
+			return "invalid constant: " + err.Error()
+		}
 	case TypeAttr:
 		if !a.Type.IsValid() {
 			return "invalid type " + a.Type.String()
