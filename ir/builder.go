@@ -15,12 +15,33 @@ type Builder struct {
 	block *Block
 	at    int // insertion index in block; -1 appends
 	err   *error
+	pos   *Pos // positions of new ops, if set (SetPos); shared like err
 }
 
 // NewBuilder returns a builder that appends to the top level of p.
 func NewBuilder(p *Program) *Builder {
 	var err error
-	return &Builder{prog: p, block: p.body, at: -1, err: &err}
+	return &Builder{prog: p, block: p.body, at: -1, err: &err, pos: new(Pos)}
+}
+
+// SetPos makes the ops that b and the builders sharing its error (At, and
+// the closures of If and While) build from now on record p as their
+// position, instead of the Go code that built them: an importer sets the
+// place in the file it reads. The zero Pos goes back to Go positions.
+func (b *Builder) SetPos(p Pos) {
+	if b.pos == nil {
+		b.pos = new(Pos)
+	}
+	*b.pos = p
+}
+
+// here is the position of an op being built: the one SetPos gave, or the
+// first Go caller outside the helper packages.
+func (b *Builder) here() Pos {
+	if b.pos != nil && *b.pos != (Pos{}) {
+		return *b.pos
+	}
+	return callerPos()
 }
 
 // Program returns the program being built.
@@ -48,7 +69,7 @@ func (b *Builder) SetInsertionPointBefore(op *Op) {
 // At returns a builder sharing b's program and error that inserts into
 // block before index (-1 appends).
 func (b *Builder) At(block *Block, index int) *Builder {
-	nb := &Builder{prog: b.prog, err: b.err}
+	nb := &Builder{prog: b.prog, err: b.err, pos: b.pos}
 	nb.SetInsertionPoint(block, index)
 	return nb
 }
@@ -60,7 +81,7 @@ func (b *Builder) Err() error { return *b.err }
 // already recorded. Helpers that validate their own arguments use it.
 func (b *Builder) Fail(err error) {
 	if *b.err == nil {
-		*b.err = &Error{Pos: callerPos(), Msg: err.Error(), Err: err}
+		*b.err = &Error{Pos: b.here(), Msg: err.Error(), Err: err}
 	}
 }
 
@@ -79,7 +100,7 @@ func (b *Builder) Finish() (*Program, error) {
 // Op appends an op whose result types are inferred by the hook registered
 // for name (see Register). Unknown names are an error.
 func (b *Builder) Op(name string, attrs Attrs, operands ...*Value) *Op {
-	pos := callerPos()
+	pos := b.here()
 	types, err := b.infer(name, attrs, operands)
 	if err != nil {
 		if *b.err == nil {
@@ -157,7 +178,7 @@ func (b *Builder) poisonValue() *Value { return &Value{id: -1} }
 // regions, without type inference or checks. The parser uses it, and so do
 // passes that know the types already; Verify checks the result.
 func (b *Builder) Generic(name string, operands []*Value, attrs Attrs, results []Type, regions int) *Op {
-	op := &Op{name: name, Attrs: attrs, Pos: callerPos()}
+	op := &Op{name: name, Attrs: attrs, Pos: b.here()}
 	op.operands = make([]*Value, len(operands))
 	for i, v := range operands {
 		op.operands[i] = v
@@ -187,7 +208,7 @@ func (b *Builder) Generic(name string, operands []*Value, attrs Attrs, results [
 // Yield appends a "yield" that ends the current region with vals.
 func (b *Builder) Yield(vals ...*Value) *Op {
 	op := b.Generic("yield", vals, nil, nil, 0)
-	op.Pos = callerPos()
+	op.Pos = b.here()
 	return op
 }
 
@@ -197,7 +218,7 @@ func (b *Builder) Yield(vals ...*Value) *Op {
 // function stands for a branch that computes and yields nothing. If returns
 // the op's results.
 func (b *Builder) If(cond *Value, then, els func(b *Builder) []*Value) []*Value {
-	pos := callerPos()
+	pos := b.here()
 	// On a bad condition the branches are still built, so that the caller
 	// gets as many (placeholder) results as it expects.
 	switch {
@@ -252,13 +273,13 @@ func (b *Builder) While(cond *Value, init []*Value, body func(b *Builder, args [
 			types[i] = v.typ
 		}
 	}
-	return b.whileTyped(callerPos(), cond, init, types, body)
+	return b.whileTyped(b.here(), cond, init, types, body)
 }
 
 // WhileTyped is While with explicit loop-carried types, which each initial
 // and each yielded value must refine.
 func (b *Builder) WhileTyped(cond *Value, init []*Value, types []Type, body func(b *Builder, args []*Value) (*Value, []*Value)) []*Value {
-	return b.whileTyped(callerPos(), cond, init, types, body)
+	return b.whileTyped(b.here(), cond, init, types, body)
 }
 
 func (b *Builder) whileTyped(pos Pos, cond *Value, init []*Value, types []Type, body func(*Builder, []*Value) (*Value, []*Value)) []*Value {
