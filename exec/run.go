@@ -287,7 +287,15 @@ func checkOutputs(in *instr, outs []*tensor.Tensor) error {
 // fits reports whether tensor t has type typ.
 func fits(t *tensor.Tensor, typ *ir.Type) bool {
 	if typ.IsStack() || t.IsStack() {
-		return typ.IsStack() && t.IsStack()
+		if !typ.IsStack() || !t.IsStack() {
+			return false
+		}
+		for i := range t.StackLen() {
+			if !fits(t.StackItem(i), typ.Elem) {
+				return false
+			}
+		}
+		return true
 	}
 	shape, dims := t.Shape(), typ.Dims
 	if ir.DType(t.DType()) != typ.DType || len(shape) != len(dims) {

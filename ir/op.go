@@ -1,5 +1,7 @@
 package ir
 
+import "fmt"
+
 // Op is an operation: a name, operands, results, attributes and regions.
 type Op struct {
 	name     string
@@ -97,4 +99,65 @@ func (o *Op) program() *Program {
 		return nil
 	}
 	return o.block.program()
+}
+
+// Erase removes o from its block, with the ops nested in its regions, and
+// drops their uses of other values. Its results must be unused (outside o
+// itself); Erase reports an error and changes nothing otherwise.
+func (o *Op) Erase() error {
+	inside := func(u Use) bool {
+		for p := u.Op; p != nil; p = p.ParentOp() {
+			if p == o {
+				return true
+			}
+		}
+		return false
+	}
+	var check func(op *Op) error
+	check = func(op *Op) error {
+		for _, r := range op.results {
+			for _, u := range r.uses {
+				if !inside(u) {
+					return fmt.Errorf("ir: cannot erase %q: result %d is still used by %q", o.name, r.index, u.Op.name)
+				}
+			}
+		}
+		for _, r := range op.regions {
+			for _, a := range r.block.args {
+				for _, u := range a.uses {
+					if !inside(u) {
+						return fmt.Errorf("ir: cannot erase %q: a block argument is used outside it", o.name)
+					}
+				}
+			}
+			for _, inner := range r.block.ops {
+				if err := check(inner); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := check(o); err != nil {
+		return err
+	}
+	var drop func(op *Op)
+	drop = func(op *Op) {
+		for _, r := range op.regions {
+			for _, inner := range r.block.ops {
+				drop(inner)
+			}
+		}
+		for i := range op.operands {
+			op.SetOperand(i, nil)
+		}
+	}
+	drop(o)
+	if b := o.block; b != nil {
+		if i := b.IndexOf(o); i >= 0 {
+			b.ops = append(b.ops[:i], b.ops[i+1:]...)
+		}
+		o.block = nil
+	}
+	return nil
 }

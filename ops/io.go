@@ -11,12 +11,13 @@ import (
 // Program inputs and outputs, and constants.
 //
 //	data      {name, shape, dtype} -> a feed; shape may hold -1 (dynamic)
+//	data      {name, type}         -> a feed of any type, a stack<...> too
 //	parameter {name, shape, dtype} -> a persistable value from the store
 //	fetch     {name} (x)           -> names an output
 //	full      {shape, value, dtype} -> a constant tensor
 
 func init() {
-	register(&Def{Name: "data", Infer: inferFromShapeAttr(true)})
+	register(&Def{Name: "data", Infer: inferData, Stacks: true})
 	register(&Def{Name: "parameter", Infer: inferFromShapeAttr(false)})
 	register(&Def{Name: "fetch", Infer: func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		if err := wantOperands(in, 1); err != nil {
@@ -42,6 +43,23 @@ func shapeAttr(attrs ir.Attrs, dynamic bool) ([]int, error) {
 		}
 	}
 	return shape, nil
+}
+
+func inferData(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if !attrs.Has("type") {
+		return inferFromShapeAttr(true)(in, attrs)
+	}
+	if err := wantOperands(in, 0); err != nil {
+		return nil, err
+	}
+	t, err := attrs.Type("type")
+	if err != nil {
+		return nil, err
+	}
+	if attrs.Has("shape") || attrs.Has("dtype") {
+		return nil, fmt.Errorf("data takes either a type or a shape and a dtype, not both")
+	}
+	return []ir.Type{t}, t.Check()
 }
 
 func inferFromShapeAttr(dynamic bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
@@ -152,6 +170,15 @@ func fillSlice[T any](s []T, v T) {
 // Data appends a feed named name.
 func Data(b *ir.Builder, name string, dt ir.DType, shape ...int) *ir.Value {
 	return b.Op1("data", ir.A("name", name, "shape", shape, "dtype", dt))
+}
+
+// DataTyped appends a feed named name of type t: a tensor type, or a
+// stack type for a sequence of tensors.
+func DataTyped(b *ir.Builder, name string, t ir.Type) *ir.Value {
+	if !t.IsStack() {
+		return Data(b, name, t.DType, t.Dims...)
+	}
+	return b.Op1("data", ir.A("name", name, "type", t))
 }
 
 // Parameter appends a read of the persistable value name.

@@ -33,6 +33,31 @@ func (t *Tensor) Float64At(i int) float64 {
 	return math.NaN()
 }
 
+// SetFloat64At sets element i (row-major) to v converted to t's dtype:
+// rounded for f32, truncated toward zero for integers, v != 0 for i1. It
+// panics when i is out of range.
+func (t *Tensor) SetFloat64At(i int, v float64) {
+	if i < 0 || i >= t.n {
+		panic(fmt.Sprintf("tensor: index %d out of range for %s", i, t.Type()))
+	}
+	p := unsafe.Pointer(&t.Raw()[i*t.dt.Size()])
+	switch t.dt {
+	case F32:
+		*(*float32)(p) = float32(v)
+	case F64:
+		*(*float64)(p) = v
+	case I32:
+		*(*int32)(p) = int32(v)
+	case I64:
+		*(*int64)(p) = int64(v)
+	case Bool:
+		*(*byte)(p) = 0
+		if v != 0 {
+			*(*byte)(p) = 1
+		}
+	}
+}
+
 // stringElems is how many elements String shows.
 const stringElems = 6
 

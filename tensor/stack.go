@@ -30,6 +30,13 @@ func (t *Tensor) StackLen() int {
 	return len(t.s.items)
 }
 
+// StackItem returns item i of the stack t (0 is the bottom, the first
+// pushed), without a reference of its own: retain it to keep it.
+func (t *Tensor) StackItem(i int) *Tensor {
+	t.wantStack("StackItem")
+	return t.s.items[i]
+}
+
 // Push puts x on top of the stack t, taking over the caller's reference to
 // x. The caller must own t exclusively (Refs() == 1): a push is visible to
 // every holder of t.

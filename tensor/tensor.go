@@ -260,6 +260,16 @@ func (t *Tensor) I64() []int64 { t.want(I64, "I64"); return view[int64](t) }
 // are valid bytes; kernels writing through Raw must keep it so.
 func (t *Tensor) Bool() []bool { t.want(Bool, "Bool"); return view[bool](t) }
 
+// Clone returns a copy of t's elements in a new tensor from a.
+func (t *Tensor) Clone(a *memory.Allocator) (*Tensor, error) {
+	c, err := New(a, t.dt, t.shape...)
+	if err != nil {
+		return nil, err
+	}
+	copy(c.Raw(), t.Raw())
+	return c, nil
+}
+
 // Retain adds a reference to the storage and returns t itself, for a second
 // owner of the same header.
 func (t *Tensor) Retain() *Tensor {
