@@ -114,7 +114,7 @@ func Compile(p *ir.Program, opts Options) (*Executable, error) {
 		e.threads = runtime.GOMAXPROCS(0)
 	}
 	c := &compiler{e: e, refs: map[*ir.Value]ref{}, names: canonicalNames(p)}
-	top, err := c.block(p.Body(), 0)
+	top, _, err := c.block(p.Body(), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,12 @@ func canonicalNames(p *ir.Program) map[*ir.Value]string {
 	return names
 }
 
-func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
+// block compiles b and returns, besides its code, the values of enclosing
+// blocks that b's ops use, directly or from inside their regions. Each
+// block hands its list to the op that owns it, so a use deep in a nest
+// counts for every op around it without walking the nest again at each
+// level.
+func (c *compiler) block(b *ir.Block, depth int) (*blockCode, []*ir.Value, error) {
 	bc := &blockCode{nargs: len(b.Args()), depth: depth}
 	nslots := len(b.Args())
 	for _, a := range b.Args() {
@@ -189,23 +194,36 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
 		}
 	}
 	bc.slots = make([]*tensor.Tensor, nslots)
-	for i, op := range b.Ops() {
-		markUses(op, func(v *ir.Value) {
-			if r, ok := c.refs[v]; ok && r.blk == bc {
-				lastUse[r.slot] = max(lastUse[r.slot], i)
-			}
-		})
-	}
 
+	var outer []*ir.Value
+	seen := map[*ir.Value]bool{}
+	use := func(v *ir.Value, at int) {
+		if r := c.refs[v]; r.blk == bc {
+			lastUse[r.slot] = max(lastUse[r.slot], at)
+		} else if !seen[v] {
+			seen[v] = true
+			outer = append(outer, v)
+		}
+	}
 	bc.instrs = make([]instr, len(b.Ops()))
+	captured := make([][]*ir.Value, len(b.Ops())) // what each op's regions use from outside it
+	for i, op := range b.Ops() {
+		var err error
+		if captured[i], err = c.instr(&bc.instrs[i], op, depth); err != nil {
+			return nil, nil, err
+		}
+		for _, v := range op.Operands() {
+			use(v, i)
+		}
+		for _, v := range captured[i] {
+			use(v, i)
+		}
+	}
 	for i, op := range b.Ops() {
 		in := &bc.instrs[i]
-		if err := c.instr(in, op, depth); err != nil {
-			return nil, err
-		}
 		in.donate = c.donations(in, bc, i, lastUse)
 		if in.kind == kWhile {
-			in.donate = movableInits(in, op, bc, i, lastUse)
+			in.donate = movableInits(in, op, bc, i, lastUse, captured[i])
 		}
 	}
 	for slot, last := range lastUse {
@@ -219,7 +237,7 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, error) {
 	if y := b.Terminator(); y != nil {
 		bc.yields = make([]*tensor.Tensor, y.NumOperands())
 	}
-	return bc, nil
+	return bc, outer, nil
 }
 
 // pack gives every instruction its slot pointers (operands, results,
@@ -256,20 +274,9 @@ func (bc *blockCode) pack() {
 	}
 }
 
-// markUses calls fn for every operand of op and of the ops nested in its
-// regions: a use inside a region counts as a use by op.
-func markUses(op *ir.Op, fn func(*ir.Value)) {
-	for _, v := range op.Operands() {
-		fn(v)
-	}
-	for _, r := range op.Regions() {
-		for _, inner := range r.Block().Ops() {
-			markUses(inner, fn)
-		}
-	}
-}
-
-func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
+// instr compiles op, its regions included, and returns the values from
+// outside op that its regions use.
+func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 	in.op = op
 	for _, v := range op.Operands() {
 		in.in = append(in.in, c.refs[v])
@@ -284,12 +291,14 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
 	if op.NumResults() > 0 {
 		in.tag.Value = c.names[op.Result(0)]
 	}
+	var captured []*ir.Value
 	for _, r := range op.Regions() {
-		rc, err := c.block(r.Block(), depth+1)
+		rc, outer, err := c.block(r.Block(), depth+1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		in.regions = append(in.regions, rc)
+		captured = append(captured, outer...)
 	}
 	switch op.Name() {
 	case "if":
@@ -314,13 +323,13 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) error {
 	default:
 		k, err := ops.Bind(op)
 		if err != nil {
-			return &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
+			return nil, &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
 		}
 		in.kind, in.kernel = kKernel, k
 		def, _ := ops.Lookup(op.Name())
 		in.writes = len(def.Writes) > 0
 	}
-	return nil
+	return captured, nil
 }
 
 // errorAt wraps err with the op and position of in.
@@ -361,18 +370,17 @@ func (c *compiler) donations(in *instr, bc *blockCode, at int, lastUse []int) ui
 // movableInits picks the initial values of a while that can move into the
 // loop instead of being shared: they belong to this block's frame, die at
 // the while, appear once among its operands and are not captured by the
-// body. Bit i+1 stands for operand i+1 (initial value i).
-func movableInits(in *instr, op *ir.Op, bc *blockCode, at int, lastUse []int) uint64 {
-	captured := map[*ir.Value]bool{}
-	for _, r := range op.Regions() {
-		for _, inner := range r.Block().Ops() {
-			markUses(inner, func(v *ir.Value) { captured[v] = true })
-		}
+// body (captured lists what it uses from outside). Bit i+1 stands for
+// operand i+1 (initial value i).
+func movableInits(in *instr, op *ir.Op, bc *blockCode, at int, lastUse []int, captured []*ir.Value) uint64 {
+	inBody := make(map[*ir.Value]bool, len(captured))
+	for _, v := range captured {
+		inBody[v] = true
 	}
 	var mask uint64
 	for i := 1; i < len(in.in) && i < 64; i++ {
 		r, v := in.in[i], op.Operand(i)
-		if r.blk != bc || lastUse[r.slot] != at || captured[v] {
+		if r.blk != bc || lastUse[r.slot] != at || inBody[v] {
 			continue
 		}
 		once := true
