@@ -46,7 +46,11 @@ type parser struct {
 	lit   string
 	depth int
 
-	scopes []map[string]definition
+	// names holds every name in scope; scopes lists the names each open
+	// region (the program first) defined, to drop them at its '}'. Names
+	// are never shadowed, so one map serves all levels.
+	names  map[string]definition
+	scopes [][]string
 }
 
 // definition is a value name in scope and where it was defined.
@@ -120,7 +124,7 @@ func (p *parser) leave() { p.depth-- }
 // program = "{" { op } "}" EOF .
 func (p *parser) program() {
 	p.expect(tLBrace)
-	p.scopes = []map[string]definition{{}}
+	p.names, p.scopes = map[string]definition{}, [][]string{nil}
 	p.ops()
 	p.expect(tRBrace)
 	if p.tok != tEOF {
@@ -240,23 +244,21 @@ func (p *parser) operands() ([]*Value, Pos) {
 }
 
 func (p *parser) lookup(name string, pos Pos) *Value {
-	for i := len(p.scopes) - 1; i >= 0; i-- {
-		if d, ok := p.scopes[i][name]; ok {
-			return d.v
-		}
+	if d, ok := p.names[name]; ok {
+		return d.v
 	}
 	p.errorAt(pos, "use of undefined value %%%s", name)
 	return nil
 }
 
 func (p *parser) define(n namePos, v *Value) {
-	for _, sc := range p.scopes {
-		if d, dup := sc[n.name]; dup {
-			p.errorAt(n.pos, "value %%%s is already defined at %d:%d", n.name, d.pos.Line, d.pos.Col)
-		}
+	if d, dup := p.names[n.name]; dup {
+		p.errorAt(n.pos, "value %%%s is already defined at %d:%d", n.name, d.pos.Line, d.pos.Col)
 	}
 	v.Name = n.name
-	p.scopes[len(p.scopes)-1][n.name] = definition{v, n.pos}
+	p.names[n.name] = definition{v, n.pos}
+	top := len(p.scopes) - 1
+	p.scopes[top] = append(p.scopes[top], n.name)
 }
 
 // region = "{" [ "^" "(" args ")" ":" ] { op } "}" .
@@ -267,7 +269,7 @@ func (p *parser) region(op *Op) {
 	r := &Region{parent: op}
 	r.block = &Block{region: r}
 	op.regions = append(op.regions, r)
-	p.scopes = append(p.scopes, map[string]definition{})
+	p.scopes = append(p.scopes, nil)
 	if p.got(tCaret) {
 		p.expect(tLParen)
 		for p.tok != tRParen {
@@ -289,6 +291,9 @@ func (p *parser) region(op *Op) {
 	p.b.SetInsertionPoint(r.block, -1)
 	p.ops()
 	*p.b = saved
+	for _, name := range p.scopes[len(p.scopes)-1] {
+		delete(p.names, name)
+	}
 	p.scopes = p.scopes[:len(p.scopes)-1]
 	p.expect(tRBrace)
 }
