@@ -28,7 +28,7 @@ func Backward(b *ir.Builder, loss *ir.Value, wrt []*ir.Value) ([]*ir.Value, erro
 			return nil, err
 		}
 	}
-	d := &differ{prog: prog, dep: dependents(prog, wrt)}
+	d := &differ{prog: prog, dep: dependents(prog, wrt), depth: depths(prog), captures: map[*ir.Op][]*ir.Value{}}
 	s := d.newScope(nil, top, b, func(v *ir.Value) *ir.Value { return v })
 	forward := append([]*ir.Op(nil), top.Ops()...)
 	if i := top.IndexOf(loss.Def()); i >= 0 {
@@ -88,8 +88,22 @@ func describe(v *ir.Value) string {
 
 // differ holds what one Backward call shares across scopes.
 type differ struct {
-	prog *ir.Program
-	dep  map[*ir.Value]bool // values that depend on a wrt value
+	prog     *ir.Program
+	dep      map[*ir.Value]bool     // values that depend on a wrt value
+	depth    map[*ir.Block]int      // how deep each forward block is nested
+	captures map[*ir.Op][]*ir.Value // see captured
+}
+
+// depths returns how deep each block of p is nested; the top level is 0.
+func depths(p *ir.Program) map[*ir.Block]int {
+	depth := map[*ir.Block]int{p.Body(): 0}
+	p.Walk(func(op *ir.Op) bool {
+		for _, r := range op.Regions() {
+			depth[r.Block()] = depth[op.Block()] + 1
+		}
+		return true
+	})
+	return depth
 }
 
 // differentiable reports whether gradients flow through values of type t.
@@ -203,33 +217,38 @@ func (s *scope) vjp(op *ir.Op, dys []*ir.Value) error {
 }
 
 // captured lists, in order of first use, the values defined outside op
-// that ops inside its regions use and that need gradients.
-func (s *scope) captured(op *ir.Op) []*ir.Value {
+// that ops inside its regions use and that need gradients. Each op's list
+// is made once, from those of the ops nested in it, before any backward
+// changes the regions, so a nest costs the sum of its lists, not the
+// product of its depth and size.
+func (d *differ) captured(op *ir.Op) []*ir.Value {
+	if c, ok := d.captures[op]; ok {
+		return c
+	}
 	var out []*ir.Value
 	seen := map[*ir.Value]bool{}
-	for _, r := range op.Regions() {
-		ir.WalkBlock(r.Block(), func(inner *ir.Op) bool {
-			for _, v := range inner.Operands() {
-				if seen[v] || !s.d.dep[v] || !differentiable(v.Type()) || !outside(op, v) {
-					continue
-				}
-				seen[v] = true
-				out = append(out, v)
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// outside reports whether v is defined outside op's regions.
-func outside(op *ir.Op, v *ir.Value) bool {
-	for _, r := range op.Regions() {
-		if r.Block().Encloses(v.Block()) {
-			return false
+	add := func(v *ir.Value) {
+		// v is used inside op, so it is either inside op or in a block
+		// around it, no deeper than op's own.
+		if !seen[v] && d.dep[v] && differentiable(v.Type()) && d.depth[v.Block()] <= d.depth[op.Block()] {
+			seen[v] = true
+			out = append(out, v)
 		}
 	}
-	return true
+	for _, r := range op.Regions() {
+		for _, inner := range r.Block().Ops() {
+			for _, v := range inner.Operands() {
+				add(v)
+			}
+			if len(inner.Regions()) > 0 {
+				for _, v := range d.captured(inner) {
+					add(v)
+				}
+			}
+		}
+	}
+	d.captures[op] = out
+	return out
 }
 
 // dynamic returns t with every dim dynamic.

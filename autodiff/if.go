@@ -10,7 +10,7 @@ import (
 // gradients of the if's results, and yields the gradients of the values the
 // branches captured.
 func (s *scope) ifOp(op *ir.Op, dys []*ir.Value) error {
-	captured := s.captured(op)
+	captured := s.d.captured(op)
 	if len(captured) == 0 {
 		return nil
 	}

@@ -20,7 +20,7 @@ func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
 			carried = append(carried, i)
 		}
 	}
-	captured := s.captured(op)
+	captured := s.d.captured(op)
 	if len(carried) == 0 && len(captured) == 0 {
 		return nil
 	}
