@@ -118,6 +118,7 @@ type scope struct {
 	b       *ir.Builder // where the backward ops go
 	resolve func(*ir.Value) *ir.Value
 	grads   map[*ir.Value]*ir.Value
+	loop    *loop // set in the scope of a while body
 }
 
 func (d *differ) newScope(parent *scope, block *ir.Block, b *ir.Builder, resolve func(*ir.Value) *ir.Value) *scope {

@@ -21,6 +21,9 @@
 //     the backward needs from inside the forward body is pushed onto a
 //     stack each iteration; the backward body pops it, so iterations are
 //     replayed in reverse and each residual is freed once consumed.
+//     Residuals of one type share a stack, and loops nested in loop
+//     bodies share their stacks, so that the backward of a nest stays
+//     linear in its depth.
 //   - Gradients of values captured by a region from outside flow out of the
 //     backward region as results (of the backward "if") or as accumulated
 //     loop-carried values (of the backward "while").

@@ -6,8 +6,8 @@ import (
 )
 
 // whileOp appends the backward of a forward "while". The forward loop gets
-// a trip counter and, lazily, one stack per residual; the backward loop
-// runs the counter down to zero, popping residuals, and carries the
+// a trip counter and, lazily, tapes for residuals (see tape); the backward
+// loop runs the counter down to zero, popping residuals, and carries the
 // gradients of the loop-carried values (from the last iteration back to the
 // initial values) and of the captured values (summed over iterations).
 func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
@@ -39,7 +39,7 @@ func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
 	trips := op.AppendResult(i64)
 
 	// The backward loop: gradients of the carried values, of the captured
-	// values, the counter, then the stacks as residuals appear.
+	// values, the counter, then the tapes as residuals appear.
 	zero := ops.Full(s.b, ir.I64, 0)
 	tripsHere := s.resolve(trips)
 	bwOperands := []*ir.Value{ops.GreaterThan(s.b, tripsHere, zero)}
@@ -69,8 +69,7 @@ func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
 	dCaptured := bargs[len(carried) : len(carried)+len(captured)]
 	bwCounter := bargs[len(carried)+len(captured)]
 
-	prologue := s.b.At(bwBody, 0) // pops go first, in the order residuals appear
-	var stacksLeft []*ir.Value
+	l := &loop{outer: s, fwd: op, bw: bw, byType: map[string]*tape{}}
 	inner := s.d.newScope(s, body, s.b.At(bwBody, -1), func(v *ir.Value) *ir.Value {
 		if !body.Encloses(v.Block()) {
 			return s.resolve(v)
@@ -78,22 +77,9 @@ func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
 		if v.Block() != body {
 			panic("autodiff: residual from a nested region reached the wrong scope")
 		}
-		// Forward: push v every iteration.
-		t := v.Type()
-		st := ops.StackNew(s.before(op), t)
-		op.AppendOperand(st)
-		sarg := body.AppendArg(st.Type())
-		y := body.Terminator()
-		y.AppendOperand(ops.StackPush(s.b.At(body, body.IndexOf(y)), sarg, v))
-		full := op.AppendResult(st.Type())
-		// Backward: pop it every iteration, last pushed first.
-		bw.AppendOperand(s.resolve(full))
-		barg := bwBody.AppendArg(st.Type())
-		bw.AppendResult(st.Type())
-		rest, item := ops.StackPop(prologue, barg)
-		stacksLeft = append(stacksLeft, rest)
-		return item
+		return l.residual(s.b, v)
 	})
+	inner.loop = l
 	for idx, v := range seeds {
 		inner.addGrad(v, dCarried[idx])
 	}
@@ -121,7 +107,9 @@ func (s *scope) whileOp(op *ir.Op, dys []*ir.Value) error {
 	left := ops.Subtract(inner.b, bwCounter, ops.Full(inner.b, ir.I64, 1))
 	next[0] = ops.GreaterThan(inner.b, left, ops.Full(inner.b, ir.I64, 0))
 	next = append(next, left)
-	next = append(next, stacksLeft...)
+	for _, tp := range l.tapes {
+		next = append(next, tp.bw.tail)
+	}
 	inner.b.Yield(next...)
 
 	for idx, i := range carried {
