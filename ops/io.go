@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&Def{Name: "data", Infer: inferData, Stacks: true})
 	register(&Def{Name: "parameter", Infer: inferFromShapeAttr(false)})
-	register(&Def{Name: "fetch", Infer: func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	register(&Def{Name: "fetch", Stacks: true, Infer: func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		if err := wantOperands(in, 1); err != nil {
 			return nil, err
 		}

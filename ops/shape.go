@@ -775,34 +775,44 @@ func shpBindConcat(op *ir.Op) (Kernel, error) {
 	}
 	dt := op.Result(0).Type().DType
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dims := make([][]int, len(in))
-		for i, x := range in {
-			dims[i] = x.Shape()
-		}
-		out, err := shpConcatDims(dims, axis)
+		y, err := shpConcat(c, dt, in, axis)
 		if err != nil {
 			return nil, err
-		}
-		outer := shpSize(out[:axis])
-		inner := shpSize(out[axis+1:])
-		widths := make([]int, len(in))
-		for i, x := range in {
-			widths[i] = x.Shape()[axis] * inner
-		}
-		y, err := c.New(dt, out)
-		if err != nil {
-			return nil, err
-		}
-		switch y.DType().Size() {
-		case 1:
-			kernels.ConcatRows(shpWords[uint8](y), shpWordsOf[uint8](in), outer, widths, c.Threads)
-		case 4:
-			kernels.ConcatRows(shpWords[uint32](y), shpWordsOf[uint32](in), outer, widths, c.Threads)
-		case 8:
-			kernels.ConcatRows(shpWords[uint64](y), shpWordsOf[uint64](in), outer, widths, c.Threads)
 		}
 		return []*tensor.Tensor{y}, nil
 	}, nil
+}
+
+// shpConcat joins in (at least one, of dtype dt) along axis into a new
+// tensor.
+func shpConcat(c *Ctx, dt ir.DType, in []*tensor.Tensor, axis int) (*tensor.Tensor, error) {
+	dims := make([][]int, len(in))
+	for i, x := range in {
+		dims[i] = x.Shape()
+	}
+	out, err := shpConcatDims(dims, axis)
+	if err != nil {
+		return nil, err
+	}
+	outer := shpSize(out[:axis])
+	inner := shpSize(out[axis+1:])
+	widths := make([]int, len(in))
+	for i, x := range in {
+		widths[i] = x.Shape()[axis] * inner
+	}
+	y, err := c.New(dt, out)
+	if err != nil {
+		return nil, err
+	}
+	switch y.DType().Size() {
+	case 1:
+		kernels.ConcatRows(shpWords[uint8](y), shpWordsOf[uint8](in), outer, widths, c.Threads)
+	case 4:
+		kernels.ConcatRows(shpWords[uint32](y), shpWordsOf[uint32](in), outer, widths, c.Threads)
+	case 8:
+		kernels.ConcatRows(shpWords[uint64](y), shpWordsOf[uint64](in), outer, widths, c.Threads)
+	}
+	return y, nil
 }
 
 // shpWordsOf is shpWords for each tensor of ts.

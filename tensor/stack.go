@@ -59,6 +59,27 @@ func (t *Tensor) Pop() (*Tensor, error) {
 	return x, nil
 }
 
+// StackInsert puts x at position i (0 ≤ i ≤ StackLen) of the stack t,
+// taking over the caller's reference. Like Push, it needs t owned
+// exclusively.
+func (t *Tensor) StackInsert(i int, x *Tensor) {
+	t.wantStack("StackInsert")
+	t.s.items = append(t.s.items, nil)
+	copy(t.s.items[i+1:], t.s.items[i:])
+	t.s.items[i] = x
+}
+
+// StackRemove takes item i out of the stack t and hands its reference to
+// the caller. Like Pop, it needs t owned exclusively.
+func (t *Tensor) StackRemove(i int) *Tensor {
+	t.wantStack("StackRemove")
+	x := t.s.items[i]
+	copy(t.s.items[i:], t.s.items[i+1:])
+	t.s.items[len(t.s.items)-1] = nil
+	t.s.items = t.s.items[:len(t.s.items)-1]
+	return x
+}
+
 // CloneStack returns a new stack with the same items, each retained once
 // more, for copy-on-write when t is shared.
 func (t *Tensor) CloneStack() *Tensor {

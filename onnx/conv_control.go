@@ -1,0 +1,237 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/onnx/onnxpb"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Control flow: If becomes an "if", Loop and Scan become a "while". Their
+// subgraphs become the regions' blocks; names of the enclosing graphs that
+// a subgraph reads are captured, as gopir regions capture outer values.
+
+func init() {
+	registerNoFold(convIf, "If")
+	registerNoFold(convLoop, "Loop")
+	registerNoFold(convScan, "Scan")
+}
+
+// subgraph converts g into the block b inserts into, with g's inputs bound
+// to args, and returns g's outputs as values of that block. The importer's
+// position is restored afterwards.
+func (n *node) subgraph(b *ir.Builder, g *onnxpb.GraphProto, label string, args []*value) ([]*ir.Value, error) {
+	defer n.b.SetPos(*posOf(n))
+	if g == nil {
+		return nil, fmt.Errorf("missing subgraph %s", label)
+	}
+	s := &scope{parent: n.s, path: n.s.path + "/" + label, b: b, names: map[string]*value{}, consts: map[*tensor.Tensor]*ir.Value{}}
+	if len(g.GetInput()) != len(args) {
+		return nil, fmt.Errorf("subgraph %s has %d inputs, want %d", label, len(g.GetInput()), len(args))
+	}
+	for i, in := range g.GetInput() {
+		s.names[in.GetName()] = args[i]
+	}
+	for _, tp := range g.GetInitializer() {
+		t, err := TensorFromProto(tp, n.im.opts.Dir, n.im.host)
+		if err != nil {
+			return nil, fmt.Errorf("subgraph %s: initializer %q: %w", label, tp.GetName(), err)
+		}
+		s.names[tp.GetName()] = &value{known: n.im.keep(t)}
+	}
+	if err := n.im.nodes(s, g); err != nil {
+		return nil, err
+	}
+	outs := make([]*ir.Value, len(g.GetOutput()))
+	for i, o := range g.GetOutput() {
+		x, ok := s.lookup(o.GetName())
+		if !ok {
+			return nil, fmt.Errorf("subgraph %s: output %q is computed by no node", label, o.GetName())
+		}
+		outs[i] = s.use(x)
+	}
+	return outs, nil
+}
+
+// posOf is the position the importer gave n's ops.
+func posOf(n *node) *ir.Pos {
+	p := ir.Pos{File: fmt.Sprintf("%s: graph %s: node %d %q (%s)", n.im.opts.File, n.s.path, n.index, n.p.GetName(), n.p.GetOpType())}
+	return &p
+}
+
+// scalarBool makes a bool tensor of one element rank 0.
+func scalarBool(b *ir.Builder, c *ir.Value) *ir.Value {
+	if c.Type().Rank() == 0 {
+		return c
+	}
+	return ops.Reshape(b, c)
+}
+
+func convIf(n *node) ([]*value, error) {
+	cond := scalarBool(n.b, n.In(0))
+	var err error
+	branch := func(name string) func(*ir.Builder) []*ir.Value {
+		return func(b *ir.Builder) []*ir.Value {
+			if err != nil {
+				return nil
+			}
+			var vs []*ir.Value
+			vs, err = n.subgraph(b, n.Graph(name), name, nil)
+			return vs
+		}
+	}
+	res := n.b.If(cond, branch("then_branch"), branch("else_branch"))
+	if err != nil {
+		return nil, err
+	}
+	return out(res...), nil
+}
+
+// convLoop: a while carrying the iteration number, the loop-carried values
+// and one stack per scan output. The condition of each iteration is the
+// body's cond output and, with a trip count M, i < M; the body's cond input
+// is true (the loop would not run otherwise). After the loop each stack
+// becomes a tensor along a new first axis.
+//
+// The carried types start as the initial values' types; when the body
+// yields values that do not fit them (a shape that changes per
+// iteration), the loop is rebuilt with the join of both.
+func convLoop(n *node) ([]*value, error) {
+	body := n.Graph("body")
+	if body == nil {
+		return nil, fmt.Errorf("Loop has no body")
+	}
+	b := n.b
+	var init []*ir.Value
+	for i := 2; i < n.NumIn(); i++ {
+		init = append(init, n.In(i))
+	}
+	nv := len(init)
+	k := len(body.GetOutput()) - 1 - nv
+	if k < 0 {
+		return nil, fmt.Errorf("Loop body has %d outputs, want at least %d", len(body.GetOutput()), 1+nv)
+	}
+	i0 := ops.Full(b, ir.I64, 0)
+	var trip *ir.Value
+	c0 := ops.Full(b, ir.I1, 1)
+	if n.Has(0) {
+		trip = ops.Reshape(b, n.In(0))
+		c0 = ops.LessThan(b, i0, trip)
+	}
+	if n.Has(1) {
+		c0 = ops.LogicalAnd(b, c0, scalarBool(b, n.In(1)))
+	}
+	types := []ir.Type{ir.Scalar(ir.I64)}
+	for _, v := range init {
+		types = append(types, v.Type())
+	}
+	scanTypes := make([]ir.Type, k)
+	for j := range k {
+		t, err := typeFromProto(body.GetOutput()[1+nv+j].GetType())
+		if err != nil {
+			t = ir.Type{} // learnt from the first build
+		}
+		scanTypes[j] = t
+	}
+	for attempt := 0; ; attempt++ {
+		var stacks []*ir.Value
+		for _, t := range scanTypes {
+			if !t.IsValid() {
+				t = ir.Scalar(ir.F32) // a guess, corrected by the next build
+			}
+			stacks = append(stacks, ops.StackNew(b, t))
+		}
+		all := append([]ir.Type(nil), types...)
+		for _, s := range stacks {
+			all = append(all, s.Type())
+		}
+		operands := append(append([]*ir.Value{c0, i0}, init...), stacks...)
+		op := b.Generic("while", operands, nil, all, 1)
+		blk := op.Region(0).Block()
+		var args []*ir.Value
+		for _, t := range all {
+			args = append(args, blk.AppendArg(t))
+		}
+		inner := b.At(blk, -1)
+		bodyArgs := []*value{{v: args[0]}, {v: ops.Full(inner, ir.I1, 1)}}
+		for _, a := range args[1 : 1+nv] {
+			bodyArgs = append(bodyArgs, &value{v: a})
+		}
+		outs, err := n.subgraph(inner, body, "body", bodyArgs)
+		if err != nil {
+			return nil, err
+		}
+		i1 := ops.Add(inner, args[0], ops.Full(inner, ir.I64, 1))
+		next := scalarBool(inner, outs[0])
+		if trip != nil {
+			next = ops.LogicalAnd(inner, next, ops.LessThan(inner, i1, trip))
+		}
+		yields := []*ir.Value{next, i1}
+		yields = append(yields, outs[1:1+nv]...)
+		for j := range k {
+			yields = append(yields, ops.StackPush(inner, args[1+nv+j], outs[1+nv+j]))
+		}
+		if err := b.Err(); err != nil {
+			return nil, err
+		}
+		// Do the yields fit the carried types?
+		fits := true
+		for j, y := range yields[1 : 1+1+nv] {
+			if !y.Type().Refines(all[j]) {
+				fits = false
+				jt, ok := ir.Join(y.Type(), all[j])
+				if !ok {
+					return nil, n.unsupported("loop-carried value %d changes from %s to %s", j, all[j], y.Type())
+				}
+				types[j] = jt
+			}
+		}
+		for j := range k {
+			et := outs[1+nv+j].Type()
+			if !scanTypes[j].IsValid() || !et.Refines(scanTypes[j]) {
+				fits = false
+				if jt, ok := ir.Join(et, scanTypes[j]); ok && scanTypes[j].IsValid() {
+					scanTypes[j] = jt
+				} else {
+					scanTypes[j] = et
+				}
+			}
+		}
+		if fits {
+			inner.Yield(yields...)
+			res := op.Results()
+			vals := out(res[1 : 1+nv]...)
+			for j := range k {
+				vals = append(vals, &value{v: ops.ConcatFromSeq(b, res[1+nv+j], 0, true)})
+			}
+			return vals, nil
+		}
+		if attempt == 3 {
+			return nil, n.unsupported("loop-carried types that do not settle")
+		}
+		// Rebuild with the wider types: drop this attempt.
+		for i := len(blk.Ops()) - 1; i >= 0; i-- {
+			if err := blk.Ops()[i].Erase(); err != nil {
+				return nil, err
+			}
+		}
+		if err := op.Erase(); err != nil {
+			return nil, err
+		}
+		for _, s := range stacks {
+			if err := s.Def().Erase(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// convScan (opset 9 on): a while over the scan axis of the scan inputs.
+func convScan(n *node) ([]*value, error) {
+	if n.Opset() < 9 {
+		return nil, n.unsupported("Scan before opset 9 (with a batch axis and sequence_lens)")
+	}
+	return nil, n.unsupported("Scan")
+}

@@ -1,0 +1,100 @@
+package onnx
+
+import (
+	"math"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+// Reductions and arg-reductions.
+
+func init() {
+	register(convReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+		"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
+	register(convArgMax, "ArgMax")
+}
+
+// convReduce: axes are an attribute, or an input from opset 13 for
+// ReduceSum (18 for the others); no axes means every axis, unless
+// noop_with_empty_axes makes the op an identity.
+func convReduce(n *node) ([]*value, error) {
+	x := n.In(0)
+	r := x.Type().Rank()
+	axes := n.Ints("axes")
+	if n.Has(1) {
+		var ok bool
+		if axes, ok = n.KnownInts(1); !ok {
+			return nil, n.unsupported("axes computed at run time")
+		}
+	}
+	keep := n.Int("keepdims", 1) != 0
+	if len(axes) == 0 && n.Int("noop_with_empty_axes", 0) != 0 {
+		return []*value{n.in[0]}, nil
+	}
+	ax := make([]int, len(axes))
+	for i, a := range axes {
+		ax[i] = n.axis(a, r)
+	}
+	if len(ax) == 0 {
+		ax = nil // every axis
+		if r == 0 {
+			ax = []int{}
+		}
+	}
+	b := n.b
+	dt := x.Type().DType
+	switch n.p.GetOpType() {
+	case "ReduceSum":
+		return outv(ops.ReduceSum(b, x, ax, keep)), nil
+	case "ReduceMean":
+		return outv(ops.ReduceMean(b, x, ax, keep)), nil
+	case "ReduceMax":
+		return outv(ops.ReduceMax(b, x, ax, keep)), nil
+	case "ReduceMin":
+		return outv(ops.ReduceMin(b, x, ax, keep)), nil
+	case "ReduceSumSquare":
+		return outv(ops.ReduceSum(b, ops.Square(b, x), ax, keep)), nil
+	case "ReduceL1":
+		return outv(ops.ReduceSum(b, ops.Abs(b, x), ax, keep)), nil
+	case "ReduceL2":
+		return outv(ops.Sqrt(b, ops.ReduceSum(b, ops.Square(b, x), ax, keep))), nil
+	case "ReduceLogSum":
+		return outv(ops.Log(b, ops.ReduceSum(b, x, ax, keep))), nil
+	case "ReduceLogSumExp":
+		// log Σ exp(x − m) + m with m the max, for stability; m is kept
+		// as 0 where it is infinite so that all −inf gives −inf.
+		m := ops.ReduceMax(b, x, ax, true)
+		finite := ops.Where(b, ops.Equal(b, ops.Abs(b, m), scalar(b, dt, math.Inf(1))), ops.FullLike(b, m, 0, ir.InvalidDType), m)
+		s := ops.Log(b, ops.ReduceSum(b, ops.Exp(b, ops.Subtract(b, x, finite)), ax, true))
+		y := ops.Add(b, s, finite)
+		if !keep {
+			y = ops.Squeeze(b, y, reduceAxes(ax, r)...)
+		}
+		return outv(y), nil
+	}
+	return nil, nil
+}
+
+// reduceAxes lists the axes a reduction over ax (nil: all) removes.
+func reduceAxes(ax []int, r int) []int {
+	if ax != nil {
+		return ax
+	}
+	all := make([]int, r)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// convArgMax: the first index of the maximum along axis.
+func convArgMax(n *node) ([]*value, error) {
+	x := n.In(0)
+	axis := n.axis(n.Int("axis", 0), x.Type().Rank())
+	keep := n.Int("keepdims", 1) != 0
+	if n.Int("select_last_index", 0) != 0 {
+		return nil, n.unsupported("select_last_index=1")
+	}
+	return outv(ops.Argmax(n.b, x, axis, keep)), nil
+}
