@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/tensor"
 )
 
 // LeakError reports buffers that a run left allocated: neither persistable
@@ -48,10 +49,20 @@ func liveSet(a *memory.Allocator) map[uint64]bool {
 // the run plus the fetched results.
 func (e *Executable) checkLeaks(run int64, before map[uint64]bool, out Results) error {
 	held := map[uint64]bool{}
-	for _, t := range out {
+	var hold func(t *tensor.Tensor)
+	hold = func(t *tensor.Tensor) {
+		if t.IsStack() { // a fetched sequence holds its items
+			for i := range t.StackLen() {
+				hold(t.StackItem(i))
+			}
+			return
+		}
 		if b := t.Storage().Block(); b != nil {
 			held[b.ID()] = true
 		}
+	}
+	for _, t := range out {
+		hold(t)
 	}
 	var leaked []memory.BlockInfo
 	for _, b := range e.alloc.Live() {

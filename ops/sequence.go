@@ -28,12 +28,18 @@ import (
 // gives a tensor with 0 along the axis.
 
 func init() {
-	register(&Def{Name: "seq_construct", Stacks: true, Infer: inferSeqConstruct, Bind: bindSeqConstruct})
-	register(&Def{Name: "seq_insert", Stacks: true, Donate: []int{0}, Infer: inferSeqInsert, Bind: bindSeqInsert})
-	register(&Def{Name: "seq_erase", Stacks: true, Donate: []int{0}, Infer: inferSeqErase, Bind: bindSeqErase})
-	register(&Def{Name: "seq_at", Stacks: true, Infer: inferSeqAt, Bind: bindSeqAt})
+	register(&Def{Name: "seq_construct", Stacks: true, Infer: inferSeqConstruct, Bind: bindSeqConstruct, Grad: seqNoGrad})
+	register(&Def{Name: "seq_insert", Stacks: true, Donate: []int{0}, Infer: inferSeqInsert, Bind: bindSeqInsert, Grad: seqNoGrad})
+	register(&Def{Name: "seq_erase", Stacks: true, Donate: []int{0}, Infer: inferSeqErase, Bind: bindSeqErase, Grad: seqNoGrad})
+	register(&Def{Name: "seq_at", Stacks: true, Infer: inferSeqAt, Bind: bindSeqAt, Grad: seqNoGrad})
 	register(&Def{Name: "seq_length", Stacks: true, Infer: inferSeqLength, Bind: bindSeqLength, NoGrad: true})
-	register(&Def{Name: "concat_from_seq", Stacks: true, Infer: inferConcatFromSeq, Bind: bindConcatFromSeq})
+	register(&Def{Name: "concat_from_seq", Stacks: true, Infer: inferConcatFromSeq, Bind: bindConcatFromSeq, Grad: seqNoGrad})
+}
+
+// seqNoGrad refuses to differentiate through a sequence: autodiff does not
+// carry gradients in stacks, and saying so beats a silent zero.
+func seqNoGrad(g *GradContext) ([]*ir.Value, error) {
+	return nil, fmt.Errorf("gradients through sequences (%q) are not implemented", g.Op.Name())
 }
 
 func seqWant(t ir.Type) error {
@@ -318,7 +324,9 @@ func releaseAll(ts []*tensor.Tensor) {
 }
 
 // SeqConstruct appends a sequence of xs.
-func SeqConstruct(b *ir.Builder, xs ...*ir.Value) *ir.Value { return b.Op1("seq_construct", nil, xs...) }
+func SeqConstruct(b *ir.Builder, xs ...*ir.Value) *ir.Value {
+	return b.Op1("seq_construct", nil, xs...)
+}
 
 // SeqInsert appends s with x inserted at pos (nil: at the end).
 func SeqInsert(b *ir.Builder, s, x, pos *ir.Value) *ir.Value {
