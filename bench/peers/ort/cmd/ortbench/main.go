@@ -21,10 +21,11 @@
 // threads, 1 inter-op thread, sequential execution, ORT's default graph
 // optimizations) and prints
 //
-//	ort MODEL/bB/tT MS ms/inference (median of R rounds, range LO–HI, N runs)
+//	ort MODEL/bB/tT MS ms/inference (median of R rounds, range LO–HI, N runs; CPU C ms/inference)
 //
 // where each round runs for -round (at least 5 runs) after -warmup, the
-// round's figure is its median run, and MS is the median of the rounds.
+// round's figure is its median run, and MS is the median of the rounds; C
+// is the process CPU time (all threads) per run, median over the rounds.
 // -batch 0 times the inputs as they are (models without a batch dimension).
 // The library comes from $GOPIR_ORT_LIB or install.sh's place.
 package main
@@ -37,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gopir/gopir/bench/peers/ort"
@@ -215,13 +217,13 @@ func run() error {
 					}
 				}
 			}
-			ms, lo, hi, n, err := bench(s, inputs)
+			ms, lo, hi, cpu, n, err := bench(s, inputs)
 			if err != nil {
 				fmt.Printf("ort %s/b%d/t%d FAIL %v\n", name, b, t, err)
 				failed = true
 				continue
 			}
-			fmt.Printf("ort %s/b%d/t%d %.4f ms/inference (median of %d rounds, range %.4f–%.4f, %d runs)\n", name, b, t, ms, *rounds, lo, hi, n)
+			fmt.Printf("ort %s/b%d/t%d %.4f ms/inference (median of %d rounds, range %.4f–%.4f, %d runs; CPU %.4f ms/inference)\n", name, b, t, ms, *rounds, lo, hi, n, cpu)
 		}
 		s.Close()
 	}
@@ -260,8 +262,10 @@ func readPairs(ps pairs, names []string, dst []*ort.Array, all bool) error {
 }
 
 // bench times s on inputs: the median over rounds of each round's median
-// run, with the range of the rounds' figures and the number of timed runs.
-func bench(s *ort.Session, inputs []*ort.Array) (ms, lo, hi float64, runs int, err error) {
+// run, with the range of the rounds' figures, the median over rounds of the
+// process CPU time per run (all of ORT's threads) and the number of timed
+// runs.
+func bench(s *ort.Session, inputs []*ort.Array) (ms, lo, hi, cpu float64, runs int, err error) {
 	p, err := s.Prepare(inputs)
 	if err != nil {
 		return
@@ -272,9 +276,10 @@ func bench(s *ort.Session, inputs []*ort.Array) (ms, lo, hi float64, runs int, e
 			return
 		}
 	}
-	var figs []float64
+	var figs, cpus []float64
 	for range *rounds {
 		var ts []float64
+		c0 := cpuTime()
 		for start := time.Now(); len(ts) < 5 || time.Since(start) < *round; {
 			t0 := time.Now()
 			if err = s.RunPrepared(p); err != nil {
@@ -282,10 +287,20 @@ func bench(s *ort.Session, inputs []*ort.Array) (ms, lo, hi float64, runs int, e
 			}
 			ts = append(ts, float64(time.Since(t0).Nanoseconds())/1e6)
 		}
+		cpus = append(cpus, float64((cpuTime()-c0).Nanoseconds())/1e6/float64(len(ts)))
 		runs += len(ts)
 		figs = append(figs, median(ts))
 	}
-	return median(figs), slices.Min(figs), slices.Max(figs), runs, nil
+	return median(figs), slices.Min(figs), slices.Max(figs), median(cpus), runs, nil
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(v []float64) float64 {
