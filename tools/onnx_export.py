@@ -29,8 +29,11 @@ The models (all float32, exported in eval mode):
                nested if max(x) > 2: ×2) else sigmoid(h) − a; for i in
                range(n): h = tanh(h·w_loop) + x, with a nested if
                mean(h) > 0: h·a else h − 0.5; while sum|h| > 1: h = h·shrink.
-               y = h. ONNX: If (three, two nested), Loop with a trip count,
-               Loop with only a condition. Also exported at opset 16.
+               y = h. ONNX: three If (one nested in an If branch, one in a
+               Loop body), a Loop with the trip count n, and the while as a
+               Loop on its condition (trip count INT64_MAX). Also exported at
+               opset 16 (the same nodes). x's shape is static; y's dims are
+               symbolic names the exporter made up (Loopy_dim_0, _1).
   mlp          784-128-10 with ReLU, x[batch,784] (batch dynamic).
   cnn          conv 3→32 3×3 pad 1, BN, ReLU, max-pool 2, conv 32→64 3×3
                pad 1, BN, ReLU, max-pool 2, flatten, linear 4096→10;
@@ -67,6 +70,7 @@ Manifest (NAME/manifest.json):
      "initializers": [{"name": "conv1.weight", "dtype": "float32", "shape": [32, 3, 3, 3],
                        "source": "parameter conv1.weight"}, ...],
      "loss": "sum(y)",
+     "ops": {"BatchNormalization": 2, "Conv": 2, ...},   # op type counts, subgraphs included
      "cases": [{"dir": ".",
                 "note": "...",
                 "inputs": {"x": "input_x.npy"},
