@@ -298,6 +298,9 @@ func fits(t *tensor.Tensor, typ *ir.Type) bool {
 		return true
 	}
 	shape, dims := t.Shape(), typ.Dims
+	if typ.Unranked {
+		return ir.DType(t.DType()) == typ.DType
+	}
 	if ir.DType(t.DType()) != typ.DType || len(shape) != len(dims) {
 		return false
 	}

@@ -149,7 +149,7 @@ func (b *Builder) infer(name string, attrs Attrs, operands []*Value) ([]Type, er
 		return nil, fmt.Errorf("unknown op %q (is package ops imported?)", name)
 	}
 	if i := stackOperand(types); i >= 0 && !spec.Stacks {
-		return nil, fmt.Errorf("operand %d is a %s; the op takes tensors only", i, types[i])
+		return nil, stackOperandError(i, types[i])
 	}
 	return spec.Infer(types, attrs)
 }

@@ -347,6 +347,10 @@ func (p *parser) typ() Type {
 			t.Dims = append(t.Dims, Dynamic)
 			continue
 		}
+		if part == "*" && i == 0 && len(parts) == 2 {
+			t.Unranked = true
+			continue
+		}
 		d, err := strconv.Atoi(part)
 		if err != nil || d < 0 || part[0] == '+' {
 			p.errorAt(at, "invalid dimension %q in tensor type (want a size or ?)", part)

@@ -16,15 +16,25 @@ type OpSpec struct {
 	// Verify, if set, checks what Infer does not (e.g. where the op may
 	// appear). It runs after the result types were checked against Infer.
 	Verify func(op *Op) error
-	// Stacks says the op takes or makes stack values. Other ops never see
-	// one: the builder and the verifier reject stack operands for them.
+	// Stacks says the op takes or makes stack values, and tensors of
+	// unknown rank (the items of sequences). Other ops never see one: the
+	// builder and the verifier reject such operands for them.
 	Stacks bool
 }
 
-// stackOperand returns the index of the first stack-typed type, or -1.
+// stackOperandError says that operand i of type t is for stack ops only.
+func stackOperandError(i int, t Type) error {
+	if t.Unranked {
+		return fmt.Errorf("operand %d is a %s of unknown rank; the op takes tensors of known rank only", i, t)
+	}
+	return fmt.Errorf("operand %d is a %s; the op takes tensors only", i, t)
+}
+
+// stackOperand returns the index of the first stack or unranked type, or
+// -1.
 func stackOperand(types []Type) int {
 	for i, t := range types {
-		if t.IsStack() {
+		if t.IsStack() || t.Unranked {
 			return i
 		}
 	}

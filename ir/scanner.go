@@ -255,7 +255,7 @@ func (s *scanner) typeBody(pos Pos) (token, Pos, string) {
 	start := s.off
 	for s.off < len(s.src) && s.src[s.off] != '>' {
 		c := s.src[s.off]
-		if !isLetter(c) && !isDigit(c) && c != '?' {
+		if !isLetter(c) && !isDigit(c) && c != '?' && c != '*' {
 			return tIllegal, s.pos(), fmt.Sprintf("unexpected %q in tensor type", rune(c))
 		}
 		s.advance()

@@ -15,15 +15,24 @@ const Dynamic = -1
 // or Dynamic. A rank-0 type is a scalar. Types are values; treat Dims as
 // read-only.
 //
-// A type with Elem set is a stack type, stack<T>: a last-in first-out list
-// of values of type *Elem, which reverse-mode differentiation uses to keep
-// what a while loop's backward needs from each iteration. DType and Dims of
-// a stack type are unused.
+// A type with Elem set is a stack type, stack<T>: a list of values of
+// type *Elem, which reverse-mode differentiation uses as a last-in
+// first-out stack to keep what a while loop's backward needs from each
+// iteration, and which holds ONNX's sequences. DType and Dims of a stack
+// type are unused.
+//
+// An unranked type, tensor<*xf32>, knows its dtype but not its rank: the
+// items of a sequence may have different ranks. Only ops that handle
+// stacks (OpSpec.Stacks) take unranked operands.
 type Type struct {
-	DType DType
-	Dims  []int
-	Elem  *Type
+	DType    DType
+	Dims     []int
+	Elem     *Type
+	Unranked bool // the rank is unknown; Dims is nil
 }
+
+// UnrankedOf returns the type of tensors of dtype dt and any rank.
+func UnrankedOf(dt DType) Type { return Type{DType: dt, Unranked: true} }
 
 // StackOf returns the type of a stack of elem values.
 func StackOf(elem Type) Type { return Type{Elem: &elem} }
@@ -39,8 +48,13 @@ func TensorOf(dt DType, dims ...int) Type {
 // Scalar returns the rank-0 type of dt.
 func Scalar(dt DType) Type { return Type{DType: dt} }
 
-// Rank is the number of dims.
-func (t Type) Rank() int { return len(t.Dims) }
+// Rank is the number of dims, -1 for an unranked type.
+func (t Type) Rank() int {
+	if t.Unranked {
+		return -1
+	}
+	return len(t.Dims)
+}
 
 // IsValid reports whether t has a known dtype and well-formed dims.
 func (t Type) IsValid() bool { return t.Check() == nil }
@@ -53,6 +67,9 @@ func (t Type) Check() error {
 	}
 	if t.DType == InvalidDType || t.DType.Size() == 0 {
 		return fmt.Errorf("invalid dtype %s", t.DType)
+	}
+	if t.Unranked && t.Dims != nil {
+		return fmt.Errorf("an unranked type has no dims")
 	}
 	return CheckDims(t.DType, t.Dims)
 }
@@ -85,9 +102,10 @@ func dimsText(dims []int) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
-// IsStatic reports whether every dim is known; false for stacks.
+// IsStatic reports whether every dim is known; false for stacks and
+// unranked types.
 func (t Type) IsStatic() bool {
-	if t.Elem != nil {
+	if t.Elem != nil || t.Unranked {
 		return false
 	}
 	for _, d := range t.Dims {
@@ -99,9 +117,9 @@ func (t Type) IsStatic() bool {
 }
 
 // NumElements is the product of the dims, or -1 if any is dynamic or t is
-// a stack.
+// a stack or unranked.
 func (t Type) NumElements() int {
-	if t.Elem != nil {
+	if t.Elem != nil || t.Unranked {
 		return -1
 	}
 	n := 1
@@ -119,7 +137,7 @@ func (t Type) Equal(u Type) bool {
 	if t.Elem != nil || u.Elem != nil {
 		return t.Elem != nil && u.Elem != nil && t.Elem.Equal(*u.Elem)
 	}
-	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+	if t.DType != u.DType || t.Unranked != u.Unranked || len(t.Dims) != len(u.Dims) {
 		return false
 	}
 	for i := range t.Dims {
@@ -131,12 +149,16 @@ func (t Type) Equal(u Type) bool {
 }
 
 // Refines reports whether every tensor of type t also has type u: same dtype
-// and rank, and each dim of u is either Dynamic or equal to t's.
+// and rank, and each dim of u is either Dynamic or equal to t's; any type
+// of u's dtype refines an unranked u.
 func (t Type) Refines(u Type) bool {
 	if t.Elem != nil || u.Elem != nil {
 		return t.Elem != nil && u.Elem != nil && t.Elem.Refines(*u.Elem)
 	}
-	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+	if u.Unranked {
+		return t.DType == u.DType
+	}
+	if t.DType != u.DType || t.Unranked || len(t.Dims) != len(u.Dims) {
 		return false
 	}
 	for i := range t.Dims {
@@ -147,18 +169,33 @@ func (t Type) Refines(u Type) bool {
 	return true
 }
 
-// Join returns the most specific type that both t and u refine, and false
-// if they differ in dtype or rank.
+// Join returns the most specific type that both t and u refine: for
+// tensors of one dtype and rank, dims that differ become Dynamic. It
+// reports false when the dtypes or ranks differ or only one is a stack.
+// The items of stacks join with JoinAnyRank: a sequence may hold tensors
+// of different ranks.
 func Join(t, u Type) (Type, bool) {
+	if t.Unranked != u.Unranked || (!t.IsStack() && len(t.Dims) != len(u.Dims)) {
+		return Type{}, false
+	}
+	return JoinAnyRank(t, u)
+}
+
+// JoinAnyRank is Join, except that tensors of one dtype and different
+// ranks join to the unranked type.
+func JoinAnyRank(t, u Type) (Type, bool) {
 	if t.Elem != nil || u.Elem != nil {
 		if t.Elem == nil || u.Elem == nil {
 			return Type{}, false
 		}
-		e, ok := Join(*t.Elem, *u.Elem)
+		e, ok := JoinAnyRank(*t.Elem, *u.Elem)
 		return StackOf(e), ok
 	}
-	if t.DType != u.DType || len(t.Dims) != len(u.Dims) {
+	if t.DType != u.DType {
 		return Type{}, false
+	}
+	if t.Unranked || u.Unranked || len(t.Dims) != len(u.Dims) {
+		return UnrankedOf(t.DType), true
 	}
 	j := TensorOf(t.DType, t.Dims...)
 	for i, d := range u.Dims {
@@ -177,6 +214,9 @@ func (t Type) String() string {
 	}
 	var sb strings.Builder
 	sb.WriteString("tensor<")
+	if t.Unranked {
+		sb.WriteString("*x")
+	}
 	for _, d := range t.Dims {
 		if d == Dynamic {
 			sb.WriteByte('?')

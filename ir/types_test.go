@@ -66,6 +66,12 @@ func TestTypeRelations(t *testing.T) {
 		{f(2), ir.TensorOf(ir.F64, 2), false, false, false, ""},
 		{f(), f(), true, true, true, "tensor<f32>"},
 		{f(d), f(d), true, true, true, "tensor<?xf32>"},
+		{f(2), ir.UnrankedOf(ir.F32), false, true, false, ""},
+		{ir.UnrankedOf(ir.F32), f(2), false, false, false, ""},
+		{ir.UnrankedOf(ir.F32), ir.UnrankedOf(ir.F32), true, true, true, "tensor<*xf32>"},
+		{ir.StackOf(f(2)), ir.StackOf(f(2, 1)), false, false, true, "stack<tensor<*xf32>>"},
+		{ir.StackOf(f(2)), ir.StackOf(ir.UnrankedOf(ir.F32)), false, true, true, "stack<tensor<*xf32>>"},
+		{ir.StackOf(f(2)), ir.StackOf(ir.UnrankedOf(ir.F64)), false, false, false, ""},
 	}
 	for _, tc := range cases {
 		if got := tc.a.Equal(tc.b); got != tc.equal {
@@ -81,6 +87,9 @@ func TestTypeRelations(t *testing.T) {
 		if ok && (!tc.a.Refines(j) || !tc.b.Refines(j)) {
 			t.Errorf("Join(%s, %s) = %s is not refined by both", tc.a, tc.b, j)
 		}
+	}
+	if j, ok := ir.JoinAnyRank(f(2), f(2, 1)); !ok || j.String() != "tensor<*xf32>" {
+		t.Errorf("JoinAnyRank of ranks 1 and 2 = %s, %v; want tensor<*xf32>", j, ok)
 	}
 	a := f(2, 3)
 	if j, _ := ir.Join(a, f(d, 3)); &j.Dims[0] == &a.Dims[0] {

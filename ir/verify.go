@@ -281,7 +281,7 @@ func (v *verifier) registered(op *Op) {
 		types[i] = t
 	}
 	if i := stackOperand(types); i >= 0 && !spec.Stacks {
-		v.errorf(op, "operand %d is a %s; the op takes tensors only", i, types[i])
+		v.errorf(op, "%v", stackOperandError(i, types[i]))
 		return
 	}
 	want, err := spec.Infer(types, op.Attrs)

@@ -62,7 +62,7 @@ func inferSeqConstruct(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 	}
 	t := in[0]
 	for _, u := range in[1:] {
-		j, ok := ir.Join(t, u)
+		j, ok := ir.JoinAnyRank(t, u)
 		if !ok {
 			return nil, fmt.Errorf("operands %s and %s cannot share a sequence", t, u)
 		}
@@ -93,7 +93,7 @@ func inferSeqInsert(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 			return nil, err
 		}
 	}
-	j, ok := ir.Join(*in[0].Elem, in[1])
+	j, ok := ir.JoinAnyRank(*in[0].Elem, in[1])
 	if !ok {
 		return nil, fmt.Errorf("cannot insert %s into %s", in[1], in[0])
 	}
