@@ -228,10 +228,179 @@ func convLoop(n *node) ([]*value, error) {
 	}
 }
 
-// convScan (opset 9 on): a while over the scan axis of the scan inputs.
+// convScan: a while over the scan axis of the scan inputs, carrying the
+// state variables and one sequence per scan output. Before opset 9 every
+// tensor has a leading batch axis (and sequence_lens may cut scans short):
+// each batch item is scanned on its own, for a static batch size, and the
+// results are stacked again.
 func convScan(n *node) ([]*value, error) {
-	if n.Opset() < 9 {
-		return nil, n.unsupported("Scan before opset 9 (with a batch axis and sequence_lens)")
+	body := n.Graph("body")
+	if body == nil {
+		return nil, fmt.Errorf("Scan has no body")
 	}
-	return nil, n.unsupported("Scan")
+	m := int(n.Int("num_scan_inputs", 0))
+	first := 0
+	if n.Opset() < 9 {
+		if n.Has(0) {
+			return nil, n.unsupported("sequence_lens")
+		}
+		first = 1
+	}
+	ins := n.Ins()[first:]
+	nState := len(ins) - m
+	if m <= 0 || nState < 0 {
+		n.fail("num_scan_inputs %d does not fit %d inputs", m, len(ins))
+		return nil, nil
+	}
+	k := len(body.GetOutput()) - nState
+	if k < 0 {
+		n.fail("the body has %d outputs for %d state variables", len(body.GetOutput()), nState)
+		return nil, nil
+	}
+	attr := func(name string, count int) []int {
+		v := n.ints(n.Ints(name))
+		if v == nil {
+			v = make([]int, count)
+		}
+		if len(v) != count {
+			n.fail("%s has %d values, want %d", name, len(v), count)
+		}
+		return v
+	}
+	sc := scan{
+		n: n, body: body, nState: nState, k: k,
+		inAxes: attr("scan_input_axes", m), inDirs: attr("scan_input_directions", m),
+		outAxes: attr("scan_output_axes", k), outDirs: attr("scan_output_directions", k),
+	}
+	if n.Opset() < 9 {
+		sc.inAxes, sc.inDirs, sc.outAxes = make([]int, m), attr("directions", m), make([]int, k)
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	if n.Opset() >= 9 {
+		res, err := sc.build(n.b, ins)
+		if err != nil {
+			return nil, err
+		}
+		return out(res...), nil
+	}
+	// Opset 8: one scan per batch item, then stack the items again.
+	batch := ins[0].Type().Dims[0]
+	for _, x := range ins {
+		if t := x.Type(); t.Rank() == 0 || t.Dims[0] != batch {
+			batch = ir.Dynamic
+		}
+	}
+	if batch == ir.Dynamic || batch > 64 {
+		return nil, n.unsupported("a batch size that is not static and small")
+	}
+	per := make([][]*ir.Value, len(body.GetOutput()))
+	for bi := range batch {
+		item := make([]*ir.Value, len(ins))
+		idx := ops.Full(n.b, ir.I64, float64(bi))
+		for j, x := range ins {
+			item[j] = ops.Gather(n.b, x, idx, 0)
+		}
+		res, err := sc.build(n.b, item)
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range res {
+			per[j] = append(per[j], ops.Unsqueeze(n.b, r, 0))
+		}
+	}
+	outs := make([]*ir.Value, len(per))
+	for j, vs := range per {
+		outs[j] = ops.Concat(n.b, 0, vs...)
+	}
+	return out(outs...), nil
+}
+
+// scan builds one Scan over unbatched inputs.
+type scan struct {
+	n                                *node
+	body                             *onnxpb.GraphProto
+	nState, k                        int
+	inAxes, inDirs, outAxes, outDirs []int
+}
+
+// build appends the while for states followed by scan inputs, and returns
+// the final states and the scan outputs.
+func (sc scan) build(b *ir.Builder, ins []*ir.Value) ([]*ir.Value, error) {
+	n := sc.n
+	states, xs := ins[:sc.nState], ins[sc.nState:]
+	trips := -1
+	axes := make([]int, len(xs))
+	for j, x := range xs {
+		t := x.Type()
+		axes[j] = n.axis(int64(sc.inAxes[j]), t.Rank())
+		d := t.Dims[axes[j]]
+		if d == ir.Dynamic {
+			return nil, n.unsupported("a scan axis of dynamic length (%s)", t)
+		}
+		if trips >= 0 && d != trips {
+			n.fail("scan inputs have %d and %d items", trips, d)
+			return nil, n.err
+		}
+		trips = d
+	}
+	elemTypes := make([]ir.Type, sc.k)
+	for j := range sc.k {
+		t, err := typeFromProto(sc.body.GetOutput()[sc.nState+j].GetType())
+		if err != nil {
+			return nil, fmt.Errorf("body output %d: %w", sc.nState+j, err)
+		}
+		elemTypes[j] = t
+	}
+	i0 := ops.Full(b, ir.I64, 0)
+	count := ops.Full(b, ir.I64, float64(trips))
+	init := append([]*ir.Value{i0}, states...)
+	types := []ir.Type{ir.Scalar(ir.I64)}
+	for _, s := range states {
+		types = append(types, s.Type())
+	}
+	for _, t := range elemTypes {
+		st := ops.StackNew(b, t)
+		init = append(init, st)
+		types = append(types, st.Type())
+	}
+	var err error
+	res := b.WhileTyped(ops.LessThan(b, i0, count), init, types, func(inner *ir.Builder, args []*ir.Value) (*ir.Value, []*ir.Value) {
+		i := args[0]
+		var bodyArgs []*value
+		for _, s := range args[1 : 1+sc.nState] {
+			bodyArgs = append(bodyArgs, &value{v: s})
+		}
+		for j, x := range xs {
+			idx := i
+			if sc.inDirs[j] != 0 {
+				idx = ops.Subtract(inner, ops.Full(inner, ir.I64, float64(trips-1)), i)
+			}
+			bodyArgs = append(bodyArgs, &value{v: ops.Gather(inner, x, idx, axes[j])})
+		}
+		var outs []*ir.Value
+		if outs, err = n.subgraph(inner, sc.body, "body", bodyArgs); err != nil {
+			return ops.Full(inner, ir.I1, 0), args
+		}
+		next := []*ir.Value{ops.Add(inner, i, ops.Full(inner, ir.I64, 1))}
+		next = append(next, outs[:sc.nState]...)
+		for j := range sc.k {
+			var pos *ir.Value // append; a reverse scan output grows at the front
+			if sc.outDirs[j] != 0 {
+				pos = ops.Full(inner, ir.I64, 0)
+			}
+			next = append(next, ops.SeqInsert(inner, args[1+sc.nState+j], outs[sc.nState+j], pos))
+		}
+		return ops.LessThan(inner, next[0], count), next
+	})
+	if err != nil {
+		return nil, err
+	}
+	vals := append([]*ir.Value(nil), res[1:1+sc.nState]...)
+	for j := range sc.k {
+		axis := n.axis(int64(sc.outAxes[j]), elemTypes[j].Rank()+1)
+		vals = append(vals, ops.ConcatFromSeq(b, res[1+sc.nState+j], axis, true))
+	}
+	return vals, nil
 }

@@ -385,7 +385,10 @@ func typeFromProto(tp *onnxpb.TypeProto) (ir.Type, error) {
 			return ir.Type{}, err
 		}
 		if tt.Shape == nil {
-			return ir.Type{}, &UnsupportedError{What: "a tensor of unknown rank", Reason: "gopir needs the rank of every tensor; give the input's type"}
+			// ONNX leaves the rank open where any will do: the items of
+			// sequences, mostly. gopir's unranked type takes them; ops
+			// that compute refuse it with a clear error.
+			return ir.UnrankedOf(ir.DType(et.dtype)), nil
 		}
 		var dims []int
 		for _, d := range tt.GetShape().GetDim() {

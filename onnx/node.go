@@ -272,6 +272,23 @@ func (n *node) Tensor(name string) *tensor.Tensor {
 	return n.im.keep(t)
 }
 
+// TypeAttr returns type attribute name converted to a gopir type, and
+// false when it is absent.
+func (n *node) TypeAttr(name string) (ir.Type, bool) {
+	a := n.attr(name, onnxpb.AttributeProto_TYPE_PROTO)
+	if a == nil {
+		return ir.Type{}, false
+	}
+	t, err := typeFromProto(a.GetTp())
+	if err != nil {
+		if n.err == nil {
+			n.err = fmt.Errorf("attribute %s: %w", name, err)
+		}
+		return ir.Type{}, false
+	}
+	return t, true
+}
+
 // Graph returns graph attribute name, or nil.
 func (n *node) Graph(name string) *onnxpb.GraphProto {
 	if a := n.attr(name, onnxpb.AttributeProto_GRAPH); a != nil {

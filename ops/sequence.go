@@ -21,6 +21,12 @@ import (
 //	seq_length    (s)                -> i64        the number of items
 //	concat_from_seq {axis, new_axis} (s) -> the items joined along axis, or
 //	                                     stacked along a new axis
+//	split_to_seq {axis, keepdims} (x[, split]) -> stack<T> of x's pieces along
+//	                                     axis: of size 1 (and without the axis
+//	                                     unless keepdims) when split is absent,
+//	                                     of split's size (the last one shorter)
+//	                                     for a scalar split, of the listed sizes
+//	                                     for a 1-D split
 //
 // pos is an i32 or i64 scalar; negative positions count from the end
 // (-1 is the last item); a position out of range is a kernel error.
@@ -34,6 +40,7 @@ func init() {
 	register(&Def{Name: "seq_at", Stacks: true, Infer: inferSeqAt, Bind: bindSeqAt, Grad: seqNoGrad})
 	register(&Def{Name: "seq_length", Stacks: true, Infer: inferSeqLength, Bind: bindSeqLength, NoGrad: true})
 	register(&Def{Name: "concat_from_seq", Stacks: true, Infer: inferConcatFromSeq, Bind: bindConcatFromSeq, Grad: seqNoGrad})
+	register(&Def{Name: "split_to_seq", Stacks: true, Infer: inferSplitToSeq, Bind: bindSplitToSeq, Grad: seqNoGrad})
 }
 
 // seqNoGrad refuses to differentiate through a sequence: autodiff does not
@@ -315,6 +322,135 @@ func bindConcatFromSeq(op *ir.Op) (Kernel, error) {
 	}, nil
 }
 
+// splitToSeqAttrs reads axis (default 0) for x of rank r and keepdims
+// (default true).
+func splitToSeqAttrs(attrs ir.Attrs, r int) (int, bool, error) {
+	axis := int64(0)
+	if attrs.Has("axis") {
+		var err error
+		if axis, err = attrs.Int("axis"); err != nil {
+			return 0, false, err
+		}
+	}
+	a, err := normAxis(int(axis), r)
+	if err != nil {
+		return 0, false, err
+	}
+	keep := true
+	if attrs.Has("keepdims") {
+		if keep, err = attrs.Bool("keepdims"); err != nil {
+			return 0, false, err
+		}
+	}
+	return a, keep, nil
+}
+
+func inferSplitToSeq(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if len(in) != 1 && len(in) != 2 {
+		return nil, fmt.Errorf("takes 1 or 2 operands, has %d", len(in))
+	}
+	x := in[0]
+	if x.IsStack() || x.Unranked || x.Rank() == 0 {
+		return nil, fmt.Errorf("cannot split %s", x)
+	}
+	axis, keep, err := splitToSeqAttrs(attrs, x.Rank())
+	if err != nil {
+		return nil, err
+	}
+	dims := slices.Clone(x.Dims)
+	switch {
+	case len(in) == 1 && keep:
+		dims[axis] = 1
+	case len(in) == 1:
+		dims = slices.Delete(dims, axis, axis+1)
+	default:
+		if s := in[1]; s.IsStack() || s.Rank() > 1 || !s.DType.IsInt() {
+			return nil, fmt.Errorf("split is %s, want an i32 or i64 scalar or 1-D tensor", s)
+		}
+		dims[axis] = ir.Dynamic
+	}
+	return []ir.Type{ir.StackOf(ir.TensorOf(x.DType, dims...))}, nil
+}
+
+func bindSplitToSeq(op *ir.Op) (Kernel, error) {
+	axis, keep, err := splitToSeqAttrs(op.Attrs, op.Operand(0).Type().Rank())
+	if err != nil {
+		return nil, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x := in[0]
+		d := x.Shape()[axis]
+		var sizes []int
+		switch {
+		case len(in) == 1:
+			for range d {
+				sizes = append(sizes, 1)
+			}
+		case in[1].Rank() == 0:
+			k := int(in[1].Float64At(0))
+			if k <= 0 {
+				return nil, fmt.Errorf("split size %d must be positive", k)
+			}
+			for at := 0; at < d; at += k {
+				sizes = append(sizes, min(k, d-at))
+			}
+		default:
+			total := 0
+			for i := range in[1].Len() {
+				k := int(in[1].Float64At(i))
+				if k < 0 {
+					return nil, fmt.Errorf("split size %d is negative", k)
+				}
+				sizes = append(sizes, k)
+				total += k
+			}
+			if total != d {
+				return nil, fmt.Errorf("split sizes %v add up to %d, the axis has %d", sizes, total, d)
+			}
+		}
+		s := tensor.NewStack()
+		at := 0
+		for _, k := range sizes {
+			piece, err := splitPiece(c, x, axis, at, k)
+			if err != nil {
+				s.Release()
+				return nil, err
+			}
+			if len(in) == 1 && !keep {
+				v, err := piece.Reshape(slices.Delete(slices.Clone(piece.Shape()), axis, axis+1)...)
+				piece.Release()
+				if err != nil {
+					s.Release()
+					return nil, err
+				}
+				piece = v
+			}
+			s.Push(piece)
+			at += k
+		}
+		return c.Result(s), nil
+	}, nil
+}
+
+// splitPiece copies x[..., at:at+k, ...] (along axis) into a new tensor.
+func splitPiece(c *Ctx, x *tensor.Tensor, axis, at, k int) (*tensor.Tensor, error) {
+	shape := slices.Clone(x.Shape())
+	d := shape[axis]
+	shape[axis] = k
+	y, err := c.New(ir.DType(x.DType()), shape)
+	if err != nil {
+		return nil, err
+	}
+	es := x.DType().Size()
+	inner := shpSize(shape[axis+1:]) * es
+	outer := shpSize(shape[:axis])
+	src, dst := x.Raw(), y.Raw()
+	for o := range outer {
+		copy(dst[o*k*inner:(o+1)*k*inner], src[(o*d+at)*inner:(o*d+at+k)*inner])
+	}
+	return y, nil
+}
+
 func releaseAll(ts []*tensor.Tensor) {
 	for _, t := range ts {
 		if t != nil {
@@ -349,6 +485,16 @@ func SeqAt(b *ir.Builder, s, pos *ir.Value) *ir.Value { return b.Op1("seq_at", n
 
 // SeqLength appends the number of items of s.
 func SeqLength(b *ir.Builder, s *ir.Value) *ir.Value { return b.Op1("seq_length", nil, s) }
+
+// SplitToSeq appends the sequence of x's pieces along axis (see
+// split_to_seq); split may be nil.
+func SplitToSeq(b *ir.Builder, x, split *ir.Value, axis int, keepdims bool) *ir.Value {
+	attrs := ir.A("axis", axis, "keepdims", keepdims)
+	if split == nil {
+		return b.Op1("split_to_seq", attrs, x)
+	}
+	return b.Op1("split_to_seq", attrs, x, split)
+}
 
 // ConcatFromSeq appends the items of s joined along axis or, with
 // newAxis, stacked along a new axis.
