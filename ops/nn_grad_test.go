@@ -282,8 +282,12 @@ func TestNNGradBatchNorm(t *testing.T) {
 				for i := range in[4].F64() { // a positive running variance
 					in[4].F64()[i] = 0.5 + r.Float64()
 				}
-				nnCheckGrad(t, 1e-5, false, in, []int{0, 1, 2}, nnOpOut("batch_norm", attrs, 0))
-				nnCheckGrad(t, 1e-5, true, in, []int{0, 1, 2}, nnOpOut("batch_norm", attrs, 0))
+				wrt := []int{0, 1, 2}
+				if !training { // y depends on the running statistics too
+					wrt = []int{0, 1, 2, 3, 4}
+				}
+				nnCheckGrad(t, 1e-5, false, in, wrt, nnOpOut("batch_norm", attrs, 0))
+				nnCheckGrad(t, 1e-5, true, in, wrt, nnOpOut("batch_norm", attrs, 0))
 			})
 		}
 	}

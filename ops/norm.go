@@ -60,8 +60,11 @@ import (
 // dx = scale·inv_std·(dy − mean(dy) − x̂·mean(dy·x̂)) per channel; without
 // it the statistics are constants and dx = dy·scale·inv_std. For
 // layer_norm, with ĝ = dy·scale, dx = inv_std·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂))
-// along each normalised row. Sums are taken in float64. The running
-// statistics of batch_norm get no gradient.
+// along each normalised row. Sums are taken in float64. In training mode
+// y does not depend on batch_norm's running statistics; in inference mode
+// they get −scale·inv_std·dbias (running_mean) and
+// −½·scale·inv_std²·dscale (running_var), as an imported inference graph
+// needs.
 
 func init() {
 	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Bind: bindBatchNorm, Grad: nnGradBatchNorm})
@@ -348,17 +351,31 @@ func nnGradBatchNorm(g *GradContext) ([]*ir.Value, error) {
 		}
 	}
 	dx := make([]*ir.Value, 5)
-	if !g.Need(0) && !g.Need(1) && !g.Need(2) {
-		return dx, nil
-	}
 	a, err := nnBNDecode(g.Op.Attrs)
 	if err != nil {
 		return nil, err
+	}
+	// In training mode y does not depend on the running statistics; in
+	// inference mode it does, through mean and 1/√(var + ε).
+	stats := !a.training && (g.Need(3) || g.Need(4))
+	if !g.Need(0) && !g.Need(1) && !g.Need(2) && !stats {
+		return dx, nil
 	}
 	op := g.B.Op("batch_norm_grad", ir.A("training", a.training), g.DY[0], g.X(0), g.X(1), g.Y(3), g.Y(4))
 	for i := range 3 {
 		if g.Need(i) {
 			dx[i] = op.Result(i)
+		}
+	}
+	if stats {
+		// y = (x−m)·r·s + b with r = (v+ε)^(−1/2): ∂/∂m = −s·r·Σdy =
+		// −s·r·dbias, and ∂/∂v = −½·s·r²·Σdy·(x−m)·r = −½·s·r²·dscale.
+		sr := Multiply(g.B, g.X(1), g.Y(4))
+		if g.Need(3) {
+			dx[3] = Neg(g.B, Multiply(g.B, sr, op.Result(2)))
+		}
+		if g.Need(4) {
+			dx[4] = Multiply(g.B, Scale(g.B, Multiply(g.B, sr, g.Y(4)), -0.5, 0), op.Result(1))
 		}
 	}
 	return dx, nil
