@@ -41,7 +41,7 @@ func (t *Trainer) save(dir string) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := writeSafetensors(tmp, tensors, meta); err != nil {
+	if err := tensor.WriteSafetensors(tmp, tensors, meta); err != nil {
 		tmp.Close()
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -136,7 +136,7 @@ func (t *Trainer) restore(dir string) error {
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
-	tensors, meta, err := readSafetensors(file)
+	tensors, meta, err := tensor.ParseSafetensors(file)
 	if err != nil {
 		return fmt.Errorf("--resume: %s: %w", path, err)
 	}
@@ -168,8 +168,8 @@ func (t *Trainer) restore(dir string) error {
 		if !ok {
 			return bad("has no tensor %q", n)
 		}
-		if src.dtype != dst.DType() || !slices.Equal(src.shape, dst.Shape()) {
-			return bad("tensor %q is %s %v, the model has %s %v", n, src.dtype, src.shape, dst.DType(), dst.Shape())
+		if src.DType != dst.DType() || !slices.Equal(src.Shape, dst.Shape()) {
+			return bad("tensor %q is %s %v, the model has %s %v", n, src.DType, src.Shape, dst.DType(), dst.Shape())
 		}
 	}
 	for n := range tensors {
@@ -179,7 +179,7 @@ func (t *Trainer) restore(dir string) error {
 	}
 	for _, n := range names {
 		dst, _ := t.store.Get(n)
-		copy(dst.Raw(), tensors[n].data)
+		copy(dst.Raw(), tensors[n].Data)
 	}
 	t.step = step
 	return nil

@@ -1,4 +1,4 @@
-package train
+package tensor_test
 
 import (
 	"bytes"
@@ -15,18 +15,18 @@ func sampleFile(t testing.TB) []byte {
 	defer x.Release()
 	defer y.Release()
 	var buf bytes.Buffer
-	if err := writeSafetensors(&buf, map[string]*tensor.Tensor{"w": x, "step": y}, map[string]string{"model": "m"}); err != nil {
+	if err := tensor.WriteSafetensors(&buf, map[string]*tensor.Tensor{"w": x, "step": y}, map[string]string{"model": "m"}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 func TestSafetensorsRoundTrip(t *testing.T) {
-	ts, meta, err := readSafetensors(sampleFile(t))
+	ts, meta, err := tensor.ParseSafetensors(sampleFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta["model"] != "m" || len(ts) != 2 || ts["w"].dtype != tensor.F32 || len(ts["w"].data) != 24 || ts["step"].data[0] != 7 {
+	if meta["model"] != "m" || len(ts) != 2 || ts["w"].DType != tensor.F32 || len(ts["w"].Data) != 24 || ts["step"].Data[0] != 7 {
 		t.Fatalf("read back %v %v", ts, meta)
 	}
 }
@@ -38,17 +38,17 @@ func FuzzSafetensors(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, file []byte) {
-		ts, _, err := readSafetensors(file)
+		ts, _, err := tensor.ParseSafetensors(file)
 		if err != nil {
 			return
 		}
 		for name, x := range ts {
 			n := 1
-			for _, d := range x.shape {
+			for _, d := range x.Shape {
 				n *= d
 			}
-			if len(x.data) != n*x.dtype.Size() {
-				t.Fatalf("%s: %d bytes for shape %v", name, len(x.data), x.shape)
+			if len(x.Data) != n*x.DType.Size() {
+				t.Fatalf("%s: %d bytes for shape %v", name, len(x.Data), x.Shape)
 			}
 		}
 	})

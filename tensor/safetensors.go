@@ -1,4 +1,4 @@
-package train
+package tensor
 
 import (
 	"bytes"
@@ -10,15 +10,16 @@ import (
 	"io"
 	"sort"
 
-	"github.com/gopir/gopir/tensor"
+	"github.com/gopir/gopir/memory"
 )
 
-// The checkpoint format is safetensors: an 8-byte little-endian header
-// size, a JSON header naming each tensor's dtype, shape and byte range, and
-// the raw little-endian data. Its "__metadata__" holds the run's state as
-// strings and a SHA-256 of the data section, which loading verifies.
+// safetensors files (checkpoints, imported parameters): an 8-byte
+// little-endian header size, a JSON header naming each tensor's dtype,
+// shape and byte range, and the raw little-endian data. Its
+// "__metadata__" holds string metadata and a SHA-256 of the data section,
+// which reading verifies.
 
-var stDTypes = map[tensor.DType]string{tensor.F32: "F32", tensor.F64: "F64", tensor.I32: "I32", tensor.I64: "I64", tensor.Bool: "BOOL"}
+var stDTypes = map[DType]string{F32: "F32", F64: "F64", I32: "I32", I64: "I64", Bool: "BOOL"}
 
 type stEntry struct {
 	DType   string   `json:"dtype"`
@@ -26,15 +27,28 @@ type stEntry struct {
 	Offsets [2]int64 `json:"data_offsets"`
 }
 
-// stTensor is one tensor read from a file: its bytes alias the file data.
-type stTensor struct {
-	dtype tensor.DType
-	shape []int
-	data  []byte
+// SafetensorsEntry is one tensor of a parsed safetensors file: its data
+// aliases the file's bytes.
+type SafetensorsEntry struct {
+	DType DType
+	Shape []int
+	Data  []byte
 }
 
-// writeSafetensors writes tensors (by name, in sorted order) and meta to w.
-func writeSafetensors(w io.Writer, tensors map[string]*tensor.Tensor, meta map[string]string) error {
+// Tensor copies the entry into a new tensor from a.
+func (e SafetensorsEntry) Tensor(a *memory.Allocator) (*Tensor, error) {
+	t, err := New(a, e.DType, e.Shape...)
+	if err != nil {
+		return nil, err
+	}
+	copy(t.Raw(), e.Data)
+	return t, nil
+}
+
+// WriteSafetensors writes tensors (by name, in sorted order) and meta, with
+// a SHA-256 of the data added as meta["sha256"], to w in the safetensors
+// format.
+func WriteSafetensors(w io.Writer, tensors map[string]*Tensor, meta map[string]string) error {
 	names := make([]string, 0, len(tensors))
 	for n := range tensors {
 		names = append(names, n)
@@ -76,9 +90,10 @@ func writeSafetensors(w io.Writer, tensors map[string]*tensor.Tensor, meta map[s
 	return nil
 }
 
-// readSafetensors parses a whole file, checking every offset and the
-// checksum. It never panics on malformed input.
-func readSafetensors(file []byte) (map[string]stTensor, map[string]string, error) {
+// ParseSafetensors parses a whole safetensors file, checking every offset
+// and the checksum, and returns its entries (aliasing file) and metadata.
+// It never panics on malformed input.
+func ParseSafetensors(file []byte) (map[string]SafetensorsEntry, map[string]string, error) {
 	if len(file) < 8 {
 		return nil, nil, fmt.Errorf("truncated: %d bytes, too short for the header size", len(file))
 	}
@@ -105,19 +120,19 @@ func readSafetensors(file []byte) (map[string]stTensor, map[string]string, error
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
 		return nil, nil, fmt.Errorf("checksum mismatch: the data is corrupt or truncated")
 	}
-	out := map[string]stTensor{}
+	out := map[string]SafetensorsEntry{}
 	for name, r := range raw {
 		var e stEntry
 		if err := json.Unmarshal(r, &e); err != nil {
 			return nil, nil, fmt.Errorf("corrupt header: tensor %q: %v", name, err)
 		}
-		var dt tensor.DType
+		var dt DType
 		for d, s := range stDTypes {
 			if s == e.DType {
 				dt = d
 			}
 		}
-		if dt == tensor.Invalid {
+		if dt == Invalid {
 			return nil, nil, fmt.Errorf("tensor %q: unsupported dtype %q", name, e.DType)
 		}
 		count := int64(1)
@@ -131,7 +146,7 @@ func readSafetensors(file []byte) (map[string]stTensor, map[string]string, error
 		if b < 0 || end < b || end > int64(len(data)) || end-b != count*int64(dt.Size()) {
 			return nil, nil, fmt.Errorf("tensor %q: data offsets %v do not fit shape %v of %s in %d data bytes", name, e.Offsets, e.Shape, e.DType, len(data))
 		}
-		out[name] = stTensor{dtype: dt, shape: e.Shape, data: data[b:end]}
+		out[name] = SafetensorsEntry{DType: dt, Shape: e.Shape, Data: data[b:end]}
 	}
 	return out, meta, nil
 }
