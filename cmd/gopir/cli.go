@@ -99,6 +99,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newTrainCmd(), newMemcheckCmd())
+	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newImportCmd(), newTrainCmd(), newMemcheckCmd())
 	return root
 }

@@ -1,7 +1,10 @@
-// Command gopir builds, prints, runs and trains gopir programs.
+// Command gopir builds, prints, runs and trains gopir programs, and imports
+// ONNX models.
 //
-//	gopir print    (--model NAME [--backward] | FILE.pir)
-//	gopir run      FILE.pir [--feed NAME=VALUE]... [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json]
+//	gopir print    (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)
+//	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json]
+//	gopir grad     (FILE.pir | MODEL.onnx | DIR) --loss NAME --wrt A[,B...] [-o DIR]
+//	gopir import   MODEL.onnx -o DIR
 //	gopir train    [--model NAME] [--steps N | --epochs E] ...
 //	gopir memcheck [--model NAME] [--steps N] ...
 //

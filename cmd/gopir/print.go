@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
 	_ "github.com/gopir/gopir/ops" // registers the op catalog
 	"github.com/gopir/gopir/train"
 )
@@ -14,10 +15,12 @@ func newPrintCmd() *cobra.Command {
 	var model string
 	var backward bool
 	cmd := &cobra.Command{
-		Use:   "print (--model NAME [--backward] | FILE.pir)",
-		Short: "Print a program in canonical form: a file, or a model of the zoo",
-		Long: `Print parses, verifies and prints FILE.pir in canonical form. With
---model it prints the model's forward (evaluation) program instead, and with
+		Use:   "print (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)",
+		Short: "Print a program in canonical form: a file, an ONNX model, or a model of the zoo",
+		Long: `Print parses, verifies and prints FILE.pir in canonical form; MODEL.onnx
+is imported and printed as gopir's program (its initializers are
+"parameter" ops); DIR is a directory written by gopir import. With --model
+it prints the zoo model's forward (evaluation) program instead, and with
 --backward its whole training program: forward, loss, backward and the
 optimizer's in-place updates.`,
 		Args: cobra.MaximumNArgs(1),
@@ -34,7 +37,12 @@ optimizer's in-place updates.`,
 			case backward:
 				return badInputf("--backward needs --model")
 			case len(args) == 1:
-				prog, err = loadProgram(args[0])
+				var l *loaded
+				if l, err = load(args[0], "", memory.New(memory.Options{})); err != nil {
+					return err
+				}
+				l.release()
+				prog = l.prog
 			default:
 				return badInputf("give --model NAME or FILE.pir")
 			}

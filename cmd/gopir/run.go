@@ -14,6 +14,7 @@ import (
 )
 
 type runFlags struct {
+	params     string
 	feeds      []string
 	repeat     int
 	memLimit   string
@@ -24,9 +25,12 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE.pir",
-		Short: "Run a program and print its fetches and memory statistics",
+		Use:   "run (FILE.pir | MODEL.onnx | DIR)",
+		Short: "Run a program or an ONNX model and print its fetches and memory statistics",
 		Long: `Run parses, verifies and compiles FILE.pir, then runs it --repeat times.
+MODEL.onnx is imported first (its initializers are the parameters); DIR is
+a directory written by gopir import (program.pir and params.safetensors).
+--params FILE.safetensors gives the parameters of a text program.
 
 Each --feed NAME=VALUE gives the input of the "data" op named NAME, or the
 value of the "parameter" named NAME: a JSON number or nested array (shaped by
@@ -42,6 +46,7 @@ peak_allocated is the peak during that run.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.params, "params", "", "read parameter values from `FILE.safetensors`")
 	fl.StringArrayVar(&f.feeds, "feed", nil, "input `NAME=VALUE` (JSON number/array or @file.npy); repeat for each input")
 	fl.IntVar(&f.repeat, "repeat", 1, "run the program `N` times")
 	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); running out exits 1")
@@ -66,15 +71,18 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	prog, err := loadProgram(path)
+	alloc := memory.New(memory.Options{Limit: limit})
+	l, err := load(path, f.params, alloc)
 	if err != nil {
 		return err
 	}
-	alloc := memory.New(memory.Options{Limit: limit})
-	x, err := exec.Compile(prog, exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks})
+	defer l.release()
+	x, err := exec.Compile(l.prog, exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks})
 	if err != nil {
 		return badInput(err)
 	}
+	l.setParams(x.Store())
+	defer x.Store().Release()
 	// Feeds live on their own allocator: they are the caller's, so the
 	// run's statistics show only what the program itself allocates.
 	feeds, err := parseFeeds(f.feeds, x, memory.New(memory.Options{Limit: limit}))
