@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 
