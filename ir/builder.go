@@ -141,12 +141,12 @@ func (b *Builder) infer(name string, attrs Attrs, operands []*Value) ([]Type, er
 		}
 		types[i] = v.typ
 	}
-	if IsControlFlow(name) {
-		return nil, fmt.Errorf("%q must be built with Builder.%s", name, map[string]string{"if": "If", "while": "While", "yield": "Yield"}[name])
-	}
 	spec, ok := LookupSpec(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown op %q (is package ops imported?)", name)
+	}
+	if spec.BuiltBy != "" {
+		return nil, fmt.Errorf("%q must be built with Builder.%s", name, spec.BuiltBy)
 	}
 	if i := stackOperand(types); i >= 0 && !spec.Stacks {
 		return nil, stackOperandError(i, types[i])

@@ -91,8 +91,11 @@ func (o *Op) AppendResult(t Type) *Value {
 	return v
 }
 
-// Terminator reports whether o ends its block ("yield").
-func (o *Op) Terminator() bool { return o.name == "yield" }
+// Terminator reports whether o ends its block ("yield"): its spec says so.
+func (o *Op) Terminator() bool {
+	spec, ok := LookupSpec(o.name)
+	return ok && spec.Terminator
+}
 
 func (o *Op) program() *Program {
 	if o.block == nil {

@@ -78,14 +78,15 @@ func (pr *printer) ops(b *Block, depth int) {
 			}
 		}
 		pr.header(op)
+		keyword := ""
+		if spec, ok := LookupSpec(op.name); ok && spec.Keyword != "" {
+			keyword = " " + spec.Keyword
+		}
 		for i, r := range op.regions {
-			if i == 0 {
-				pr.w.WriteString(" {\n")
-			} else if op.name == "if" {
-				pr.w.WriteString(" else {\n")
-			} else {
-				pr.w.WriteString(" {\n")
+			if i > 0 {
+				pr.w.WriteString(keyword)
 			}
+			pr.w.WriteString(" {\n")
 			pr.blockArgs(r.block, depth)
 			pr.ops(r.block, depth+1)
 			pr.indent(depth)

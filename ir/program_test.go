@@ -122,7 +122,7 @@ func TestWalkAndStructure(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	names := ir.RegisteredOps()
-	if !slices.IsSorted(names) || !slices.Contains(names, "relu") || slices.Contains(names, "if") {
+	if !slices.IsSorted(names) || !slices.Contains(names, "relu") || !slices.Contains(names, "if") {
 		t.Errorf("RegisteredOps() = %v", names)
 	}
 	if _, ok := ir.LookupSpec("relu"); !ok {
@@ -131,13 +131,11 @@ func TestRegistry(t *testing.T) {
 	if _, ok := ir.LookupSpec("nope"); ok {
 		t.Error("nope is registered")
 	}
-	for _, name := range []string{"if", "while", "yield"} {
-		if !ir.IsControlFlow(name) {
-			t.Errorf("IsControlFlow(%q) = false", name)
+	for name, want := range map[string]ir.OpSpec{"if": {Regions: 2, BuiltBy: "If", Keyword: "else"}, "while": {Regions: 1, BuiltBy: "While"}, "yield": {Terminator: true, BuiltBy: "Yield"}} {
+		spec, ok := ir.LookupSpec(name)
+		if !ok || spec.Regions != want.Regions || spec.Terminator != want.Terminator || spec.BuiltBy != want.BuiltBy || spec.Keyword != want.Keyword || spec.Verify == nil {
+			t.Errorf("%s: spec %+v, want traits %+v", name, spec, want)
 		}
-	}
-	if ir.IsControlFlow("add") {
-		t.Error("IsControlFlow(add)")
 	}
 	infer := func([]ir.Type, ir.Attrs) ([]ir.Type, error) { return nil, nil }
 	for _, tc := range []struct {
@@ -145,8 +143,8 @@ func TestRegistry(t *testing.T) {
 		spec ir.OpSpec
 		msg  string
 	}{
-		{"if", ir.OpSpec{Infer: infer}, `ir.Register: "if" is built into package ir`},
-		{"yield", ir.OpSpec{Infer: infer}, `ir.Register: "yield" is built into package ir`},
+		{"if", ir.OpSpec{Infer: infer}, `ir.Register: "if" registered twice`},
+		{"loop", ir.OpSpec{Regions: 1}, `ir.Register: "loop" has regions or ends them, and no Verify hook`},
 		{"relu", ir.OpSpec{Infer: infer}, `ir.Register: "relu" registered twice`},
 		{"no_infer", ir.OpSpec{}, `ir.Register: "no_infer" has no Infer hook`},
 	} {

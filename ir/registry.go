@@ -6,16 +6,34 @@ import (
 	"sync"
 )
 
-// OpSpec is what the IR needs to know about an op that it does not define
-// itself: how to infer its result types and how to check it. Package ops
-// registers one for every op in its catalog.
+// OpSpec is what the IR needs to know about an op: how to infer its result
+// types, how to check it, and its traits. Package ir registers the
+// structured control flow ops ("if", "while" and their terminator
+// "yield", one file each); package ops registers one for every op of its
+// catalog.
 type OpSpec struct {
 	// Infer returns the result types for the given operand types and
-	// attributes, or an error saying what is wrong with them.
+	// attributes, or an error saying what is wrong with them. Ops with
+	// regions and terminators have none: their result types are declared
+	// when they are built, and Verify checks them.
 	Infer func(operands []Type, attrs Attrs) ([]Type, error)
 	// Verify, if set, checks what Infer does not (e.g. where the op may
 	// appear). It runs after the result types were checked against Infer.
+	// For ops with regions it checks everything: operands, regions,
+	// block arguments, yields and results. It may return an ErrorList to
+	// report problems at other ops (a yield, say).
 	Verify func(op *Op) error
+	// Regions is the number of regions of an op that has them.
+	Regions int
+	// Terminator marks the op that ends every region ("yield"): it must be
+	// the last op of a region and appears nowhere else.
+	Terminator bool
+	// BuiltBy names the Builder method that builds the op, for ops that
+	// Builder.Op cannot (their regions need closures): "If".
+	BuiltBy string
+	// Keyword, if set, is printed before every region but the first, as
+	// "else" is between the branches of "if".
+	Keyword string
 	// Stacks says the op takes or makes stack values, and tensors of
 	// unknown rank (the items of sequences). Other ops never see one: the
 	// builder and the verifier reject such operands for them.
@@ -46,14 +64,17 @@ var registry = struct {
 	specs map[string]OpSpec
 }{specs: map[string]OpSpec{}}
 
-// Register makes spec the hook for ops named name. Registering a name twice,
-// or one of the built-in control-flow ops, panics: it is a programming error
-// caught at init time, as with database/sql.Register.
+// Register makes spec the hook for ops named name. Registering a name twice
+// panics: it is a programming error caught at init time, as with
+// database/sql.Register. An op without regions needs an Infer hook; one
+// with regions (or a terminator) needs a Verify hook.
 func Register(name string, spec OpSpec) {
-	if IsControlFlow(name) {
-		panic(fmt.Sprintf("ir.Register: %q is built into package ir", name))
-	}
-	if spec.Infer == nil {
+	switch {
+	case spec.Regions > 0 || spec.Terminator:
+		if spec.Verify == nil {
+			panic(fmt.Sprintf("ir.Register: %q has regions or ends them, and no Verify hook", name))
+		}
+	case spec.Infer == nil:
 		panic(fmt.Sprintf("ir.Register: %q has no Infer hook", name))
 	}
 	registry.Lock()
@@ -84,8 +105,3 @@ func RegisteredOps() []string {
 	return names
 }
 
-// IsControlFlow reports whether name is one of the ops package ir defines
-// itself: "if", "while" and "yield".
-func IsControlFlow(name string) bool {
-	return name == "if" || name == "while" || name == "yield"
-}

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"unicode/utf8"
@@ -159,100 +160,19 @@ func (v *verifier) op(op *Op) {
 			v.errorf(op, "result %d has an invalid type %s: %v", i, r.typ, err)
 		}
 	}
-	switch op.name {
-	case "if":
-		v.ifOp(op)
-	case "while":
-		v.whileOp(op)
-	case "yield":
-		if len(op.results) != 0 || len(op.regions) != 0 || len(op.Attrs) != 0 {
-			v.errorf(op, "yield takes no results, attributes or regions")
-		}
-	default:
-		v.registered(op)
-	}
+	v.registered(op)
 }
 
-func isBoolScalar(t Type) bool { return t.DType == I1 && t.Rank() == 0 }
+func (v *verifier) operandType(op *Op, i int) (Type, bool) { return operandType(op, i) }
 
-func (v *verifier) operandType(op *Op, i int) (Type, bool) {
+// operandType is the type of operand i, or false when the operand is
+// missing or comes from a failed op (reported elsewhere).
+func operandType(op *Op, i int) (Type, bool) {
 	x := op.operands[i]
 	if x == nil || x.id < 0 {
 		return Type{}, false
 	}
 	return x.typ, true
-}
-
-func (v *verifier) ifOp(op *Op) {
-	if len(op.operands) != 1 || len(op.regions) != 2 {
-		v.errorf(op, "if takes 1 operand and 2 regions, has %d and %d", len(op.operands), len(op.regions))
-		return
-	}
-	if t, ok := v.operandType(op, 0); ok && !isBoolScalar(t) {
-		v.errorf(op, "condition must be tensor<i1>, is %s", t)
-	}
-	for ri, r := range op.regions {
-		branch := [2]string{"then", "else"}[ri]
-		if len(r.block.args) != 0 {
-			v.errorf(op, "%s branch must not have block arguments", branch)
-		}
-		y := r.block.Terminator()
-		if y == nil {
-			continue // reported by block
-		}
-		if len(y.operands) != len(op.results) {
-			v.errorf(y, "%s branch yields %d values, if has %d results", branch, len(y.operands), len(op.results))
-			continue
-		}
-		for i := range y.operands {
-			if t, ok := v.operandType(y, i); ok && !t.Refines(op.results[i].typ) {
-				v.errorf(y, "%s branch yields %s for result %d of type %s", branch, t, i, op.results[i].typ)
-			}
-		}
-	}
-}
-
-func (v *verifier) whileOp(op *Op) {
-	if len(op.operands) < 1 || len(op.regions) != 1 {
-		v.errorf(op, "while takes a condition operand and 1 region, has %d operands and %d regions", len(op.operands), len(op.regions))
-		return
-	}
-	if t, ok := v.operandType(op, 0); ok && !isBoolScalar(t) {
-		v.errorf(op, "condition must be tensor<i1>, is %s", t)
-	}
-	body := op.regions[0].block
-	n := len(op.operands) - 1
-	if len(body.args) != n || len(op.results) != n {
-		v.errorf(op, "while has %d loop-carried operands, %d block arguments and %d results; they must agree", n, len(body.args), len(op.results))
-		return
-	}
-	for i, a := range body.args {
-		if !a.typ.IsValid() {
-			v.errorf(op, "block argument %d has an invalid type %s", i, a.typ)
-		}
-		if t, ok := v.operandType(op, i+1); ok && !t.Refines(a.typ) {
-			v.errorf(op, "loop-carried operand %d has type %s, block argument is %s", i, t, a.typ)
-		}
-		if !op.results[i].typ.Equal(a.typ) {
-			v.errorf(op, "result %d has type %s, block argument is %s", i, op.results[i].typ, a.typ)
-		}
-	}
-	y := body.Terminator()
-	if y == nil {
-		return
-	}
-	if len(y.operands) != n+1 {
-		v.errorf(y, "while body yields %d values, want the condition and %d loop-carried values", len(y.operands), n)
-		return
-	}
-	if t, ok := v.operandType(y, 0); ok && !isBoolScalar(t) {
-		v.errorf(y, "while body yields condition of type %s, want tensor<i1>", t)
-	}
-	for i, a := range body.args {
-		if t, ok := v.operandType(y, i+1); ok && !t.Refines(a.typ) {
-			v.errorf(y, "while body yields %s for loop-carried value %d of type %s", t, i, a.typ)
-		}
-	}
 }
 
 // programIO names the ops that connect a program to its caller.
@@ -267,6 +187,12 @@ func (v *verifier) registered(op *Op) {
 		if !v.opts.AllowUnregistered {
 			v.errorf(op, "unknown op")
 		}
+		return
+	}
+	if spec.Regions > 0 || spec.Terminator {
+		// Ops with regions and terminators declare their result types;
+		// their Verify hook checks operands, regions and results.
+		v.hookErrors(op, spec.Verify(op))
 		return
 	}
 	if len(op.regions) != 0 {
@@ -299,9 +225,20 @@ func (v *verifier) registered(op *Op) {
 		}
 	}
 	if spec.Verify != nil {
-		if err := spec.Verify(op); err != nil {
-			v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: err.Error(), Err: err})
-		}
+		v.hookErrors(op, spec.Verify(op))
+	}
+}
+
+// hookErrors records what a Verify hook found: each entry of an ErrorList
+// at its own position, any other error at op's.
+func (v *verifier) hookErrors(op *Op, err error) {
+	var list ErrorList
+	switch {
+	case err == nil:
+	case errors.As(err, &list):
+		v.errs = append(v.errs, list...)
+	default:
+		v.errs = append(v.errs, &Error{Pos: op.Pos, Op: op.name, Msg: err.Error(), Err: err})
 	}
 }
 
