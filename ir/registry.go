@@ -104,4 +104,3 @@ func RegisteredOps() []string {
 	sort.Strings(names)
 	return names
 }
-
