@@ -167,12 +167,9 @@ func (s *scope) run(forward []*ir.Op) error {
 			continue
 		}
 		var err error
-		switch op.Name() {
-		case "if":
-			err = s.ifOp(op, dys)
-		case "while":
-			err = s.whileOp(op, dys)
-		default:
+		if r, ok := regionRules[op.Name()]; ok {
+			err = r.backward(s, op, dys)
+		} else {
 			err = s.vjp(op, dys)
 		}
 		if err != nil {

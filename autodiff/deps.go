@@ -27,57 +27,37 @@ func depBlock(b *ir.Block, dep map[*ir.Value]bool) bool {
 		}
 	}
 	for _, op := range b.Ops() {
-		switch op.Name() {
-		case "if":
-			for _, r := range op.Regions() {
-				if depBlock(r.Block(), dep) {
-					changed = true
-				}
-				for j, y := range r.Block().Terminator().Operands() {
-					if dep[y] && j < op.NumResults() {
-						mark(op.Result(j))
-					}
-				}
+		if r, ok := regionRules[op.Name()]; ok {
+			if r.deps(op, dep, mark) {
+				changed = true
 			}
-		case "while":
-			body := op.Region(0).Block()
-			for i, a := range body.Args() {
-				if i+1 < op.NumOperands() && dep[op.Operand(i+1)] {
-					mark(a)
+			continue
+		}
+		if def, ok := ops.Lookup(op.Name()); ok && def.NoGrad {
+			continue
+		}
+		for _, x := range op.Operands() {
+			if dep[x] {
+				for _, r := range op.Results() {
+					mark(r)
 				}
-			}
-			for {
-				inner := depBlock(body, dep)
-				grew := false
-				for i, y := range body.Terminator().Operands()[1:] {
-					if i < len(body.Args()) && dep[y] && !dep[body.Args()[i]] {
-						mark(body.Args()[i])
-						grew = true
-					}
-				}
-				changed = changed || inner || grew
-				if !grew {
-					break
-				}
-			}
-			for i, a := range body.Args() {
-				if dep[a] && i < op.NumResults() {
-					mark(op.Result(i))
-				}
-			}
-		default:
-			if def, ok := ops.Lookup(op.Name()); ok && def.NoGrad {
-				continue
-			}
-			for _, x := range op.Operands() {
-				if dep[x] {
-					for _, r := range op.Results() {
-						mark(r)
-					}
-					break
-				}
+				break
 			}
 		}
 	}
 	return changed
 }
+
+// A regionRule differentiates one kind of op with regions; the op's file
+// registers it (if.go, while.go).
+type regionRule struct {
+	// deps marks, with mark, the values of op (its results, its regions'
+	// block arguments and inner values) that depend on marked values, and
+	// reports whether it marked any.
+	deps func(op *ir.Op, dep map[*ir.Value]bool, mark func(*ir.Value)) bool
+	// backward appends the backward of op to s, given the gradients of its
+	// results (nil where none flows).
+	backward func(s *scope, op *ir.Op, dys []*ir.Value) error
+}
+
+var regionRules = map[string]regionRule{}

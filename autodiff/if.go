@@ -5,6 +5,25 @@ import (
 	"github.com/gopir/gopir/ops"
 )
 
+func init() { regionRules["if"] = regionRule{deps: depsIf, backward: (*scope).ifOp} }
+
+// depsIf: a result depends on what either branch yields for it.
+func depsIf(op *ir.Op, dep map[*ir.Value]bool, mark func(*ir.Value)) bool {
+	changed := false
+	for _, r := range op.Regions() {
+		if depBlock(r.Block(), dep) {
+			changed = true
+		}
+		for j, y := range r.Block().Terminator().Operands() {
+			if dep[y] && j < op.NumResults() && !dep[op.Result(j)] {
+				mark(op.Result(j))
+				changed = changed || dep[op.Result(j)]
+			}
+		}
+	}
+	return changed
+}
+
 // ifOp appends the backward of a forward "if": an "if" on the same
 // condition whose branch k differentiates forward branch k, seeded with the
 // gradients of the if's results, and yields the gradients of the values the

@@ -5,6 +5,47 @@ import (
 	"github.com/gopir/gopir/ops"
 )
 
+func init() { regionRules["while"] = regionRule{deps: depsWhile, backward: (*scope).whileOp} }
+
+// depsWhile: a block argument depends on its initial value or on what the
+// body yields for it, iterated to a fixed point; the results follow their
+// block arguments.
+func depsWhile(op *ir.Op, dep map[*ir.Value]bool, mark func(*ir.Value)) bool {
+	changed := false
+	markNew := func(v *ir.Value) {
+		if !dep[v] {
+			mark(v)
+			changed = changed || dep[v]
+		}
+	}
+	body := op.Region(0).Block()
+	for i, a := range body.Args() {
+		if i+1 < op.NumOperands() && dep[op.Operand(i+1)] {
+			markNew(a)
+		}
+	}
+	for {
+		inner := depBlock(body, dep)
+		grew := false
+		for i, y := range body.Terminator().Operands()[1:] {
+			if i < len(body.Args()) && dep[y] && !dep[body.Args()[i]] {
+				markNew(body.Args()[i])
+				grew = true
+			}
+		}
+		changed = changed || inner || grew
+		if !grew {
+			break
+		}
+	}
+	for i, a := range body.Args() {
+		if dep[a] && i < op.NumResults() {
+			markNew(op.Result(i))
+		}
+	}
+	return changed
+}
+
 // whileOp appends the backward of a forward "while". The forward loop gets
 // a trip counter and, lazily, tapes for residuals (see tape); the backward
 // loop runs the counter down to zero, popping residuals, and carries the
