@@ -33,8 +33,12 @@ func TestSecondDerivatives(t *testing.T) {
 		{"square", unary(ops.Square), true, ""},
 		{"abs", unary(ops.Abs), true, ""},
 		{"softplus", unary(ops.Softplus), true, ""},
-		{"log", unary(func(b *ir.Builder, x *ir.Value) *ir.Value { return ops.Log(b, ops.Add(b, ops.Square(b, x), ops.Full(b, ir.F64, 1))) }), true, ""},
-		{"sqrt", unary(func(b *ir.Builder, x *ir.Value) *ir.Value { return ops.Sqrt(b, ops.Add(b, ops.Square(b, x), ops.Full(b, ir.F64, 1))) }), true, ""},
+		{"log", unary(func(b *ir.Builder, x *ir.Value) *ir.Value {
+			return ops.Log(b, ops.Add(b, ops.Square(b, x), ops.Full(b, ir.F64, 1)))
+		}), true, ""},
+		{"sqrt", unary(func(b *ir.Builder, x *ir.Value) *ir.Value {
+			return ops.Sqrt(b, ops.Add(b, ops.Square(b, x), ops.Full(b, ir.F64, 1)))
+		}), true, ""},
 		{"multiply", ops.Multiply, true, ""},
 		{"divide", func(b *ir.Builder, x, y *ir.Value) *ir.Value {
 			return ops.Divide(b, x, ops.Add(b, ops.Square(b, y), ops.Full(b, ir.F64, 1)))
