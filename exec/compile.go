@@ -19,10 +19,24 @@ const (
 	kData
 	kParameter
 	kFetch
-	kIf
-	kWhile
+	kRegion // an op with regions, run by its regionOp
 	kYield
 )
+
+// A regionOp runs one kind of op with regions; the op's file registers it
+// in regionOps (if.go, while.go).
+type regionOp struct {
+	// run executes instruction in of block b: it runs the regions (their
+	// code is in.regions) and puts the op's results in b's frame. On error
+	// it leaves nothing of its own allocated.
+	run func(e *Executable, b *blockCode, in *instr) error
+	// moves, if set, picks at compile time the operands the op takes over
+	// instead of sharing when they die at it (bit i for operand i, as
+	// instr.donate). captured lists the outside values its regions use.
+	moves func(in *instr, bc *blockCode, at int, lastUse []int, captured []*ir.Value) uint64
+}
+
+var regionOps = map[string]regionOp{}
 
 // ref locates a value: a slot of the frame of the block that defines it.
 // Each block has one frame, since a block is never active twice at once.
@@ -41,6 +55,7 @@ type instr struct {
 	writes bool   // updates the store in place (ops.Def.Writes): commits the run
 	donate uint64 // operands moved into the kernel (see ops.Def.Donate)
 	kernel ops.Kernel
+	region regionOp          // for kRegion
 	inp    []**tensor.Tensor // the operands' slots
 	outp   []**tensor.Tensor // the results' slots
 	dropp  []**tensor.Tensor // slots whose last use this is, released after it
@@ -219,11 +234,11 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, []*ir.Value, error
 			use(v, i)
 		}
 	}
-	for i, op := range b.Ops() {
+	for i := range b.Ops() {
 		in := &bc.instrs[i]
 		in.donate = c.donations(in, bc, i, lastUse)
-		if in.kind == kWhile {
-			in.donate = movableInits(in, op, bc, i, lastUse, captured[i])
+		if in.kind == kRegion && in.region.moves != nil {
+			in.donate = in.region.moves(in, bc, i, lastUse, captured[i])
 		}
 	}
 	for slot, last := range lastUse {
@@ -300,13 +315,15 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 		in.regions = append(in.regions, rc)
 		captured = append(captured, outer...)
 	}
-	switch op.Name() {
-	case "if":
-		in.kind = kIf
-	case "while":
-		in.kind = kWhile
-	case "yield":
+	if r, ok := regionOps[op.Name()]; ok {
+		in.kind, in.region = kRegion, r
+		return captured, nil
+	}
+	if op.Terminator() {
 		in.kind = kYield
+		return captured, nil
+	}
+	switch op.Name() {
 	case "data", "parameter", "fetch":
 		in.name, _ = op.Attrs.Str("name")
 		switch op.Name() {
@@ -352,35 +369,6 @@ func (c *compiler) donations(in *instr, bc *blockCode, at int, lastUse []int) ui
 		}
 		r := in.in[i]
 		if r.blk != bc || lastUse[r.slot] != at {
-			continue
-		}
-		once := true
-		for j, other := range in.in {
-			if j != i && other == r {
-				once = false
-			}
-		}
-		if once {
-			mask |= 1 << uint(i)
-		}
-	}
-	return mask
-}
-
-// movableInits picks the initial values of a while that can move into the
-// loop instead of being shared: they belong to this block's frame, die at
-// the while, appear once among its operands and are not captured by the
-// body (captured lists what it uses from outside). Bit i+1 stands for
-// operand i+1 (initial value i).
-func movableInits(in *instr, op *ir.Op, bc *blockCode, at int, lastUse []int, captured []*ir.Value) uint64 {
-	inBody := make(map[*ir.Value]bool, len(captured))
-	for _, v := range captured {
-		inBody[v] = true
-	}
-	var mask uint64
-	for i := 1; i < len(in.in) && i < 64; i++ {
-		r, v := in.in[i], op.Operand(i)
-		if r.blk != bc || lastUse[r.slot] != at || inBody[v] {
 			continue
 		}
 		once := true

@@ -184,10 +184,8 @@ func (e *Executable) step(b *blockCode, in *instr) error {
 		for i, r := range in.in {
 			b.yields[i] = r.get().Retain()
 		}
-	case kIf:
-		return e.ifOp(b, in)
-	case kWhile:
-		return e.whileOp(b, in)
+	case kRegion:
+		return in.region.run(e, b, in)
 	}
 	return nil
 }
@@ -317,68 +315,6 @@ func describeTensor(t *tensor.Tensor) string {
 		return "a stack"
 	}
 	return ir.TensorOf(ir.DType(t.DType()), t.Shape()...).String()
-}
-
-func (e *Executable) ifOp(b *blockCode, in *instr) error {
-	region := in.regions[1]
-	if in.in[0].get().Bool()[0] {
-		region = in.regions[0]
-	}
-	vals, err := e.runBlock(region)
-	if err != nil {
-		return err
-	}
-	for i, t := range vals {
-		b.slots[in.out[i]] = t
-		vals[i] = nil
-	}
-	return nil
-}
-
-func (e *Executable) whileOp(b *blockCode, in *instr) error {
-	body := in.regions[0]
-	n := len(in.out)
-	cond := in.in[0].get().Bool()[0]
-	// The initial values move into the first iteration's frame when they
-	// die here; otherwise they are shared, and the outer frame keeps its
-	// reference until their last use.
-	for i := range n {
-		r := in.in[i+1]
-		if in.donate&(1<<uint(i+1)) != 0 {
-			body.slots[i] = r.get()
-			r.blk.slots[r.slot] = nil
-		} else {
-			body.slots[i] = r.get().Retain()
-		}
-	}
-	for cond {
-		if e.done != nil {
-			select {
-			case <-e.done:
-				body.clearFrame()
-				return fmt.Errorf("run cancelled in %s %q: %w", in.op.Pos, in.op.Name(), e.ctx.Err())
-			default:
-			}
-		}
-		vals, err := e.runBlock(body)
-		if err != nil {
-			return err
-		}
-		cond = vals[0].Bool()[0]
-		vals[0].Release()
-		vals[0] = nil
-		// The body's frame is empty now: last iteration's block arguments
-		// were released at their last use or moved into vals.
-		for i := range n {
-			body.slots[i] = vals[i+1]
-			vals[i+1] = nil
-		}
-	}
-	for i := range n {
-		b.slots[in.out[i]] = body.slots[i]
-		body.slots[i] = nil
-	}
-	return nil
 }
 
 func (e *Executable) logMemory(b *blockCode, in *instr) {
