@@ -34,6 +34,10 @@ type OpSpec struct {
 	// Keyword, if set, is printed before every region but the first, as
 	// "else" is between the branches of "if".
 	Keyword string
+	// Writes lists the operands the op updates in place (its effects):
+	// persistable values such as parameters and optimizer state. Passes
+	// that move, drop or repeat ops must keep these in order.
+	Writes []int
 	// Stacks says the op takes or makes stack values, and tensors of
 	// unknown rank (the items of sequences). Other ops never see one: the
 	// builder and the verifier reject such operands for them.

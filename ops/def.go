@@ -62,7 +62,7 @@ func Register(d *Def) {
 		panic("ops: " + d.Name + " registered twice")
 	}
 	defs[d.Name] = d
-	ir.Register(d.Name, ir.OpSpec{Infer: d.Infer, Verify: d.Verify, Stacks: d.Stacks})
+	ir.Register(d.Name, ir.OpSpec{Infer: d.Infer, Verify: d.Verify, Stacks: d.Stacks, Writes: d.Writes})
 }
 
 // Lookup returns the definition of the op named name.
