@@ -1,6 +1,6 @@
 // Package autodiff appends the reverse-mode gradient of a program's scalar
 // loss to the program, like a static append_backward, through every op of
-// the catalog and through "if" and "while" (DESIGN.md §5).
+// the catalog and through "if" and "while" (docs/autodiff.md).
 //
 // The forward program is walked backwards from the loss; each op's
 // vector-Jacobian product (ops.Def.Grad) appends the gradients of its

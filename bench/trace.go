@@ -32,7 +32,7 @@ import (
 //     operand's buffer in place) can reach.
 //   - RegionBound: a value used inside a nested region counts as used by
 //     the region's op when that op ends (the ownership rule of
-//     DESIGN.md §3: a captured value is released only after the if or the
+//     the ownership rule (docs/architecture.md): a captured value is released only after the if or the
 //     whole while that captures it), and so does the if's or while's
 //     condition operand. It equals Bound on straight-line programs.
 

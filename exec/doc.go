@@ -1,5 +1,5 @@
 // Package exec compiles a verified program into instructions and runs it
-// with exact memory ownership (DESIGN.md §3).
+// with exact memory ownership (docs/architecture.md).
 //
 // Compile computes liveness once per block: after each instruction the
 // frame of the running block releases the values whose last use that was.

@@ -28,7 +28,7 @@ func golden(t *testing.T, name string) string {
 	return string(want)
 }
 
-// TestBuilderDesignExamples builds the two examples of DESIGN.md §2 with
+// TestBuilderDesignExamples builds the two examples of docs/ir.md with
 // If and While closures and compares the text with the parsed examples.
 func TestBuilderDesignExamples(t *testing.T) {
 	t.Run("if", func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // Stacks keep what the backward of a while loop needs from each iteration
-// (DESIGN.md §5): the forward body pushes, the backward body pops in
+// (docs/autodiff.md): the forward body pushes, the backward body pops in
 // reverse.
 //
 //	stack_new  {elem} ()  -> stack<elem>

@@ -4,7 +4,7 @@
 // executor's store, runs the steps, logs each with the allocator's
 // statistics, evaluates, and saves or resumes checkpoints.
 //
-// The log line follows DESIGN.md §7:
+// The log line is:
 //
 //	Epoch: [0] [  10/6250] loss: 0.4312 mem_allocated: 825 MB mem_reserved: 3497 MB
 //

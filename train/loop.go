@@ -86,7 +86,7 @@ func (t *Trainer) interrupted() error {
 	return ErrInterrupted
 }
 
-// log writes one step in the DESIGN.md §7 form, or as JSON.
+// log writes one step as the README shows it, or as JSON.
 func (t *Trainer) log(out io.Writer, r StepRecord) error {
 	if t.cfg.JSON {
 		m := map[string]any{

@@ -1,4 +1,4 @@
-// The if example of DESIGN.md §2.
+// The if example of docs/ir.md: relu of x if its sum is positive, else -x.
 {
   (%0) = "data" () {name:"x", shape:[-1,4], dtype:f32} : () -> tensor<?x4xf32>
   (%1) = "full" () {shape:[], value:0.0, dtype:f32} : () -> tensor<f32>

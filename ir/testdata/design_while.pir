@@ -1,4 +1,4 @@
-// The while example of DESIGN.md §2: sum i for i < n.
+// The while example of docs/ir.md: sum i for i < n.
 {
   (%n) = "data" () {name:"n", shape:[], dtype:i64} : () -> tensor<i64>
   (%i0) = "full" () {shape:[], value:0, dtype:i64} : () -> tensor<i64>
