@@ -94,6 +94,7 @@ type Executable struct {
 	params  []param
 	fetches []string
 
+	blocks      []*blockCode     // every block, for unwinding after a panic
 	maxResults  int              // the most results of one op
 	maxOperands int              // the most operands of one op
 	results     []*tensor.Tensor // scratch for kernels' result slices (ops.Ctx.Results)
@@ -190,6 +191,7 @@ func canonicalNames(p *ir.Program) map[*ir.Value]string {
 // level.
 func (c *compiler) block(b *ir.Block, depth int) (*blockCode, []*ir.Value, error) {
 	bc := &blockCode{nargs: len(b.Args()), depth: depth}
+	c.e.blocks = append(c.e.blocks, bc)
 	nslots := len(b.Args())
 	for _, a := range b.Args() {
 		c.refs[a] = ref{bc, a.Index()}

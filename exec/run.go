@@ -20,7 +20,8 @@ type runState struct {
 	feedv map[string]*tensor.Tensor
 	out   Results
 	tags  bool
-	log   bool // MemoryLog or Trace set
+	log   bool   // MemoryLog or Trace set
+	cur   *instr // the kernel instruction running, for KernelPanicError
 }
 
 // Results maps fetch names to tensors the caller owns.
@@ -70,6 +71,9 @@ func (e *Executable) Runs() int64 {
 // has begun to update the store in place (an op with ops.Def.Writes, such
 // as an optimizer's update): such a run goes on to the end, so a training
 // step is never left half applied.
+//
+// A kernel that panics makes the run fail with a *KernelPanicError, after
+// the same unwinding.
 func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (Results, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -85,12 +89,13 @@ func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (
 	if e.opts.CheckLeaks {
 		before = liveSet(e.alloc)
 	}
-	e.kctx = ops.Ctx{Alloc: e.alloc, Threads: e.threads, Seed: e.opts.Seed, Run: run, Results: e.results}
+	k := &e.kctx // keeps the capacity of its list of allocations (ops.Ctx.Made)
+	k.Alloc, k.Threads, k.Seed, k.Run, k.Results, k.Track = e.alloc, e.threads, e.opts.Seed, run, e.results, true
 	e.log = e.opts.MemoryLog != nil || e.opts.Trace != nil
 	e.ctx, e.done, e.feedv = ctx, ctx.Done(), feeds
 	e.out = Results{}
 	e.tags = e.opts.CheckLeaks || e.alloc.Options().HistoryCap > 0 || e.opts.MemoryLog != nil || e.opts.Trace != nil
-	_, err := e.runBlock(e.top)
+	err := e.runTop()
 	out := e.out
 	e.out, e.feedv, e.ctx = nil, nil, nil
 	if err != nil {
@@ -202,13 +207,15 @@ func (e *Executable) kernel(in *instr) error {
 			}
 		}
 	}
-	e.kctx.Owned = in.donate
+	e.kctx.Begin(in.donate)
 	if e.tags {
 		tag := in.tag
 		tag.Step = e.kctx.Run
 		e.alloc.SetTag(tag)
 	}
+	e.cur = in
 	outs, err := in.kernel(&e.kctx, args)
+	e.cur = nil
 	if err == nil && e.tags && in.donate != 0 {
 		e.retagReused(in, args, outs)
 	}

@@ -56,6 +56,7 @@ func gemmParallel[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int
 	runHelpers(t-1, &job)
 	j.run(0)
 	putGemmScratch(bws)
+	j.panics.rethrow()
 }
 
 // gemmParallelStreamB runs gemmStreamB on rows×cols blocks of C claimed by
@@ -66,12 +67,13 @@ func gemmParallelStreamB[T float](kern *gemmKernel[T], transA, transB bool, m, n
 	claims := make([]atomic.Bool, rows*cols)
 	var joined, done atomic.Int32
 	var sig gemmSignal
+	var ps panicSlot
 	run := func(p int) {
 		if int(done.Load()) == rows*cols {
 			return // a helper arriving after the caller finished
 		}
 		ws := getGemmScratch[T]()
-		claimItems(claims, p, t, func(i int) {
+		claimItems(claims, p, t, &ps, func(i int) {
 			r0, r1 := panelRange(m, kern.mr, rows, i/cols)
 			c0, c1 := panelRange(n, kern.nr, cols, i%cols)
 			offA := r0 * lda // where op(A) row r0 starts
@@ -79,14 +81,14 @@ func gemmParallelStreamB[T float](kern *gemmKernel[T], transA, transB bool, m, n
 				offA = r0
 			}
 			gemmStreamB(kern, ws, transA, transB, r1-r0, c0, c1, k, alpha, a[offA:], lda, b, ldb, beta, c[r0*ldc:], ldc)
-			sig.add(&done, rows*cols)
-		})
+		}, func() { sig.add(&done, rows*cols) })
 		putGemmScratch(ws)
 	}
 	job := func() { run(int(joined.Add(1))) }
 	runHelpers(t-1, &job)
 	run(0)
 	sig.wait(&done, rows*cols)
+	ps.rethrow()
 }
 
 // gemmStreamItems splits C (m×n) into rows×cols blocks for t
@@ -153,6 +155,7 @@ type gemmJob[T float] struct {
 	t              int
 	joined         atomic.Int32 // helpers that have started
 	sig            gemmSignal
+	panics         panicSlot
 	steps          []gemmStep
 	claims         []atomic.Bool // per step: packing items, then work items
 }
@@ -168,16 +171,20 @@ type gemmStep struct {
 // It first claims items p, p+t, ..., so that with every participant
 // present each runs the same items on every call and the data it writes
 // stays in its core's caches; then it takes whatever is left, so that a
-// late participant delays nothing.
-func claimItems(flags []atomic.Bool, p, t int, f func(i int)) {
+// late participant delays nothing. After each item it calls done, even
+// when f panicked: the panic is recorded in ps, for the caller to raise
+// once every item is done, so that nobody waits for an item forever.
+func claimItems(flags []atomic.Bool, p, t int, ps *panicSlot, f func(i int), done func()) {
 	for i := p % t; i < len(flags); i += t {
 		if flags[i].CompareAndSwap(false, true) {
-			f(i)
+			ps.run(func() { f(i) })
+			done()
 		}
 	}
 	for i := range flags {
 		if !flags[i].Load() && flags[i].CompareAndSwap(false, true) {
-			f(i)
+			ps.run(func() { f(i) })
+			done()
 		}
 	}
 }
@@ -206,11 +213,10 @@ func (j *gemmJob[T]) run(p int) {
 			st := &j.steps[s]
 			s++
 			packs := ceilDiv(ceilDiv(nb, nr), gemmPackGroup)
-			claimItems(flags[:packs], p, j.t, func(i int) {
+			claimItems(flags[:packs], p, j.t, &j.panics, func(i int) {
 				c0, c1 := i*gemmPackGroup*nr, min((i+1)*gemmPackGroup*nr, nb)
 				packB(j.bp[c0*kb:], pk, j.transB, j.b, j.ldb, pc, jc+c0, kb, c1-c0, nr)
-				j.sig.add(&st.packDone, packs)
-			})
+			}, func() { j.sig.add(&st.packDone, packs) })
 			flags = flags[j.packs:]
 			j.sig.wait(&st.packDone, packs)
 			bet := j.beta
@@ -218,7 +224,7 @@ func (j *gemmJob[T]) run(p int) {
 				bet = 1 // later k slices accumulate onto the first
 			}
 			items := j.rows * j.cols
-			claimItems(flags[:items], p, j.t, func(i int) {
+			claimItems(flags[:items], p, j.t, &j.panics, func(i int) {
 				r0, r1 := panelRange(j.m, mr, j.rows, i/j.cols)
 				c0, c1 := panelRange(nb, nr, j.cols, i%j.cols)
 				for ic := r0; ic < r1; ic += j.mc {
@@ -226,8 +232,7 @@ func (j *gemmJob[T]) run(p int) {
 					packA(ap, pk, j.transA, j.a, j.lda, ic, pc, mb, kb, mr)
 					macroKernel(kern, ap, j.bp[c0*kb:], ws.tmp, mb, c1-c0, kb, j.alpha, bet, j.c[ic*j.ldc+jc+c0:], j.ldc)
 				}
-				j.sig.add(&st.workDone, items)
-			})
+			}, func() { j.sig.add(&st.workDone, items) })
 			flags = flags[items:]
 			if p == 0 || s < len(j.steps) {
 				j.sig.wait(&st.workDone, items) // before B is repacked, or C is read

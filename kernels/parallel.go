@@ -6,7 +6,9 @@ import "sync"
 // over at most threads goroutines; with threads<=1 or n<=grain it runs
 // fn(0,n) on the caller's goroutine. Deterministic partition for a given
 // (threads, n, grain). The last range runs on the caller's goroutine, and
-// ParallelFor returns when every fn call has returned.
+// ParallelFor returns when every fn call has returned. A panic in fn is
+// raised again on the caller's goroutine, as a *WorkerPanic, once every
+// call has returned.
 func ParallelFor(threads, n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -20,17 +22,19 @@ func ParallelFor(threads, n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var ps panicSlot
 	wg.Add(parts - 1)
 	for i := 0; i < parts-1; i++ {
 		lo, hi := splitRange(n, parts, i)
 		go func() {
 			defer wg.Done()
-			fn(lo, hi)
+			ps.run(func() { fn(lo, hi) })
 		}()
 	}
 	lo, hi := splitRange(n, parts, parts-1)
-	fn(lo, hi)
+	ps.run(func() { fn(lo, hi) })
 	wg.Wait()
+	ps.rethrow()
 }
 
 // splitRange returns the i-th of parts near-equal contiguous ranges of [0,n);

@@ -23,7 +23,8 @@ import (
 // helper that loses its core holds up at most the item it is running, and
 // if no helper comes the caller runs every item itself. Which goroutine
 // runs an item never changes what the item computes, so results do not
-// depend on it.
+// depend on it. A panic in fn is raised again on the caller's goroutine,
+// as a *WorkerPanic, once every item has run.
 func perfRun(t, items int, fn func(worker, i int)) {
 	t = min(t, items, runtime.GOMAXPROCS(0))
 	if t <= 1 {
@@ -34,13 +35,14 @@ func perfRun(t, items int, fn func(worker, i int)) {
 	}
 	var next, done, joined atomic.Int32
 	var sig gemmSignal
+	var ps panicSlot
 	run := func(w int) {
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= items {
 				return
 			}
-			fn(w, i)
+			ps.run(func() { fn(w, i) })
 			sig.add(&done, items)
 		}
 	}
@@ -52,6 +54,7 @@ func perfRun(t, items int, fn func(worker, i int)) {
 	runHelpers(t-1, &job)
 	run(0)
 	sig.wait(&done, items)
+	ps.rethrow()
 }
 
 // perfItemsPerWorker is how many items perfFor and nnFor cut the work of

@@ -26,7 +26,29 @@ type Ctx struct {
 	// another kernel with this Ctx; the executor does. Nil means every
 	// kernel returns a fresh slice.
 	Results []*tensor.Tensor
+	// Track makes New and Zeros record each tensor they allocate until
+	// the next Begin (Made), so that when a kernel panics the executor can
+	// release what it had made: such tensors are unreachable otherwise.
+	Track bool
+	made  []*tensor.Tensor
 }
+
+// Begin prepares c for one kernel call that owns the operands in owned
+// (see Owned) and forgets the tensors the previous call made (see Track).
+// The executor calls it before each kernel.
+func (c *Ctx) Begin(owned uint64) {
+	c.Owned = owned
+	c.made = c.made[:0]
+}
+
+// Made lists the tensors New and Zeros allocated since Begin, when Track
+// is set. Some may have been released or returned already.
+func (c *Ctx) Made() []*tensor.Tensor { return c.made }
+
+// Disown records that the kernel released or handed on owned operand i
+// (see Owned), so that Owns(i) is false from now on: after a kernel panics
+// the executor releases the operands it still owned.
+func (c *Ctx) Disown(i int) { c.Owned &^= 1 << uint(i) }
 
 // Owns reports whether the kernel owns operand i (see Owned).
 func (c *Ctx) Owns(i int) bool { return c.Owned&(1<<uint(i)) != 0 }
@@ -34,12 +56,20 @@ func (c *Ctx) Owns(i int) bool { return c.Owned&(1<<uint(i)) != 0 }
 // New allocates a tensor of the given dtype and shape; its contents are
 // unspecified, so the kernel must write every element.
 func (c *Ctx) New(dt ir.DType, shape []int) (*tensor.Tensor, error) {
-	return tensor.New(c.Alloc, tensor.DType(dt), shape...)
+	t, err := tensor.New(c.Alloc, tensor.DType(dt), shape...)
+	if c.Track && err == nil {
+		c.made = append(c.made, t)
+	}
+	return t, err
 }
 
 // Zeros allocates a zero-filled tensor.
 func (c *Ctx) Zeros(dt ir.DType, shape []int) (*tensor.Tensor, error) {
-	return tensor.Zeros(c.Alloc, tensor.DType(dt), shape...)
+	t, err := c.New(dt, shape)
+	if err == nil {
+		clear(t.Raw())
+	}
+	return t, err
 }
 
 // Result returns the one-element result slice {t}: c.Results when it has

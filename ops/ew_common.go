@@ -228,6 +228,7 @@ func ewReleaseOwned(c *Ctx, in []*tensor.Tensor, keep int) {
 	}
 	for i, x := range in {
 		if i != keep && c.Owns(i) {
+			c.Disown(i)
 			x.Release()
 		}
 	}

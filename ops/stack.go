@@ -51,13 +51,16 @@ func init() {
 // exclusiveStack returns a stack the kernel owns alone: operand 0 itself
 // when it was donated and is not shared, otherwise a copy of its list.
 func exclusiveStack(c *Ctx, s *tensor.Tensor) *tensor.Tensor {
-	if c.Owns(0) {
-		if s.Refs() == 1 {
-			return s
-		}
-		defer s.Release()
+	if !c.Owns(0) {
+		return s.CloneStack()
 	}
-	return s.CloneStack()
+	if s.Refs() == 1 {
+		return s
+	}
+	cl := s.CloneStack()
+	c.Disown(0)
+	s.Release()
+	return cl
 }
 
 func inferStackNew(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
