@@ -19,7 +19,11 @@ import (
 // default 1 must divide C and O. Each list attribute may also be a single
 // int for both dims. out is N×O×OH×OW with
 // OH = (H + 2·ph − dh·(KH−1) − 1)/sh + 1 (floor), and likewise OW; a
-// dilated kernel larger than the padded input is an error.
+// dilated kernel larger than the padded input is an error, and so is a
+// kernel with no elements (KH or KW 0), as in PyTorch. N, O, C, H and W
+// may be 0: an empty result, or zeros where every product is with padding
+// or there are no input channels (PyTorch refuses O = 0 and an empty H or
+// W).
 //
 // The kernel runs im2col + GEMM per sample and group, samples spread over
 // threads; the im2col workspace comes from the context's allocator and is
@@ -95,6 +99,12 @@ func nnConvShape(x, w ir.Type, a nnConvAttrs) ([]int, error) {
 	}
 	if o != ir.Dynamic && o%a.groups != 0 {
 		return nil, fmt.Errorf("w %s: %d output channels are not divisible by groups=%d", w, o, a.groups)
+	}
+	// A kernel without elements would make an output larger than the
+	// input out of nothing (the kernels assume KH, KW >= 1); PyTorch
+	// refuses it too.
+	if w.Dims[2] == 0 || w.Dims[3] == 0 {
+		return nil, fmt.Errorf("w %s: the kernel size must be at least 1×1", w)
 	}
 	oh, okH := nnConvOut(x.Dims[2], w.Dims[2], a.strides[0], a.paddings[0], a.dilations[0])
 	ow, okW := nnConvOut(x.Dims[3], w.Dims[3], a.strides[1], a.paddings[1], a.dilations[1])

@@ -46,7 +46,10 @@ import (
 // y = (x − mean)·inv_std·scale + bias, inv_std = 1/√(var + epsilon)
 // (biased variance, epsilon default 1e-5). mean and inv_std have shape
 // x.shape[:begin_norm_axis] and x's dtype; statistics are taken in
-// float64.
+// float64. With nothing to normalise (a size-0 dim among the normalised
+// ones) y is empty, mean is 0 and inv_std 1/√epsilon, batch_norm's rule
+// for a channel without values (PyTorch gives an inverse deviation of NaN
+// there); the gradient is then empty or zero either way.
 //
 // Their gradients use two helper ops:
 //

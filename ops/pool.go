@@ -38,7 +38,8 @@ import (
 //	max_pool2d_grad_x {kernel_size, strides, paddings} (dy, x) -> dx
 //
 // dx is N×C×H×W, with N and C from dy and H, W from input_size or, when
-// it is absent, dims 2 and 3 of the optional x (only its shape is read).
+// it is absent, dims 2 and 3 of the optional x (only its shape is read);
+// H and W must not be 0, as for the forward ops.
 // max_pool2d_grad_x reads x itself and finds each window's maximum again
 // (by max_pool2d's rule), so the indices need not be kept: max_pool2d's
 // rule uses it when x is the result of an op whose own gradient rule keeps
@@ -311,6 +312,9 @@ func nnPoolGradDims(dy ir.Type, attrs ir.Attrs, like *ir.Type) ([]int, error) {
 	size, err := nnSpatialSize(attrs, "input_size", like)
 	if err != nil {
 		return nil, err
+	}
+	if size[0] == 0 || size[1] == 0 {
+		return nil, fmt.Errorf("input size %s has an empty spatial dim, which pooling rejects", dimsString(size[:]))
 	}
 	dims := []int{dy.Dims[0], dy.Dims[1], size[0], size[1]}
 	for i := 0; like != nil && i < 2; i++ {

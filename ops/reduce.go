@@ -17,7 +17,8 @@ import (
 // axes lists distinct axes, negative ones counting from the end; absent or
 // empty means all axes. keepdim (default false) keeps reduced axes as size
 // 1. Over zero elements reduce_sum gives 0 and reduce_mean NaN, while
-// reduce_max, reduce_min and argmax fail at run time. f32 sums accumulate in
+// reduce_max, reduce_min and argmax fail (in Infer when the dims are
+// static, else at run time), as in PyTorch. f32 sums accumulate in
 // f64; results do not depend on the thread count. argmax returns the first
 // index of the maximum; NaN counts as the maximum.
 //
@@ -42,7 +43,8 @@ var redOps = []struct {
 
 func init() {
 	for _, r := range redOps {
-		register(&Def{Name: r.name, Infer: redInfer(r.types), Bind: redBind(r.op), Grad: r.grad})
+		noIdentity := r.op == kernels.ReduceMax || r.op == kernels.ReduceMin
+		register(&Def{Name: r.name, Infer: redInfer(r.types, noIdentity), Bind: redBind(r.op), Grad: r.grad})
 	}
 	register(&Def{Name: "argmax", Infer: redInferArgmax, Bind: redBindArgmax, NoGrad: true})
 }
@@ -98,7 +100,10 @@ func redShape(dims []int, axes []int, keepdim bool) []int {
 	return out
 }
 
-func redInfer(types ewDTypeSet) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
+// redInfer is the Infer hook of the reductions; with noIdentity (max, min)
+// a static size-0 reduced dim is an error unless the result is empty too
+// (the kernel checks dynamic dims).
+func redInfer(types ewDTypeSet, noIdentity bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 	return func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		if err := wantOperands(in, 1); err != nil {
 			return nil, err
@@ -113,6 +118,11 @@ func redInfer(types ewDTypeSet) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 		keepdim, err := ewOptBool(attrs, "keepdim", false)
 		if err != nil {
 			return nil, err
+		}
+		if noIdentity {
+			if err := redCheckNonEmpty("", in[0].Dims, axes); err != nil {
+				return nil, err
+			}
 		}
 		return []ir.Type{ir.TensorOf(in[0].DType, redShape(in[0].Dims, axes, keepdim)...)}, nil
 	}
@@ -168,22 +178,29 @@ func redBind(rop kernels.ReduceOp) func(*ir.Op) (Kernel, error) {
 }
 
 // redCheckNonEmpty fails if reducing shape over axes has an output element
-// but nothing to reduce into it.
+// but nothing to reduce into it, as PyTorch's amax, amin and argmax do.
+// Dynamic dims (in Infer) count as nonzero: the kernel checks them.
 func redCheckNonEmpty(name string, shape, axes []int) error {
 	red := make([]bool, len(shape))
 	for _, a := range axes {
 		red[a] = true
 	}
-	kept, count := 1, 1
+	emptyRed, emptyKept := false, false
 	for i, d := range shape {
+		if d != 0 {
+			continue
+		}
 		if red[i] {
-			count *= d
+			emptyRed = true
 		} else {
-			kept *= d
+			emptyKept = true
 		}
 	}
-	if count == 0 && kept > 0 {
-		return fmt.Errorf("%s: cannot reduce over a size-0 dim (axes %v of shape %v): there is no identity", name, axes, shape)
+	if emptyRed && !emptyKept {
+		if name != "" {
+			name += ": "
+		}
+		return fmt.Errorf("%scannot reduce over a size-0 dim (axes %v of shape %s): there is no identity", name, axes, dimsString(shape))
 	}
 	return nil
 }
@@ -215,6 +232,9 @@ func redInferArgmax(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	}
 	axis, keepdim, err := redArgmaxAttrs(attrs, in[0])
 	if err != nil {
+		return nil, err
+	}
+	if err := redCheckNonEmpty("", in[0].Dims, []int{axis}); err != nil {
 		return nil, err
 	}
 	return []ir.Type{ir.TensorOf(ir.I64, redShape(in[0].Dims, []int{axis}, keepdim)...)}, nil
