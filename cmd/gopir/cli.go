@@ -55,6 +55,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return exitFailure
 	}
 	fmt.Fprintln(stderr, oneLine(err))
+	var kp *exec.KernelPanicError
+	if errors.As(err, &kp) {
+		// A bug in gopir: the stack is what a report needs.
+		fmt.Fprintf(stderr, "%s\n", strings.TrimRight(kp.Stack, "\n"))
+		return exitFailure
+	}
 	var ue usageError
 	var ee exitError
 	switch {
