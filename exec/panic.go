@@ -14,7 +14,10 @@ import (
 // emptied, the operands the kernel owned and the tensors it had allocated
 // through ops.Ctx are released, so the allocator is back at its baseline
 // and the executable can run again. Allocations a kernel made otherwise
-// than through ops.Ctx.New or Zeros cannot be found and stay allocated.
+// than through ops.Ctx.New or Zeros cannot be found and stay allocated. A
+// panic on a helper goroutine of package kernels' parallel loops is
+// raised on the run's goroutine and recovered the same way; one on a
+// goroutine a kernel started by itself cannot be recovered by anyone.
 type KernelPanicError struct {
 	Op    string // the op whose kernel panicked; "" for the executor itself
 	Pos   ir.Pos
