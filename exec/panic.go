@@ -95,11 +95,12 @@ func (e *Executable) recovered(r any, stack string) error {
 	clear(e.args)
 	clear(e.results)
 	for _, b := range e.blocks {
-		cleanup(b.clearFrame)
-		for i, t := range b.yields {
-			if t != nil {
-				cleanup(t.Release)
-				b.yields[i] = nil
+		for _, vals := range [][]*tensor.Tensor{b.slots, b.yields} {
+			for i, t := range vals {
+				if t != nil {
+					vals[i] = nil // even if Release panics: the next run needs empty frames
+					cleanup(t.Release)
+				}
 			}
 		}
 	}
