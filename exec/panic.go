@@ -23,6 +23,9 @@ type KernelPanicError struct {
 	Pos   ir.Pos
 	Value any    // what the kernel panicked with
 	Stack string // the goroutine's stack where it panicked
+	// Unwinding is what releasing the run's buffers panicked with in
+	// turn (a reference count the kernel broke), or nil.
+	Unwinding any
 }
 
 func (e *KernelPanicError) Error() string {
@@ -30,7 +33,11 @@ func (e *KernelPanicError) Error() string {
 	if e.Op != "" {
 		where = fmt.Sprintf("the kernel of %q", e.Op)
 	}
-	return fmt.Sprintf("%s: internal error: %s panicked: %v (this is a bug in gopir, please report it with the stack of the KernelPanicError)", e.Pos, where, e.Value)
+	also := ""
+	if e.Unwinding != nil {
+		also = fmt.Sprintf(", and unwinding the run panicked: %v", e.Unwinding)
+	}
+	return fmt.Sprintf("%s: internal error: %s panicked: %v%s (this is a bug in gopir, please report it with the stack of the KernelPanicError)", e.Pos, where, e.Value, also)
 }
 
 // Unwrap returns the panic value when it is an error.
@@ -76,8 +83,8 @@ func (e *Executable) recovered(r any, stack string) error {
 	// kernel left broken): the run must end with an error either way.
 	cleanup := func(f func()) {
 		defer func() {
-			if r2 := recover(); r2 != nil && perr.Value != nil {
-				perr.Value = fmt.Sprintf("%v (and while unwinding: %v)", perr.Value, r2)
+			if r2 := recover(); r2 != nil && perr.Unwinding == nil {
+				perr.Unwinding = r2
 			}
 		}()
 		f()
