@@ -85,6 +85,43 @@ func init() {
 	}})
 }
 
+// test_panic_broken (x): releases its operand, which it does not own, and
+// panics: unwinding then finds the reference count broken.
+func init() {
+	ops.Register(&ops.Def{Name: "test_panic_broken", Infer: sameAsFirst, Bind: func(*ir.Op) (ops.Kernel, error) {
+		return func(c *ops.Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			in[0].Release()
+			panic(injectedPanic)
+		}, nil
+	}})
+}
+
+// TestKernelPanicWithBrokenRefcounts: the run still ends with the error,
+// naming both panics, and its frames are empty for the next run.
+func TestKernelPanicWithBrokenRefcounts(t *testing.T) {
+	src := `{
+  (%x) = "data" () {name:"x", shape:[4], dtype:f32} : () -> tensor<4xf32>
+  (%a) = "exp" (%x) : (tensor<4xf32>) -> tensor<4xf32>
+  (%b) = "test_panic_broken" (%a) : (tensor<4xf32>) -> tensor<4xf32>
+  (%c) = "add" (%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  () = "fetch" (%c) {name:"c"} : (tensor<4xf32>) -> ()
+}`
+	a := newAlloc()
+	x := compile(t, src, exec.Options{Alloc: a})
+	in := feeds{"x": f32(t, []float32{1, 2, 3, 4}, 4)}
+	defer releaseFeeds(in)
+	for range 3 {
+		_, err := x.Run(context.Background(), in)
+		var kp *exec.KernelPanicError
+		if !errors.As(err, &kp) || kp.Value != injectedPanic || kp.Unwinding == nil || !strings.Contains(err.Error(), "double release") {
+			t.Fatalf("err = %v, want a KernelPanicError with the injected value and a double release while unwinding", err)
+		}
+		if got := allocated(a); got != 0 {
+			t.Fatalf("%d bytes allocated after the panic; live: %+v", got, a.Live())
+		}
+	}
+}
+
 // TestKernelPanicIsAnErrorOfTheRun: a kernel that panics deep inside an if
 // inside a while makes the run fail with a *KernelPanicError naming the op;
 // every buffer is released (the frames, the operand the kernel owned, what
