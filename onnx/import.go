@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -123,10 +124,13 @@ func Import(mp *onnxpb.ModelProto, opts Options) (*Model, error) {
 		opts.File = "model.onnx"
 	}
 	im := &importer{opts: opts, host: memory.New(memory.Options{}), params: map[string]*tensor.Tensor{}}
+	im.opsets = map[string]int64{}
 	for _, o := range mp.GetOpsetImport() {
 		switch o.GetDomain() {
 		case "", "ai.onnx":
 			im.opset = o.GetVersion()
+		default:
+			im.opsets[o.GetDomain()] = o.GetVersion()
 		}
 	}
 	if im.opset == 0 {
@@ -145,10 +149,19 @@ func Import(mp *onnxpb.ModelProto, opts Options) (*Model, error) {
 
 type importer struct {
 	opts   Options
-	opset  int64
+	opset  int64            // of the default domain
+	opsets map[string]int64 // of the others
 	host   *memory.Allocator // values known at import time
 	params map[string]*tensor.Tensor
 	known  []*tensor.Tensor // every known value, released at the end
+}
+
+// opsetOf is the model's version of domain.
+func (im *importer) opsetOf(domain string) int64 {
+	if domain == "" || domain == "ai.onnx" {
+		return im.opset
+	}
+	return im.opsets[domain]
 }
 
 func (im *importer) releaseKnown() {
@@ -315,6 +328,9 @@ func (im *importer) nodes(s *scope, g *onnxpb.GraphProto) error {
 			return &NodeError{File: im.opts.File, Graph: s.path, Index: i, Name: np.GetName(), OpType: opType, Err: err}
 		}
 		s.b.SetPos(ir.Pos{File: fmt.Sprintf("%s: graph %s: node %d %q (%s)", im.opts.File, s.path, i, np.GetName(), opType)})
+		if err := checkArity(np, opType, im.opsetOf(np.GetDomain())); err != nil {
+			return fail(err)
+		}
 		conv, ok := converters[opType]
 		if !ok {
 			return fail(&UnsupportedError{What: "op " + opType, Reason: "gopir has no conversion for it"})
@@ -348,9 +364,25 @@ func (im *importer) nodes(s *scope, g *onnxpb.GraphProto) error {
 	return nil
 }
 
+// BugError is a panic of the importer on some node: a bug in gopir, not a
+// problem of the model, reported as an error instead of a crash.
+type BugError struct {
+	Value any    // what the importer panicked with
+	Stack string // where
+}
+
+func (e *BugError) Error() string {
+	return fmt.Sprintf("the importer failed on this node (a bug in gopir; please report it): %v", e.Value)
+}
+
 // convert runs conv on n: at import time when every input is known and
 // the op may be folded, else into the program.
-func (im *importer) convert(n *node, conv converter) ([]*value, error) {
+func (im *importer) convert(n *node, conv converter) (vals []*value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			vals, err = nil, &BugError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
 	if outs, ok := im.fold(n, conv); ok {
 		return outs, nil
 	}
@@ -364,13 +396,7 @@ func (im *importer) convert(n *node, conv converter) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]*value, len(outs))
-	for i, o := range outs {
-		if o != nil {
-			vals[i] = o
-		}
-	}
-	return vals, nil
+	return outs, nil
 }
 
 // typeFromProto converts an ONNX type: tensors keep their dims (dim_param
