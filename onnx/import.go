@@ -149,8 +149,8 @@ func Import(mp *onnxpb.ModelProto, opts Options) (*Model, error) {
 
 type importer struct {
 	opts   Options
-	opset  int64            // of the default domain
-	opsets map[string]int64 // of the others
+	opset  int64             // of the default domain
+	opsets map[string]int64  // of the others
 	host   *memory.Allocator // values known at import time
 	params map[string]*tensor.Tensor
 	known  []*tensor.Tensor // every known value, released at the end
