@@ -18,14 +18,11 @@ func init() {
 	}
 	for name, f := range binary {
 		register(func(n *node) ([]*value, error) {
-			if n.NumIn() != 2 {
-				n.fail("takes 2 inputs, has %d", n.NumIn())
-				return nil, nil
-			}
 			if name == "Pow" {
 				return convPow(n)
 			}
-			return out(f(n.b, n.In(0), n.In(1))), nil
+			x, y := n.In(0), n.legacyBroadcast(n.In(1), n.In(0))
+			return out(f(n.b, x, y)), nil
 		}, name)
 	}
 	unary := map[string]func(b *ir.Builder, x *ir.Value) *ir.Value{
@@ -49,6 +46,39 @@ func init() {
 	register(convPRelu, "PRelu")
 	register(convThresholdedRelu, "ThresholdedRelu")
 	register(convGelu, "Gelu")
+}
+
+// legacyBroadcast reads the broadcast and axis attributes of arithmetic
+// before opset 7, which broadcast y against x with y's dims placed at
+// axis (numpy's suffix rule without axis), and returns y reshaped so that
+// numpy broadcasting does the same. consumed_inputs (before opset 6) is an
+// optimization hint with no effect on values.
+func (n *node) legacyBroadcast(y, x *ir.Value) *ir.Value {
+	if n.Opset() >= 7 {
+		return y
+	}
+	if n.Opset() < 6 {
+		n.Ints("consumed_inputs")
+	}
+	axis, hasAxis := n.Int("axis", 0), n.HasAttr("axis")
+	if n.Int("broadcast", 0) == 0 || !hasAxis {
+		return y
+	}
+	xr, yr := x.Type().Rank(), y.Type().Rank()
+	a := n.axis(axis, xr)
+	trailing := xr - a - yr
+	if trailing < 0 {
+		n.fail("broadcast at axis %d: %s does not fit in %s", axis, y.Type(), x.Type())
+		return y
+	}
+	if trailing == 0 {
+		return y
+	}
+	axes := make([]int, trailing)
+	for i := range axes {
+		axes[i] = yr + i
+	}
+	return ops.Unsqueeze(n.b, y, axes...)
 }
 
 // scalar appends a rank-0 constant of dt.

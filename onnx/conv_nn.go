@@ -32,6 +32,11 @@ func convGemm(n *node) ([]*value, error) {
 	a, bm := n.In(0), n.In(1)
 	alpha, beta := n.Float("alpha", 1), n.Float("beta", 1)
 	ta, tb := n.Int("transA", 0) != 0, n.Int("transB", 0) != 0
+	if n.Opset() < 7 {
+		// broadcast=1 let C broadcast; numpy broadcasting accepts every C
+		// that either rule does.
+		n.Int("broadcast", 0)
+	}
 	dt := a.Type().DType
 	y := ops.Matmul(n.b, a, bm, ta, tb)
 	if alpha != 1 {

@@ -244,6 +244,19 @@ func (n *node) Ints(name string) []int64 {
 	return nil
 }
 
+// Strings returns list-of-strings attribute name, or nil.
+func (n *node) Strings(name string) []string {
+	a := n.attr(name, onnxpb.AttributeProto_STRINGS)
+	if a == nil {
+		return nil
+	}
+	xs := make([]string, len(a.GetStrings()))
+	for i, s := range a.GetStrings() {
+		xs[i] = string(s)
+	}
+	return xs
+}
+
 // Floats returns list-of-floats attribute name, or nil.
 func (n *node) Floats(name string) []float64 {
 	if a := n.attr(name, onnxpb.AttributeProto_FLOATS); a != nil {
