@@ -88,13 +88,6 @@ func reduceAxes(ax []int, r int) []int {
 	return all
 }
 
-// convArgMax: the first index of the maximum along axis.
-func convArgMax(n *node) ([]*value, error) {
-	x := n.In(0)
-	axis := n.axis(n.Int("axis", 0), x.Type().Rank())
-	keep := n.Int("keepdims", 1) != 0
-	if n.Int("select_last_index", 0) != 0 {
-		return nil, n.unsupported("select_last_index=1")
-	}
-	return outv(ops.Argmax(n.b, x, axis, keep)), nil
-}
+// convArgMax: the first (or, with select_last_index, last) index of the
+// maximum along axis; see convArg.
+func convArgMax(n *node) ([]*value, error) { return convArg(n, false) }
