@@ -1,0 +1,47 @@
+package onnx
+
+import (
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+// Indexing ops: GatherElements, ScatterElements (and its old name
+// Scatter), GatherND, ScatterND, NonZero, Compress, OneHot, TopK and
+// CumSum.
+
+func init() {
+	register(convGatherElements, "GatherElements")
+}
+
+// convGatherElements is take_along_axis. ONNX lets indices be smaller
+// than data outside axis (then only data's leading corner is read): with
+// static dims, data is sliced to that corner first; with dynamic ones the
+// kernel requires equal dims.
+func convGatherElements(n *node) ([]*value, error) {
+	x, idx := n.In(0), n.In(1)
+	xt, it := x.Type(), idx.Type()
+	r := xt.Rank()
+	axis := n.axis(n.Int("axis", 0), r)
+	if it.Rank() != r {
+		n.fail("indices %s must have the rank of data %s", it, xt)
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	var axes, starts, ends []int
+	for i := range r {
+		xd, id := xt.Dims[i], it.Dims[i]
+		if i == axis || xd == id || xd == ir.Dynamic || id == ir.Dynamic {
+			continue
+		}
+		if id > xd {
+			n.fail("indices %s are larger than data %s outside axis %d", it, xt, axis)
+			return nil, nil
+		}
+		axes, starts, ends = append(axes, i), append(starts, 0), append(ends, id)
+	}
+	if axes != nil {
+		x = ops.Slice(n.b, x, axes, starts, ends)
+	}
+	return outv(ops.TakeAlongAxis(n.b, x, idx, axis)), nil
+}
