@@ -11,6 +11,7 @@ import (
 
 func init() {
 	register(convGatherElements, "GatherElements")
+	register(convCumSum, "CumSum")
 }
 
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
@@ -44,4 +45,15 @@ func convGatherElements(n *node) ([]*value, error) {
 		x = ops.Slice(n.b, x, axes, starts, ends)
 	}
 	return outv(ops.TakeAlongAxis(n.b, x, idx, axis)), nil
+}
+
+// convCumSum: the axis is an input, read at run time unless known.
+func convCumSum(n *node) ([]*value, error) {
+	x := n.In(0)
+	exclusive := n.Int("exclusive", 0) != 0
+	reverse := n.Int("reverse", 0) != 0
+	if a, ok := n.KnownInts(1); ok && len(a) == 1 {
+		return outv(ops.CumSum(n.b, x, n.axis(a[0], x.Type().Rank()), exclusive, reverse)), nil
+	}
+	return outv(ops.CumSumAt(n.b, x, n.In(1), exclusive, reverse)), nil
 }
