@@ -12,6 +12,9 @@ import (
 func init() {
 	register(convGatherElements, "GatherElements")
 	register(convCumSum, "CumSum")
+	register(convScatterElements, "ScatterElements", "Scatter")
+	register(convGatherND, "GatherND")
+	register(convScatterND, "ScatterND")
 }
 
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
@@ -56,4 +59,39 @@ func convCumSum(n *node) ([]*value, error) {
 		return outv(ops.CumSum(n.b, x, n.axis(a[0], x.Type().Rank()), exclusive, reverse)), nil
 	}
 	return outv(ops.CumSumAt(n.b, x, n.In(1), exclusive, reverse)), nil
+}
+
+// reduction reads a scatter's reduction attribute: from opset 16 (add,
+// mul) and 18 (max, min); gopir's scatters take the same names.
+func (n *node) reduction() string {
+	return n.String("reduction", "none")
+}
+
+// convScatterElements is scatter_elements; Scatter is its name before
+// opset 11. gopir's requires indices of data's dims outside axis (ONNX
+// lets them be smaller).
+func convScatterElements(n *node) ([]*value, error) {
+	x, idx, upd := n.In(0), n.In(1), n.In(2)
+	xt, it := x.Type(), idx.Type()
+	axis := n.axis(n.Int("axis", 0), xt.Rank())
+	red := n.reduction()
+	if n.err != nil {
+		return nil, nil
+	}
+	if it.Rank() == xt.Rank() {
+		for i, d := range xt.Dims {
+			if i != axis && d != ir.Dynamic && it.Dims[i] != ir.Dynamic && it.Dims[i] < d {
+				return nil, n.unsupported("indices %s smaller than data %s outside axis %d", it, xt, axis)
+			}
+		}
+	}
+	return outv(ops.ScatterElements(n.b, x, idx, upd, axis, red)), nil
+}
+
+func convGatherND(n *node) ([]*value, error) {
+	return outv(ops.GatherND(n.b, n.In(0), n.In(1), int(n.Int("batch_dims", 0)))), nil
+}
+
+func convScatterND(n *node) ([]*value, error) {
+	return outv(ops.ScatterND(n.b, n.In(0), n.In(1), n.In(2), 0, n.reduction())), nil
 }
