@@ -15,6 +15,8 @@ func init() {
 	register(convScatterElements, "ScatterElements", "Scatter")
 	register(convGatherND, "GatherND")
 	register(convScatterND, "ScatterND")
+	register(convNonZero, "NonZero")
+	register(convCompress, "Compress")
 }
 
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
@@ -94,4 +96,34 @@ func convGatherND(n *node) ([]*value, error) {
 
 func convScatterND(n *node) ([]*value, error) {
 	return outv(ops.ScatterND(n.b, n.In(0), n.In(1), n.In(2), 0, n.reduction())), nil
+}
+
+func convNonZero(n *node) ([]*value, error) {
+	if n.rank(0) == 0 {
+		return nil, n.unsupported("NonZero of a scalar")
+	}
+	return outv(ops.Nonzero(n.b, n.In(0))), nil
+}
+
+// convCompress gathers the slices along axis (of the flattened input
+// without one) where condition holds: gather at nonzero(condition). A
+// condition longer than the axis fails at run time if it selects beyond
+// the end; a shorter one leaves the rest out.
+func convCompress(n *node) ([]*value, error) {
+	x, cond := n.In(0), n.In(1)
+	if r := cond.Type().Rank(); r != 1 {
+		n.fail("condition %s must be 1-D", cond.Type())
+		return nil, nil
+	}
+	axis := 0
+	if n.HasAttr("axis") {
+		axis = n.axis(n.Int("axis", 0), x.Type().Rank())
+	} else {
+		x = ops.Reshape(n.b, x, -1)
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	at := ops.Squeeze(n.b, ops.Nonzero(n.b, cond), 0)
+	return outv(ops.Gather(n.b, x, at, axis)), nil
 }
