@@ -36,12 +36,14 @@ func shpTopkParts(threads, outer, n, inner int) int {
 }
 
 // TopK selects, along the middle axis of src viewed as [outer, n, inner],
-// the k largest elements of each of the outer*inner slices, largest first;
-// vals and idxs are [outer, k, inner]. The order is total and stable: NaN
-// is larger than every number, and equal values (and NaNs) keep the lower
-// index first, so the result does not depend on the thread count. scratch
-// holds at least TopKScratch(threads, outer, n, inner, k) elements.
-func TopK[T TopKElem](vals []T, idxs []int64, src []T, outer, n, inner, k int, scratch []int64, threads int) {
+// the k largest elements of each of the outer*inner slices, largest first,
+// or with largest false the k smallest, smallest first; vals and idxs are
+// [outer, k, inner]. The order is total and stable: NaN is larger than
+// every number (first among the largest, last among the smallest), and
+// equal values (and NaNs) keep the lower index first, so the result does
+// not depend on the thread count. scratch holds at least
+// TopKScratch(threads, outer, n, inner, k) elements.
+func TopK[T TopKElem](vals []T, idxs []int64, src []T, outer, n, inner, k int, largest bool, scratch []int64, threads int) {
 	if k == 0 || outer*inner == 0 {
 		return
 	}
@@ -54,7 +56,7 @@ func TopK[T TopKElem](vals []T, idxs []int64, src []T, outer, n, inner, k int, s
 			lo, hi := splitRange(total, parts, p)
 			for s := lo; s < hi; s++ {
 				o, j := s/inner, s%inner
-				shpTopkSlice(vals, idxs, src, sc, o*n*inner+j, o*k*inner+j, n, inner, k)
+				shpTopkSlice(vals, idxs, src, sc, o*n*inner+j, o*k*inner+j, n, inner, k, largest)
 			}
 		}
 	})
@@ -62,11 +64,14 @@ func TopK[T TopKElem](vals []T, idxs []int64, src []T, outer, n, inner, k int, s
 
 // shpTopkSlice handles one slice: its elements are src[in + i*stride] and its
 // results go to vals/idxs[out + t*stride].
-func shpTopkSlice[T TopKElem](vals []T, idxs []int64, src []T, sc []int64, in, out, n, stride, k int) {
+func shpTopkSlice[T TopKElem](vals []T, idxs []int64, src []T, sc []int64, in, out, n, stride, k int, largest bool) {
 	// before reports whether element a comes before element b in the
 	// result order.
 	before := func(a, b int64) bool {
 		x, y := src[in+int(a)*stride], src[in+int(b)*stride]
+		if !largest {
+			x, y = y, x // the other order; ties still keep the lower index first
+		}
 		if x > y || x != x && y == y {
 			return true
 		}

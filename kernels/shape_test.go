@@ -137,6 +137,7 @@ func TestShpTopKPaths(t *testing.T) {
 			src[i] = int32(r.IntN(6))
 		}
 		k := r.IntN(n + 1)
+		largest := r.IntN(2) == 0
 		// The reference: a stable sort of each slice.
 		wantV := make([]int32, outer*k*inner)
 		wantI := make([]int64, len(wantV))
@@ -147,7 +148,11 @@ func TestShpTopKPaths(t *testing.T) {
 					ord[i] = i
 				}
 				slices.SortStableFunc(ord, func(a, b int) int {
-					return int(src[(o*n+b)*inner+j]) - int(src[(o*n+a)*inner+j])
+					d := int(src[(o*n+b)*inner+j]) - int(src[(o*n+a)*inner+j])
+					if !largest {
+						d = -d
+					}
+					return d
 				})
 				for q := range k {
 					wantV[(o*k+q)*inner+j] = src[(o*n+ord[q])*inner+j]
@@ -158,9 +163,9 @@ func TestShpTopKPaths(t *testing.T) {
 		for threads := 1; threads <= 3; threads++ {
 			v := make([]int32, len(wantV))
 			idx := make([]int64, len(wantI))
-			TopK(v, idx, src, outer, n, inner, k, make([]int64, TopKScratch(threads, outer, n, inner, k)), threads)
+			TopK(v, idx, src, outer, n, inner, k, largest, make([]int64, TopKScratch(threads, outer, n, inner, k)), threads)
 			if !slices.Equal(v, wantV) || !slices.Equal(idx, wantI) {
-				t.Fatalf("topk [%d %d %d] k %d threads %d", outer, n, inner, k, threads)
+				t.Fatalf("topk [%d %d %d] k %d largest %v threads %d", outer, n, inner, k, largest, threads)
 			}
 		}
 	}

@@ -17,6 +17,7 @@ func init() {
 	register(convScatterND, "ScatterND")
 	register(convNonZero, "NonZero")
 	register(convCompress, "Compress")
+	register(convTopK, "TopK")
 }
 
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
@@ -126,4 +127,27 @@ func convCompress(n *node) ([]*value, error) {
 	}
 	at := ops.Squeeze(n.b, ops.Nonzero(n.b, cond), 0)
 	return outv(ops.Gather(n.b, x, at, axis)), nil
+}
+
+// convTopK: k is an attribute before opset 10 and an input after, read at
+// run time unless known. largest (opset 11) picks the smallest instead;
+// the results are always sorted, which sorted=0 allows.
+func convTopK(n *node) ([]*value, error) {
+	x := n.In(0)
+	axis := n.axis(n.Int("axis", -1), n.rank(0))
+	largest := n.Int("largest", 1) != 0
+	n.Int("sorted", 1)
+	if n.err != nil {
+		return nil, nil
+	}
+	if n.Opset() < 10 {
+		v, i := ops.TopK(n.b, x, int(n.Int("k", 0)), axis, largest)
+		return out(v, i), nil
+	}
+	if k, ok := n.KnownInts(1); ok && len(k) == 1 {
+		v, i := ops.TopK(n.b, x, n.ints(k)[0], axis, largest)
+		return out(v, i), nil
+	}
+	v, i := ops.TopKAt(n.b, x, n.In(1), axis, largest)
+	return out(v, i), nil
 }

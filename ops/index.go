@@ -14,10 +14,12 @@ import (
 //	slice   {axes, starts, ends, strides?} (x) -> copy of x[start:end:stride] along each listed axis
 //	gather  {axis} (x, index)                 -> numpy take: x.shape[:axis] + index.shape + x.shape[axis+1:]
 //	one_hot {depth, dtype?} (index)           -> index.shape + [depth], f32 by default
-//	topk    {k, axis} (x)                     -> (values, indices i64), the k largest along axis
+//	topk    {k, axis, largest?} (x)           -> (values, indices i64), the k largest along axis
+//	topk    {axis, largest?} (x, k)              the same with k an i32/i64 scalar read at run time
 //
 // slice and gather work on every dtype; one_hot takes i32/i64 indices and
-// makes any dtype; topk takes f32, f64, i32, i64.
+// makes any dtype; topk takes f32, f64, i32, i64, and with largest false
+// (default true) returns the k smallest instead, smallest first.
 //
 // Gradients: slice writes dy into zeros of the operand's shape
 // (slice_grad), gather and topk scatter-add dy back along the axis
@@ -375,42 +377,62 @@ func OneHot(b *ir.Builder, index *ir.Value, depth int, dt ir.DType) *ir.Value {
 
 // ---- topk ----
 
-func shpTopKAttrs(attrs ir.Attrs, dims []int) (k, axis int, err error) {
-	k64, err := attrs.Int("k")
-	if err != nil {
-		return 0, 0, err
+// shpTopKAttrs decodes topk's attributes for an operand of dims; k is −1
+// when it is the second of n operands, read at run time.
+func shpTopKAttrs(attrs ir.Attrs, dims []int, n int) (k, axis int, largest bool, err error) {
+	k = -1
+	if n == 2 {
+		if attrs.Has("k") {
+			return 0, 0, false, fmt.Errorf("takes a k attribute or a k operand, not both")
+		}
+	} else {
+		k64, err := attrs.Int("k")
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if k64 < 0 {
+			return 0, 0, false, fmt.Errorf("k %d must be >= 0", k64)
+		}
+		k = int(k64)
 	}
-	if k64 < 0 {
-		return 0, 0, fmt.Errorf("k %d must be >= 0", k64)
+	if largest, err = nnBool(attrs, "largest", true); err != nil {
+		return 0, 0, false, err
 	}
 	if axis, err = shpAxis(attrs, "axis", -1, dims); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
-	return int(k64), axis, nil
+	return k, axis, largest, nil
 }
 
 func shpInferTopK(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
-	if err := wantOperands(in, 1); err != nil {
-		return nil, err
+	if len(in) != 1 && len(in) != 2 {
+		return nil, fmt.Errorf("takes 1 or 2 operands, got %d", len(in))
 	}
 	x := in[0]
 	if x.DType == ir.I1 {
 		return nil, fmt.Errorf("operand %s: topk takes f32, f64, i32 or i64", x)
 	}
-	k, axis, err := shpTopKAttrs(attrs, x.Dims)
+	k, axis, _, err := shpTopKAttrs(attrs, x.Dims, len(in))
 	if err != nil {
 		return nil, err
 	}
-	if d := x.Dims[axis]; d != ir.Dynamic && k > d {
-		return nil, fmt.Errorf("k %d is larger than axis %d of %s", k, axis, dimsString(x.Dims))
-	}
 	out := slices.Clone(x.Dims)
-	out[axis] = k
+	if len(in) == 2 {
+		if err := wantScalarInt("k", in[1]); err != nil {
+			return nil, err
+		}
+		out[axis] = ir.Dynamic
+	} else {
+		if d := x.Dims[axis]; d != ir.Dynamic && k > d {
+			return nil, fmt.Errorf("k %d is larger than axis %d of %s", k, axis, dimsString(x.Dims))
+		}
+		out[axis] = k
+	}
 	return []ir.Type{ir.TensorOf(x.DType, out...), ir.TensorOf(ir.I64, out...)}, nil
 }
 
 func shpBindTopK(op *ir.Op) (Kernel, error) {
-	k, axis, err := shpTopKAttrs(op.Attrs, op.Operand(0).Type().Dims)
+	attrK, axis, largest, err := shpTopKAttrs(op.Attrs, op.Operand(0).Type().Dims, op.NumOperands())
 	if err != nil {
 		return nil, err
 	}
@@ -419,6 +441,17 @@ func shpBindTopK(op *ir.Op) (Kernel, error) {
 		x := in[0]
 		dims := x.Shape()
 		n := dims[axis]
+		k := attrK
+		if len(in) == 2 {
+			k64, err := scalarInt("k", in[1])
+			if err != nil {
+				return nil, err
+			}
+			if k64 < 0 || k64 > int64(n) {
+				return nil, fmt.Errorf("k %d is out of range [0, %d] for axis %d of %s", k64, n, axis, x.Type())
+			}
+			k = int(k64)
+		}
 		if k > n {
 			return nil, fmt.Errorf("k %d is larger than axis %d of %s", k, axis, x.Type())
 		}
@@ -442,23 +475,31 @@ func shpBindTopK(op *ir.Op) (Kernel, error) {
 		v, idx, sc := outs[0], outs[1].I64(), scratch.I64()
 		switch x.DType() {
 		case tensor.F32:
-			kernels.TopK(v.F32(), idx, x.F32(), outer, n, inner, k, sc, c.Threads)
+			kernels.TopK(v.F32(), idx, x.F32(), outer, n, inner, k, largest, sc, c.Threads)
 		case tensor.F64:
-			kernels.TopK(v.F64(), idx, x.F64(), outer, n, inner, k, sc, c.Threads)
+			kernels.TopK(v.F64(), idx, x.F64(), outer, n, inner, k, largest, sc, c.Threads)
 		case tensor.I32:
-			kernels.TopK(v.I32(), idx, x.I32(), outer, n, inner, k, sc, c.Threads)
+			kernels.TopK(v.I32(), idx, x.I32(), outer, n, inner, k, largest, sc, c.Threads)
 		case tensor.I64:
-			kernels.TopK(v.I64(), idx, x.I64(), outer, n, inner, k, sc, c.Threads)
+			kernels.TopK(v.I64(), idx, x.I64(), outer, n, inner, k, largest, sc, c.Threads)
 		}
 		return outs, nil
 	}, nil
 }
 
 // TopK returns the k largest elements of x along axis (negative counts
-// from the end), largest first, and their positions (i64). Equal values
-// keep the lower position first; NaN counts as the largest.
-func TopK(b *ir.Builder, x *ir.Value, k, axis int) (values, indices *ir.Value) {
-	r := b.Op("topk", ir.A("k", k, "axis", axis), x).Results()
+// from the end), largest first, or with largest false the k smallest,
+// smallest first; and their positions (i64). Equal values keep the lower
+// position first; NaN counts as the largest.
+func TopK(b *ir.Builder, x *ir.Value, k, axis int, largest bool) (values, indices *ir.Value) {
+	r := b.Op("topk", ir.A("k", k, "axis", axis, "largest", largest), x).Results()
+	return r[0], r[1]
+}
+
+// TopKAt is TopK with k the i32/i64 scalar value k, read at run time; the
+// results' size along axis is then dynamic.
+func TopKAt(b *ir.Builder, x, k *ir.Value, axis int, largest bool) (values, indices *ir.Value) {
+	r := b.Op("topk", ir.A("axis", axis, "largest", largest), x, k).Results()
 	return r[0], r[1]
 }
 
@@ -467,11 +508,12 @@ func TopK(b *ir.Builder, x *ir.Value, k, axis int) (values, indices *ir.Value) {
 // keeps the indices; x itself only when its size along the axis is
 // dynamic.
 func shpGradTopK(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, g.Op.NumOperands())
 	if g.DY[0] == nil {
-		return []*ir.Value{nil}, nil
+		return dx, nil
 	}
 	x := g.Op.Operand(0).Type()
-	_, axis, err := shpTopKAttrs(g.Op.Attrs, x.Dims)
+	_, axis, _, err := shpTopKAttrs(g.Op.Attrs, x.Dims, g.Op.NumOperands())
 	if err != nil {
 		return nil, err
 	}
@@ -479,5 +521,6 @@ func shpGradTopK(g *GradContext) ([]*ir.Value, error) {
 	if x.Dims[axis] == ir.Dynamic {
 		like = g.X(0)
 	}
-	return []*ir.Value{ScatterAddAlongAxis(g.B, g.DY[0], g.Y(1), like, axis, x.Dims[axis])}, nil
+	dx[0] = ScatterAddAlongAxis(g.B, g.DY[0], g.Y(1), like, axis, x.Dims[axis])
+	return dx, nil
 }

@@ -327,8 +327,9 @@ func TestShpOneHot(t *testing.T) {
 
 // ---- topk ----
 
-// shpTopKRef sorts each slice stably by value, largest first, NaN first.
-func shpTopKRef(x *tensor.Tensor, k, axis int) (vals, idxs []float64, shape []int) {
+// shpTopKRef sorts each slice stably by value, largest first with NaN
+// first, or smallest first with NaN last.
+func shpTopKRef(x *tensor.Tensor, k, axis int, largest bool) (vals, idxs []float64, shape []int) {
 	in := x.Shape()
 	shape = slices.Clone(in)
 	shape[axis] = k
@@ -351,6 +352,9 @@ func shpTopKRef(x *tensor.Tensor, k, axis int) (vals, idxs []float64, shape []in
 		}
 		sort.SliceStable(order, func(p, q int) bool {
 			u, v := at(order[p]), at(order[q])
+			if !largest {
+				u, v = v, u
+			}
 			return u > v || math.IsNaN(u) && !math.IsNaN(v)
 		})
 		for t := range k {
@@ -366,21 +370,28 @@ func TestShpTopK(t *testing.T) {
 	shpDebug(t)
 	r := rand.New(rand.NewPCG(27, 28))
 	a := memory.New(memory.Options{})
-	check := func(x *tensor.Tensor, k, axis int) {
+	// check runs topk with k as an attribute, then as an operand.
+	check := func(x *tensor.Tensor, k, axis int, largest bool) {
 		t.Helper()
 		ax := axis
 		if ax < 0 {
 			ax += x.Rank()
 		}
-		vals, idxs, shape := shpTopKRef(x, k, ax)
-		outs := mustRun(t, a, "topk", ir.A("k", k, "axis", axis), x)
-		what := fmt.Sprintf("topk %v k %d axis %d", x.Type(), k, axis)
-		closeEnough(t, what+" values", outs[0], vals, shape, 0)
-		closeEnough(t, what+" indices", outs[1], idxs, shape, 0)
-		if outs[1].DType() != tensor.I64 {
-			t.Fatalf("%s: indices are %v", what, outs[1].DType())
+		vals, idxs, shape := shpTopKRef(x, k, ax, largest)
+		kt := shpIdx(t, []tensor.DType{tensor.I32, tensor.I64}[k%2], []int64{int64(k)})
+		for _, run := range [][]*tensor.Tensor{
+			mustRun(t, a, "topk", ir.A("k", k, "axis", axis, "largest", largest), x),
+			mustRun(t, a, "topk", ir.A("axis", axis, "largest", largest), x, kt),
+		} {
+			what := fmt.Sprintf("topk %v k %d axis %d largest %v", x.Type(), k, axis, largest)
+			closeEnough(t, what+" values", run[0], vals, shape, 0)
+			closeEnough(t, what+" indices", run[1], idxs, shape, 0)
+			if run[1].DType() != tensor.I64 {
+				t.Fatalf("%s: indices are %v", what, run[1].DType())
+			}
+			release(run...)
 		}
-		release(outs...)
+		kt.Release()
 	}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F64, tensor.I32, tensor.I64} {
 		for range 40 {
@@ -408,29 +419,35 @@ func TestShpTopK(t *testing.T) {
 			if r.IntN(2) == 0 {
 				axis -= len(shape)
 			}
-			check(x, k, axis)
+			check(x, k, axis, r.IntN(2) == 0)
 			x.Release()
 		}
 	}
 	// NaN is largest; -0 and +0 tie.
 	x, _ := tensor.FromF64(a, []float64{1, math.NaN(), 3, math.Copysign(0, -1), math.NaN(), 0, 3, math.Inf(-1), 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, math.Inf(1), 2})
 	for k := range x.Len() + 1 {
-		check(x, k, 0)
+		check(x, k, 0, true)
+		check(x, k, 0, false)
 	}
 	outs := mustRun(t, a, "topk", ir.A("k", 4), x)
 	if got := outs[1].I64(); !slices.Equal(got, []int64{1, 4, 20, 2}) {
 		t.Fatalf("topk with NaN: indices %v", got)
 	}
 	release(outs...)
+	outs = mustRun(t, a, "topk", ir.A("k", 22, "largest", false), x)
+	if got := outs[1].I64(); !slices.Equal(got[:5], []int64{7, 3, 5, 0, 8}) || !slices.Equal(got[19:], []int64{20, 1, 4}) {
+		t.Fatalf("smallest topk with NaN: indices %v", got)
+	}
+	release(outs...)
 	x.Release()
 	// Large: many slices in parallel, along inner and outer axes.
 	x = randTensor(t, a, r, tensor.F32, 64, 500)
-	check(x, 5, 1)
-	check(x, 400, 1)
-	check(x, 3, 0)
+	check(x, 5, 1, true)
+	check(x, 400, 1, false)
+	check(x, 3, 0, false)
 	x.Release()
 	x = randTensor(t, a, r, tensor.I32, 3, 0, 4)
-	check(x, 0, 1)
+	check(x, 0, 1, true)
 	x.Release()
 	wantAllocated(t, a, 0)
 	shpWantErr(t, "topk", ir.A("k", 6), []ir.Type{shpT(ir.F32, 3, 5)}, "k 6", "[3 5]")
@@ -438,12 +455,26 @@ func TestShpTopK(t *testing.T) {
 	shpWantErr(t, "topk", ir.A("k", 1), []ir.Type{shpT(ir.I1, 3, 5)}, "tensor<3x5xi1>")
 	shpWantErr(t, "topk", ir.A("k", 1), []ir.Type{shpT(ir.F32)}, "[]")
 	b := ir.NewBuilder(ir.NewProgram())
-	vv, iv := ops.TopK(b, ops.Data(b, "x", ir.F64, 4, -1), 3, -1)
+	vv, iv := ops.TopK(b, ops.Data(b, "x", ir.F64, 4, -1), 3, -1, true)
 	if !vv.Type().Equal(shpT(ir.F64, 4, 3)) || !iv.Type().Equal(shpT(ir.I64, 4, 3)) || b.Err() != nil {
 		t.Fatalf("TopK: %v %v %v", vv.Type(), iv.Type(), b.Err())
 	}
+	vv, iv = ops.TopKAt(b, ops.Data(b, "y", ir.I32, 4, 5), ops.Data(b, "k", ir.I64, 1), 0, false)
+	if !vv.Type().Equal(shpT(ir.I32, -1, 5)) || !iv.Type().Equal(shpT(ir.I64, -1, 5)) || b.Err() != nil {
+		t.Fatalf("TopKAt: %v %v %v", vv.Type(), iv.Type(), b.Err())
+	}
+	shpWantErr(t, "topk", ir.A("k", 1), []ir.Type{shpT(ir.F32, 3, 5), shpT(ir.I64)}, "not both")
+	shpWantErr(t, "topk", nil, []ir.Type{shpT(ir.F32, 3, 5), shpT(ir.F32)}, "k tensor<f32>")
+	shpWantErr(t, "topk", ir.A("k", 1, "largest", 0), []ir.Type{shpT(ir.F32, 3, 5)}, "largest")
 	xt := randTensor(t, a, r, tensor.F64, 4, 2)
-	shpWantKernelErr(t, a, "topk", ir.A("k", 3), []ir.Type{shpT(ir.F64, 4, -1)}, []*tensor.Tensor{xt}, "k 3", "tensor<4x2xf64>")
+	for range 20 {
+		shpWantKernelErr(t, a, "topk", ir.A("k", 3), []ir.Type{shpT(ir.F64, 4, -1)}, []*tensor.Tensor{xt}, "k 3", "tensor<4x2xf64>")
+		for _, k := range []int64{3, -1} {
+			kt := shpIdx(t, tensor.I64, []int64{k})
+			shpWantKernelErr(t, a, "topk", nil, []ir.Type{shpT(ir.F64, 4, 2), shpT(ir.I64, 1)}, []*tensor.Tensor{xt, kt}, fmt.Sprintf("k %d is out of range [0, 2]", k))
+			kt.Release()
+		}
+	}
 	xt.Release()
 	wantAllocated(t, a, 0)
 }
@@ -505,4 +536,17 @@ func TestShpIndexOOMSweep(t *testing.T) {
 	}
 	release(x, index)
 	wantAllocated(t, a, 0)
+}
+
+// TestShpTopKGradForms checks the gradient of the smallest-first and
+// run-time-k forms of topk.
+func TestShpTopKGradForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	x := f64Rand(t, r, -1, 1, 3, 7)
+	k := shpIdx(t, tensor.I32, []int64{4})
+	checkOpGrad(t, "topk", ir.A("k", 2, "largest", false), x)
+	for mode := range shpModeNames {
+		shpCheckGrad(t, mode, shpGradCase{name: "topk", attrs: ir.A("axis", 1, "largest", false), in: []*tensor.Tensor{x, k}, dyn: [][]int{{1}}, only: []int{0}})
+	}
+	release(x, k)
 }
