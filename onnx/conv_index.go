@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"math"
+
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
 )
@@ -18,6 +20,7 @@ func init() {
 	register(convNonZero, "NonZero")
 	register(convCompress, "Compress")
 	register(convTopK, "TopK")
+	register(convOneHot, "OneHot")
 }
 
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
@@ -150,4 +153,65 @@ func convTopK(n *node) ([]*value, error) {
 	}
 	v, i := ops.TopKAt(n.b, x, n.In(1), axis, largest)
 	return out(v, i), nil
+}
+
+// convOneHot: off_value everywhere and on_value (values = [off, on]) at
+// each index along a new axis (default −1) of size depth. Indices and
+// depth of other types are cast to i64 (truncating); negative indices
+// count from the end, and one outside [−depth, depth) gives a row of
+// off_value. depth is read at run time unless known.
+func convOneHot(n *node) ([]*value, error) {
+	idx, values := n.In(0), n.In(2)
+	r := n.rank(0)
+	axis := n.axis(n.Int("axis", -1), r+1)
+	if vt := values.Type(); vt.Rank() != 1 || vt.Dims[0] != 2 && vt.Dims[0] != ir.Dynamic {
+		n.fail("values %s must hold [off_value, on_value]", vt)
+	}
+	if dt := n.Type(1); dt.Rank() > 1 || dt.Rank() == 1 && dt.Dims[0] != 1 && dt.Dims[0] != ir.Dynamic {
+		n.fail("depth %s must be a scalar", dt)
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	b := n.b
+	depth, d := -1, (*ir.Value)(nil)
+	if known, ok := n.KnownFloats(1); ok {
+		k := math.Trunc(known[0])
+		switch {
+		case k < 1:
+			n.fail("depth %v must be at least 1", known[0])
+			return nil, nil
+		case k > 1<<40:
+			return nil, n.unsupported("depth %v", known[0])
+		}
+		depth, d = int(k), scalar(b, ir.I64, k)
+	} else {
+		d = scalarOf(b, ops.Cast(b, n.In(1), ir.I64))
+	}
+	zero := scalar(b, ir.I64, 0)
+	i := ops.Cast(b, idx, ir.I64)
+	i = ops.Where(b, ops.LessThan(b, i, zero), ops.Add(b, i, d), i)
+	in := ops.LogicalAnd(b, ops.GreaterEqual(b, i, zero), ops.LessThan(b, i, d))
+	at := ops.Where(b, in, i, zero)
+	var hot *ir.Value
+	if depth > 0 {
+		hot = ops.OneHot(b, at, depth, ir.I1)
+	} else {
+		hot = ops.OneHotAt(b, at, d, ir.I1)
+	}
+	hot = ops.LogicalAnd(b, hot, ops.Unsqueeze(b, in, r))
+	off := ops.Gather(b, values, scalar(b, ir.I64, 0), 0)
+	on := ops.Gather(b, values, scalar(b, ir.I64, 1), 0)
+	y := ops.Where(b, hot, on, off)
+	if axis != r {
+		perm := make([]int, 0, r+1)
+		for j := range r {
+			if j == axis {
+				perm = append(perm, r)
+			}
+			perm = append(perm, j)
+		}
+		y = ops.Transpose(b, y, perm...)
+	}
+	return outv(y), nil
 }

@@ -14,6 +14,7 @@ import (
 //	slice   {axes, starts, ends, strides?} (x) -> copy of x[start:end:stride] along each listed axis
 //	gather  {axis} (x, index)                 -> numpy take: x.shape[:axis] + index.shape + x.shape[axis+1:]
 //	one_hot {depth, dtype?} (index)           -> index.shape + [depth], f32 by default
+//	one_hot {dtype?} (index, depth)              the same with depth an i32/i64 scalar read at run time
 //	topk    {k, axis, largest?} (x)           -> (values, indices i64), the k largest along axis
 //	topk    {axis, largest?} (x, k)              the same with k an i32/i64 scalar read at run time
 //
@@ -300,16 +301,26 @@ func shpGradGather(g *GradContext) ([]*ir.Value, error) {
 
 // ---- one_hot ----
 
-func shpOneHotAttrs(attrs ir.Attrs) (int, ir.DType, error) {
-	depth, err := attrs.Int("depth")
-	if err != nil {
-		return 0, 0, err
-	}
-	if depth < 1 {
-		return 0, 0, fmt.Errorf("depth %d must be at least 1", depth)
+// shpOneHotAttrs decodes one_hot's attributes; depth is 0 when it is the
+// second of n operands, read at run time.
+func shpOneHotAttrs(attrs ir.Attrs, n int) (int, ir.DType, error) {
+	var depth int64
+	if n == 2 {
+		if attrs.Has("depth") {
+			return 0, 0, fmt.Errorf("takes a depth attribute or a depth operand, not both")
+		}
+	} else {
+		var err error
+		if depth, err = attrs.Int("depth"); err != nil {
+			return 0, 0, err
+		}
+		if depth < 1 {
+			return 0, 0, fmt.Errorf("depth %d must be at least 1", depth)
+		}
 	}
 	dt := ir.F32
 	if attrs.Has("dtype") {
+		var err error
 		if dt, err = attrs.DType("dtype"); err != nil {
 			return 0, 0, err
 		}
@@ -318,26 +329,43 @@ func shpOneHotAttrs(attrs ir.Attrs) (int, ir.DType, error) {
 }
 
 func shpInferOneHot(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
-	if err := wantOperands(in, 1); err != nil {
-		return nil, err
+	if len(in) != 1 && len(in) != 2 {
+		return nil, fmt.Errorf("takes 1 or 2 operands, got %d", len(in))
 	}
 	if err := shpWantIndex("index", in[0]); err != nil {
 		return nil, err
 	}
-	depth, dt, err := shpOneHotAttrs(attrs)
+	depth, dt, err := shpOneHotAttrs(attrs, len(in))
 	if err != nil {
 		return nil, err
+	}
+	if len(in) == 2 {
+		if err := wantScalarInt("depth", in[1]); err != nil {
+			return nil, err
+		}
+		depth = ir.Dynamic
 	}
 	return []ir.Type{ir.TensorOf(dt, append(slices.Clone(in[0].Dims), depth)...)}, nil
 }
 
 func shpBindOneHot(op *ir.Op) (Kernel, error) {
-	depth, dt, err := shpOneHotAttrs(op.Attrs)
+	attrDepth, dt, err := shpOneHotAttrs(op.Attrs, op.NumOperands())
 	if err != nil {
 		return nil, err
 	}
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		idx := in[0]
+		depth := attrDepth
+		if len(in) == 2 {
+			d, err := scalarInt("depth", in[1])
+			if err != nil {
+				return nil, err
+			}
+			if d < 1 {
+				return nil, fmt.Errorf("depth %d must be at least 1", d)
+			}
+			depth = int(d)
+		}
 		if p := shpOutOfRange(idx, 0, int64(depth)); p >= 0 {
 			return nil, fmt.Errorf("%v is out of range for depth %d", shpIndexError(idx, p), depth)
 		}
@@ -373,6 +401,12 @@ func shpOneHot[T any](dst []T, idx *tensor.Tensor, depth int, one T, threads int
 // [0, depth)) as a tensor of dtype dt with a new last dim of size depth.
 func OneHot(b *ir.Builder, index *ir.Value, depth int, dt ir.DType) *ir.Value {
 	return b.Op1("one_hot", ir.A("depth", depth, "dtype", dt), index)
+}
+
+// OneHotAt is OneHot with depth the i32/i64 scalar value depth, read at
+// run time; the result's last dim is then dynamic.
+func OneHotAt(b *ir.Builder, index, depth *ir.Value, dt ir.DType) *ir.Value {
+	return b.Op1("one_hot", ir.A("dtype", dt), index, depth)
 }
 
 // ---- topk ----

@@ -295,7 +295,11 @@ func TestShpOneHot(t *testing.T) {
 					t.Fatalf("one_hot: dtype %v, want %v", out.DType(), dt)
 				}
 				closeEnough(t, "one_hot", out, ref, want, 0)
-				release(out, index)
+				out.Release()
+				dv := shpIdx(t, []tensor.DType{tensor.I32, tensor.I64}[r.IntN(2)], []int64{int64(depth)})
+				out = mustRun(t, a, "one_hot", ir.A("dtype", dt), index, dv)[0]
+				closeEnough(t, "one_hot (depth operand)", out, ref, want, 0)
+				release(out, index, dv)
 			}
 		}
 	}
@@ -314,14 +318,27 @@ func TestShpOneHot(t *testing.T) {
 	shpWantKernelErr(t, a, "one_hot", ir.A("depth", 3), []ir.Type{shpT(ir.I32, 2, 2)}, []*tensor.Tensor{bad}, "index -1 at position [1 0]", "depth 3")
 	bad.I32()[2] = 3
 	shpWantKernelErr(t, a, "one_hot", ir.A("depth", 3), []ir.Type{shpT(ir.I32, 2, 2)}, []*tensor.Tensor{bad}, "index 3 at position [1 0]")
+	for range 20 {
+		for d, want := range map[int64]string{0: "depth 0", 2: "index 2 at position [0 1]"} {
+			dv := shpIdx(t, tensor.I64, []int64{d})
+			shpWantKernelErr(t, a, "one_hot", nil, []ir.Type{shpT(ir.I32, 2, 2), shpT(ir.I64, 1)}, []*tensor.Tensor{bad, dv}, want)
+			dv.Release()
+		}
+	}
 	bad.Release()
 	wantAllocated(t, a, 0)
 	shpWantErr(t, "one_hot", ir.A("depth", 3), []ir.Type{shpT(ir.F32, 2)}, "tensor<2xf32>")
 	shpWantErr(t, "one_hot", ir.A("depth", 0), []ir.Type{shpT(ir.I32, 2)}, "depth 0")
+	shpWantErr(t, "one_hot", ir.A("depth", 3), []ir.Type{shpT(ir.I32, 2), shpT(ir.I32)}, "not both")
+	shpWantErr(t, "one_hot", nil, []ir.Type{shpT(ir.I32, 2), shpT(ir.I32, 2)}, "depth tensor<2xi32>")
 	b := ir.NewBuilder(ir.NewProgram())
 	v := ops.OneHot(b, ops.Data(b, "i", ir.I64, -1, 2), 10, ir.F64)
 	if !v.Type().Equal(shpT(ir.F64, -1, 2, 10)) || b.Err() != nil {
 		t.Fatalf("OneHot: %v %v", v.Type(), b.Err())
+	}
+	v = ops.OneHotAt(b, ops.Data(b, "j", ir.I32, 3), ops.Data(b, "d", ir.I64), ir.I1)
+	if !v.Type().Equal(shpT(ir.I1, 3, -1)) || b.Err() != nil {
+		t.Fatalf("OneHotAt: %v %v", v.Type(), b.Err())
 	}
 }
 
