@@ -1,0 +1,41 @@
+package onnx_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gopir/gopir/onnx"
+)
+
+// TestIndexCases runs the edge cases of the indexing and loss converters
+// that tools/onnx_index_cases.py writes (expected values from numpy): a
+// case must pass, or be refused when its name starts with "unsupported_",
+// or fail at run time when it starts with "runerror_" (an input the op
+// cannot take, which must never give an answer).
+func TestIndexCases(t *testing.T) {
+	tests, err := onnx.ListTests("testdata/indexcases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) < 60 {
+		t.Fatalf("%d cases, want the 60-odd of tools/onnx_index_cases.py", len(tests))
+	}
+	for _, tc := range tests {
+		o := onnx.RunTest(tc)
+		want := onnx.Pass
+		switch {
+		case strings.HasPrefix(tc.Name, "unsupported_"):
+			want = onnx.Unsupported
+		case strings.HasPrefix(tc.Name, "runerror_"):
+			want = onnx.Error
+		}
+		if o.Status != want {
+			t.Errorf("%s: %s, want %s: %s", tc.Name, o.Status, want, o.Detail)
+			continue
+		}
+		if want == onnx.Error && !strings.Contains(o.Detail, "out of range") && !strings.Contains(o.Detail, "at least 1") {
+			t.Errorf("%s: failed for another reason than a bad input: %s", tc.Name, o.Detail)
+		}
+		t.Logf("%s: %s %s", tc.Name, o.Status, o.Detail)
+	}
+}
