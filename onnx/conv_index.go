@@ -23,11 +23,31 @@ func init() {
 	register(convOneHot, "OneHot")
 }
 
+// tensors records a problem unless the first k inputs are given and are
+// tensors, and reports whether they are.
+func (n *node) tensors(k int) bool {
+	for i := range k {
+		switch {
+		case !n.Has(i):
+			n.fail("input %d is missing", i)
+		case n.Type(i).IsStack():
+			n.fail("input %d is a sequence, want a tensor", i)
+		default:
+			continue
+		}
+		return false
+	}
+	return true
+}
+
 // convGatherElements is take_along_axis. ONNX lets indices be smaller
 // than data outside axis (then only data's leading corner is read): with
 // static dims, data is sliced to that corner first; with dynamic ones the
 // kernel requires equal dims.
 func convGatherElements(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	x, idx := n.In(0), n.In(1)
 	xt, it := x.Type(), idx.Type()
 	r := xt.Rank()
@@ -58,6 +78,9 @@ func convGatherElements(n *node) ([]*value, error) {
 
 // convCumSum: the axis is an input, read at run time unless known.
 func convCumSum(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	x := n.In(0)
 	exclusive := n.Int("exclusive", 0) != 0
 	reverse := n.Int("reverse", 0) != 0
@@ -77,6 +100,9 @@ func (n *node) reduction() string {
 // opset 11. gopir's requires indices of data's dims outside axis (ONNX
 // lets them be smaller).
 func convScatterElements(n *node) ([]*value, error) {
+	if !n.tensors(3) {
+		return nil, nil
+	}
 	x, idx, upd := n.In(0), n.In(1), n.In(2)
 	xt, it := x.Type(), idx.Type()
 	axis := n.axis(n.Int("axis", 0), xt.Rank())
@@ -95,14 +121,23 @@ func convScatterElements(n *node) ([]*value, error) {
 }
 
 func convGatherND(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	return outv(ops.GatherND(n.b, n.In(0), n.In(1), int(n.Int("batch_dims", 0)))), nil
 }
 
 func convScatterND(n *node) ([]*value, error) {
+	if !n.tensors(3) {
+		return nil, nil
+	}
 	return outv(ops.ScatterND(n.b, n.In(0), n.In(1), n.In(2), 0, n.reduction())), nil
 }
 
 func convNonZero(n *node) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
 	if n.rank(0) == 0 {
 		return nil, n.unsupported("NonZero of a scalar")
 	}
@@ -114,6 +149,9 @@ func convNonZero(n *node) ([]*value, error) {
 // condition longer than the axis fails at run time if it selects beyond
 // the end; a shorter one leaves the rest out.
 func convCompress(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	x, cond := n.In(0), n.In(1)
 	if r := cond.Type().Rank(); r != 1 {
 		n.fail("condition %s must be 1-D", cond.Type())
@@ -136,6 +174,13 @@ func convCompress(n *node) ([]*value, error) {
 // run time unless known. largest (opset 11) picks the smallest instead;
 // the results are always sorted, which sorted=0 allows.
 func convTopK(n *node) ([]*value, error) {
+	inputs := 1
+	if n.Opset() >= 10 {
+		inputs = 2 // k
+	}
+	if !n.tensors(inputs) {
+		return nil, nil
+	}
 	x := n.In(0)
 	axis := n.axis(n.Int("axis", -1), n.rank(0))
 	largest := n.Int("largest", 1) != 0
@@ -161,6 +206,9 @@ func convTopK(n *node) ([]*value, error) {
 // count from the end, and one outside [−depth, depth) gives a row of
 // off_value. depth is read at run time unless known.
 func convOneHot(n *node) ([]*value, error) {
+	if !n.tensors(3) {
+		return nil, nil
+	}
 	idx, values := n.In(0), n.In(2)
 	r := n.rank(0)
 	axis := n.axis(n.Int("axis", -1), r+1)

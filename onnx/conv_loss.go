@@ -39,6 +39,9 @@ func (n *node) lossAttrs() lossAttrs {
 // convNLLLoss: input is N×C or N×C×d1×…×dk log-probabilities, target
 // N or N×d1×…×dk class indices, weight (optional) C per-class weights.
 func convNLLLoss(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	a := n.lossAttrs()
 	var w *ir.Value
 	if n.Has(2) {
@@ -54,6 +57,9 @@ func convNLLLoss(n *node) ([]*value, error) {
 // convSoftmaxCrossEntropy is the NLL of log_softmax(scores) along the
 // class axis 1; the optional second output is that log-softmax.
 func convSoftmaxCrossEntropy(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
 	a := n.lossAttrs()
 	x := n.In(0)
 	if r := x.Type().Rank(); r < 2 {

@@ -26,6 +26,9 @@ func convArgMin(n *node) ([]*value, error) { return convArg(n, true) }
 // extreme along axis, or the last with select_last_index (opset 12),
 // found as the first one along the reversed axis.
 func convArg(n *node, argMin bool) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
 	x := n.In(0)
 	t := x.Type()
 	axis := n.axis(n.Int("axis", 0), t.Rank())
@@ -69,6 +72,9 @@ func positions(b *ir.Builder, d, axis, r int) *ir.Value {
 // opset 13 the input is seen as 2-D, dims before axis by dims from axis
 // (default 1); from 13 the op works along axis (default −1).
 func convHardmax(n *node) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
 	x := n.In(0)
 	t := x.Type()
 	r := t.Rank()
@@ -79,8 +85,11 @@ func convHardmax(n *node) ([]*value, error) {
 			return nil, nil
 		}
 		d := t.Dims[axis]
-		if d == ir.Dynamic {
+		switch d {
+		case ir.Dynamic:
 			return nil, n.unsupported("Hardmax along the dynamic axis %d of %s", axis, t)
+		case 0:
+			return []*value{n.in[0]}, nil // nothing to mark
 		}
 		return outv(hardmax(b, x, axis, d)), nil
 	}
@@ -103,6 +112,9 @@ func convHardmax(n *node) ([]*value, error) {
 			cols *= d
 		}
 	}
+	if rows*cols == 0 {
+		return []*value{n.in[0]}, nil // nothing to mark
+	}
 	y := hardmax(b, ops.Reshape(b, x, rows, cols), 1, cols)
 	return outv(ops.Reshape(b, y, t.Dims...)), nil
 }
@@ -119,6 +131,9 @@ func hardmax(b *ir.Builder, x *ir.Value, axis, d int) *ir.Value {
 // computed at run time): element (i, j) stays where j − i ≥ k (upper) or
 // j − i ≤ k (lower), and is zero elsewhere.
 func convTrilu(n *node) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
 	x := n.In(0)
 	t := x.Type()
 	upper := n.Int("upper", 1) != 0
@@ -169,6 +184,9 @@ func scalarOf(b *ir.Builder, x *ir.Value) *ir.Value {
 // shape (which must be static), zeros elsewhere; dtype defaults to the
 // input's.
 func convEyeLike(n *node) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
 	t := n.Type(0)
 	dt := t.DType
 	if n.HasAttr("dtype") {

@@ -16,6 +16,8 @@ ONNX's own reference code. onnx/conv_index_test.go runs every case:
     unsupported_NAME     must be refused as unsupported at import
     runerror_NAME        must fail at run time (never a wrong answer); its
                          output file is a placeholder
+    malformed_NAME       a node ONNX does not allow (missing inputs, bad
+                         ranks): must fail at import, without a panic
 
 The cases cover what ONNX's node tests leave out: integer extremes and NaN
 for ArgMin/ArgMax (with select_last_index), Hardmax before opset 13,
@@ -291,6 +293,34 @@ def build(out):
          [("x", x)], [("y", np.array(np.nonzero(x), np.int64))])
 
 
+def malformed(out):
+    x = np.zeros((2, 3), np.float32)
+    i = np.zeros((2, 3), np.int64)
+    for name, op, ins, attrs in (
+        ("gather_elements_one_input", "GatherElements", [("x", x)], {}),
+        ("scatter_elements_two_inputs", "ScatterElements", [("x", x), ("i", i)], {}),
+        ("scatternd_two_inputs", "ScatterND", [("x", x), ("i", i)], {}),
+        ("gathernd_one_input", "GatherND", [("x", x)], {}),
+        ("onehot_two_inputs", "OneHot", [("i", i), ("d", np.array(3, np.int64))], {}),
+        ("onehot_three_values", "OneHot", [("i", i), ("d", np.array(3, np.int64)), ("v", np.zeros(3, np.float32))], {}),
+        ("nll_one_input", "NegativeLogLikelihoodLoss", [("x", x)], {}),
+        ("nll_target_rank", "NegativeLogLikelihoodLoss", [("x", x), ("i", i)], {}),
+        ("nll_bad_reduction", "NegativeLogLikelihoodLoss", [("x", x), ("t", i[:, 0])], {"reduction": "max"}),
+        ("sce_one_input", "SoftmaxCrossEntropyLoss", [("x", x)], {}),
+        ("topk_no_k", "TopK", [("x", x)], {}),
+        ("cumsum_no_axis", "CumSum", [("x", x)], {}),
+        ("compress_one_input", "Compress", [("x", x)], {}),
+        ("compress_2d_condition", "Compress", [("x", x), ("c", np.zeros((2, 3), np.bool_))], {}),
+        ("trilu_rank1", "Trilu", [("x", x[0])], {}),
+        ("eyelike_rank1", "EyeLike", [("x", x[0])], {}),
+        ("argmin_axis_out_of_range", "ArgMin", [("x", x)], {"axis": 2}),
+        ("hardmax_axis_out_of_range", "Hardmax", [("x", x)], {"axis": 3}),
+    ):
+        outs = ["v", "j"] if op == "TopK" else ["y"]
+        case(out, "malformed_" + name, [node(op, [n for n, _ in ins], outs, **attrs)], ins,
+             [(o, np.zeros((1,), np.float32)) for o in outs], opset=14)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=ROOT)
@@ -298,6 +328,7 @@ def main():
     if os.path.isdir(args.out):
         shutil.rmtree(args.out)
     build(args.out)
+    malformed(args.out)
     print("wrote", len(os.listdir(args.out)), "cases to", os.path.normpath(args.out))
 
 
