@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gopir/gopir/autodiff"
+	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/ops"
@@ -479,5 +481,64 @@ func TestScatterGradRefused(t *testing.T) {
 				t.Fatalf("%s %s: %v, want an error", c.name, red, err)
 			}
 		}
+	}
+}
+
+// TestScatterDonatedByExecutor runs a chain of scatters on a computed
+// value through the executor: with donation each scatter updates the
+// value in place, so the peak holds one copy of the data instead of two;
+// the results equal those without donation, and nothing leaks.
+func TestScatterDonatedByExecutor(t *testing.T) {
+	b := ir.NewBuilder(ir.NewProgram())
+	x := ops.Data(b, "x", ir.F32, 64, 64)
+	i := ops.Data(b, "i", ir.I64, 1, 64)
+	u := ops.Data(b, "u", ir.F32, 1, 64)
+	rows := ops.Data(b, "r", ir.I64, 2, 1)
+	ru := ops.Data(b, "ru", ir.F32, 2, 64)
+	y := ops.Scale(b, x, 2, 0)
+	y = ops.ScatterElements(b, y, i, u, 0, "add")
+	y = ops.ScatterND(b, y, rows, ru, 0, "none")
+	ops.Fetch(b, "y", y)
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(83, 84))
+	feeds := map[string]*tensor.Tensor{
+		"x":  randTensor(t, host, r, tensor.F32, 64, 64),
+		"i":  shpRandIdx(t, r, tensor.I64, 64, true, 1, 64),
+		"u":  randTensor(t, host, r, tensor.F32, 1, 64),
+		"r":  shpIdx(t, tensor.I64, []int64{5, -1}, 2, 1),
+		"ru": randTensor(t, host, r, tensor.F32, 2, 64),
+	}
+	var results [][]float32
+	var peaks []int64
+	for _, noDonate := range []bool{false, true} {
+		a := memory.New(memory.Options{})
+		x, err := exec.Compile(p, exec.Options{Alloc: a, CheckLeaks: true, NoDonate: noDonate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			res, err := x.Run(context.Background(), feeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, slices.Clone(res["y"].F32()))
+			res.Release()
+			wantAllocated(t, a, 0)
+		}
+		peaks = append(peaks, a.Stats().Allocated.Peak)
+	}
+	for _, got := range results[1:] {
+		if !slices.Equal(got, results[0]) {
+			t.Fatal("results differ between runs or with donation off")
+		}
+	}
+	if peaks[0] >= peaks[1] {
+		t.Fatalf("peak %d bytes with donation, %d without: no scatter ran in place", peaks[0], peaks[1])
+	}
+	for _, f := range feeds {
+		f.Release()
 	}
 }
