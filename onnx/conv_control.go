@@ -61,16 +61,8 @@ func posOf(n *node) *ir.Pos {
 	return &p
 }
 
-// scalarBool makes a bool tensor of one element rank 0.
-func scalarBool(b *ir.Builder, c *ir.Value) *ir.Value {
-	if c.Type().Rank() == 0 {
-		return c
-	}
-	return ops.Reshape(b, c)
-}
-
 func convIf(n *node) ([]*value, error) {
-	cond := scalarBool(n.b, n.In(0))
+	cond := scalarOf(n.b, n.In(0))
 	var err error
 	branch := func(name string) func(*ir.Builder) []*ir.Value {
 		return func(b *ir.Builder) []*ir.Value {
@@ -121,7 +113,7 @@ func convLoop(n *node) ([]*value, error) {
 		c0 = ops.LessThan(b, i0, trip)
 	}
 	if n.Has(1) {
-		c0 = ops.LogicalAnd(b, c0, scalarBool(b, n.In(1)))
+		c0 = ops.LogicalAnd(b, c0, scalarOf(b, n.In(1)))
 	}
 	types := []ir.Type{ir.Scalar(ir.I64)}
 	for _, v := range init {
@@ -164,7 +156,7 @@ func convLoop(n *node) ([]*value, error) {
 			return nil, err
 		}
 		i1 := ops.Add(inner, args[0], ops.Full(inner, ir.I64, 1))
-		next := scalarBool(inner, outs[0])
+		next := scalarOf(inner, outs[0])
 		if trip != nil {
 			next = ops.LogicalAnd(inner, next, ops.LessThan(inner, i1, trip))
 		}

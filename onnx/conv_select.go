@@ -172,14 +172,6 @@ func convTrilu(n *node) ([]*value, error) {
 	return outv(ops.Where(b, keep, x, scalar(b, t.DType, 0))), nil
 }
 
-// scalarOf reshapes a one-element tensor to rank 0.
-func scalarOf(b *ir.Builder, x *ir.Value) *ir.Value {
-	if x.Type().Rank() == 0 {
-		return x
-	}
-	return ops.Reshape(b, x)
-}
-
 // convEyeLike: ones on the k-th diagonal of a 2-D tensor of the input's
 // shape (which must be static), zeros elsewhere; dtype defaults to the
 // input's.
