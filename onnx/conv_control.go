@@ -163,7 +163,11 @@ func convLoop(n *node) ([]*value, error) {
 		yields := []*ir.Value{next, i1}
 		yields = append(yields, outs[1:1+nv]...)
 		for j := range k {
-			yields = append(yields, ops.StackPush(inner, args[1+nv+j], outs[1+nv+j]))
+			// An item that does not fit its stack's type makes another
+			// attempt (below); this one is not kept.
+			if t := scanTypes[j]; t.IsValid() && outs[1+nv+j].Type().Refines(t) {
+				yields = append(yields, ops.StackPush(inner, args[1+nv+j], outs[1+nv+j]))
+			}
 		}
 		if err := b.Err(); err != nil {
 			return nil, err
