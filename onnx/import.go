@@ -154,6 +154,9 @@ type importer struct {
 	host   *memory.Allocator // values known at import time
 	params map[string]*tensor.Tensor
 	known  []*tensor.Tensor // every known value, released at the end
+	// speculative lists the ops made for partially known vectors, which
+	// prune erases when nothing uses them.
+	speculative []*ir.Op
 }
 
 // opsetOf is the model's version of domain.
@@ -184,6 +187,9 @@ type value struct {
 	v     *ir.Value
 	known *tensor.Tensor // a constant's value
 	init  *tensor.Tensor // a parameter's initial value: known, but trainable
+	// elems, for a small integer vector v computed at run time, is what
+	// is known of its elements (partial.go).
+	elems []elem
 }
 
 func (x *value) typ() ir.Type {
@@ -269,6 +275,7 @@ func (im *importer) model(g *onnxpb.GraphProto) (*Model, error) {
 		ops.Fetch(b, name, s.use(x))
 		m.Outputs = append(m.Outputs, name)
 	}
+	im.prune()
 	if err := b.Err(); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package onnx_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,10 +128,6 @@ func TestExportedModels(t *testing.T) {
 			t.Run(file.File, func(t *testing.T) {
 				alloc := memory.New(memory.Options{})
 				m, err := onnx.ImportFile(filepath.Join("testdata/models", file.File), onnx.Options{Alloc: alloc})
-				var u *onnx.UnsupportedError
-				if errors.As(err, &u) && name == "gru_loop" {
-					t.Skipf("not yet: %v", err)
-				}
 				if err != nil {
 					t.Fatal(err)
 				}
