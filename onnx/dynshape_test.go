@@ -109,8 +109,9 @@ func fetchType(t *testing.T, p *ir.Program, name string) ir.Type {
 }
 
 // runModel imports mp and returns a function that runs it on feeds and
-// checks that memory is back at its baseline after each run.
-func runModel(t *testing.T, mp *onnxpb.ModelProto) (*onnx.Model, func(feeds map[string]*tensor.Tensor) (exec.Results, error)) {
+// one that releases the results of a run. Memory must be back at its
+// baseline after each failed run and each release.
+func runModel(t *testing.T, mp *onnxpb.ModelProto) (*onnx.Model, func(feeds map[string]*tensor.Tensor) (exec.Results, error), func(exec.Results)) {
 	t.Helper()
 	alloc := newAlloc(t)
 	m, err := onnx.Import(mp, onnx.Options{Alloc: alloc})
@@ -123,16 +124,26 @@ func runModel(t *testing.T, mp *onnxpb.ModelProto) (*onnx.Model, func(feeds map[
 		t.Fatalf("%v\n%s", err, m.Program)
 	}
 	base := alloc.Stats().Allocated.Current
-	return m, func(feeds map[string]*tensor.Tensor) (exec.Results, error) {
+	settled := func(what string) {
+		t.Helper()
+		if a := alloc.Stats().Allocated.Current; a != base {
+			t.Fatalf("%d bytes allocated after %s, %d before", a, what, base)
+		}
+	}
+	run := func(feeds map[string]*tensor.Tensor) (exec.Results, error) {
+		t.Helper()
 		res, err := x.Run(context.Background(), feeds)
 		if err != nil {
-			if a := alloc.Stats().Allocated.Current; a != base {
-				t.Fatalf("%d bytes allocated after a failed run, %d before", a, base)
-			}
-			return nil, err
+			settled("a failed run")
 		}
-		return res, nil
+		return res, err
 	}
+	release := func(res exec.Results) {
+		t.Helper()
+		res.Release()
+		settled("a run")
+	}
+	return m, run, release
 }
 
 // seq returns the float32 tensor 0, 1, ... of the given shape on a.
@@ -158,7 +169,7 @@ func seq(t *testing.T, a *memory.Allocator, shape ...int) *tensor.Tensor {
 // the Shape, Gather, Unsqueeze and Concat are gone, and the model runs at
 // several batch sizes with memory back at its baseline after each.
 func TestDynamicBatchFlatten(t *testing.T) {
-	m, run := runModel(t, flattenBatch())
+	m, run, release := runModel(t, flattenBatch())
 	if got := fetchType(t, m.Program, "y"); !got.Equal(ir.TensorOf(ir.F32, -1, 12)) {
 		t.Errorf("y is %s, want tensor<?x12xf32>", got)
 	}
@@ -177,7 +188,7 @@ func TestDynamicBatchFlatten(t *testing.T) {
 			if !slices.Equal(y.Shape(), []int{batch, 12}) || !slices.Equal(y.F32(), x.F32()) {
 				t.Fatalf("batch %d: y is %s %v", batch, y.Type(), y.F32())
 			}
-			res.Release()
+			release(res)
 			x.Release()
 		}
 	}
@@ -337,7 +348,7 @@ func TestPartialShapes(t *testing.T) {
 		},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			m, run := runModel(t, model(c.inputs, consts, c.nodes, "y"))
+			m, run, release := runModel(t, model(c.inputs, consts, c.nodes, "y"))
 			if got := fetchType(t, m.Program, "y"); !got.Equal(c.want) {
 				t.Errorf("y is %s, want %s\n%s", got, c.want, m.Program)
 			}
@@ -360,7 +371,7 @@ func TestPartialShapes(t *testing.T) {
 					t.Fatalf("batch %d: %v", batch, err)
 				}
 				c.check(t, batch, feeds, res["y"])
-				res.Release()
+				release(res)
 				for _, f := range feeds {
 					f.Release()
 				}
@@ -396,7 +407,7 @@ func TestDynamicShapeErrors(t *testing.T) {
 		want: "expand_dyn",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			_, run := runModel(t, c.mp)
+			_, run, _ := runModel(t, c.mp)
 			host := newAlloc(t)
 			for range 3 {
 				feeds := c.feeds(host)
@@ -521,7 +532,7 @@ func TestRunTimeMatchesImportTime(t *testing.T) {
 				node.Output = outs
 				mp := model(inputs, inits, []*onnxpb.NodeProto{node}, outs...)
 				mp.OpsetImport[0].Version = proto.Int64(c.opset)
-				m, run := runModel(t, mp)
+				m, run, release := runModel(t, mp)
 				res, err := run(feeds)
 				if err != nil {
 					t.Fatalf("known %v: %v\n%s", known, err, m.Program)
@@ -534,7 +545,7 @@ func TestRunTimeMatchesImportTime(t *testing.T) {
 					}
 					ys = append(ys, y)
 				}
-				res.Release()
+				release(res)
 				for _, f := range feeds {
 					f.Release()
 				}
