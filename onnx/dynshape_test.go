@@ -200,7 +200,7 @@ func TestPartialShapes(t *testing.T) {
 	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
 	fill := &onnxpb.TensorProto{Dims: []int64{1}, DataType: dtype(onnxpb.TensorProto_FLOAT), FloatData: []float32{2}}
 	consts := []*onnxpb.TensorProto{
-		i64Const("zero", nil, 0), i64Const("one", nil, 1), i64Const("axes0", []int64{1}, 0),
+		i64Const("zero", nil, 0), i64Const("zero1", []int64{1}, 0), i64Const("one", nil, 1), i64Const("axes0", []int64{1}, 0),
 		i64Const("minus1", []int64{1}, -1), i64Const("four", []int64{1}, 4), i64Const("sixteen", []int64{1}, 16),
 	}
 	batchOf := func(x string) []*onnxpb.NodeProto {
@@ -279,6 +279,20 @@ func TestPartialShapes(t *testing.T) {
 		},
 		check: func(t *testing.T, batch int, _ map[string]*tensor.Tensor, y *tensor.Tensor) {
 			if !slices.Equal(y.Shape(), []int{batch, 4}) {
+				t.Fatalf("y is %s", y.Type())
+			}
+		},
+	}, {
+		// A constant [0, -1] copies the dynamic batch: the static reshape.
+		name:   "reshape copying the batch",
+		inputs: []*onnxpb.ValueInfoProto{info("x", f32, -1, 3, 4)},
+		nodes:  []*onnxpb.NodeProto{op("Concat", []string{"zero1", "minus1"}, "s", "axis", int64(0)), op("Reshape", []string{"x", "s"}, "y")},
+		want:   ir.TensorOf(ir.F32, -1, 12), ops: []string{"reshape"}, absent: []string{"reshape_dyn"},
+		feeds: func(t *testing.T, a *memory.Allocator, batch int) map[string]*tensor.Tensor {
+			return map[string]*tensor.Tensor{"x": seq(t, a, batch, 3, 4)}
+		},
+		check: func(t *testing.T, batch int, f map[string]*tensor.Tensor, y *tensor.Tensor) {
+			if !slices.Equal(y.Shape(), []int{batch, 12}) || !slices.Equal(y.F32(), f["x"].F32()) {
 				t.Fatalf("y is %s", y.Type())
 			}
 		},

@@ -33,10 +33,12 @@ import (
 // element i is start + i*delta (computed in float64 for floats).
 //
 // Only ranks are known when the program is built, so result dims are
-// mostly dynamic. The optional dims attribute lists the result dims the
-// builder knows (-1 where it does not), such as an importer that sees a
-// reshape to [batch, 784]: Infer puts them in the result type and the
-// kernel checks them at run time.
+// mostly dynamic: a dim of squeeze_dyn's or unsqueeze_dyn's result is
+// static when every choice of axes gives it the same size, one of
+// expand_dyn's when x's dim there is static and not 1. The optional dims
+// attribute lists the result dims the builder knows (-1 where it does
+// not), such as an importer that sees a reshape to [batch, 784]: Infer
+// puts them in the result type and the kernel checks them at run time.
 //
 // Gradients: the views map dy back to x's shape (reshape_like when x's is
 // dynamic), expand_dyn sums dy back to x (reduce_sum_to). shape, size
