@@ -62,13 +62,37 @@ func parseArity(f string) (string, int) {
 	return f, 0
 }
 
+// newestOpset is, per domain ("" for the default one), the newest opset
+// the recorded schemas know: arities of newer opsets are not checked.
+var newestOpset = func() map[string]int64 {
+	m := map[string]int64{}
+	for key, versions := range schemas {
+		domain := ""
+		if i := strings.LastIndexByte(key, '.'); i >= 0 {
+			domain = key[:i]
+		}
+		for _, v := range versions {
+			m[domain] = max(m[domain], v.since)
+		}
+	}
+	return m
+}()
+
 // checkArity checks a node of type opType (domain-qualified outside the
 // default domain) against the operator's version for the model's opset
-// of its domain.
+// of its domain. Opsets newer than the recorded schemas are not checked
+// (their operators may take more inputs); converters check what they use.
 func checkArity(np *onnxpb.NodeProto, opType string, opset int64) error {
 	versions, ok := schemas[opType]
 	if !ok {
 		return nil // not an ONNX operator: the converter lookup says so
+	}
+	domain := ""
+	if i := strings.LastIndexByte(opType, '.'); i >= 0 {
+		domain = opType[:i]
+	}
+	if opset > newestOpset[domain] {
+		return nil
 	}
 	var s *schema
 	for i := range versions {
