@@ -28,6 +28,10 @@ type BinaryOp uint8
 
 // The binary arithmetic ops. BinDiv on integers truncates toward zero;
 // BinMax and BinMin propagate NaN; BinPow is defined on floats only.
+// BinMod is the remainder of floored division, with the divisor's sign
+// (Python's %, numpy's remainder); BinFmod that of truncated division,
+// with the dividend's sign (C's fmod, Go's % on integers). A float
+// remainder by zero is NaN.
 const (
 	BinAdd BinaryOp = iota
 	BinSub
@@ -36,6 +40,8 @@ const (
 	BinMax
 	BinMin
 	BinPow
+	BinMod
+	BinFmod
 )
 
 // CompareOp names a comparison for Compare.
@@ -63,10 +69,13 @@ const (
 // UnaryOp names a unary op for Unary.
 type UnaryOp uint8
 
-// The unary ops. All are defined on floats; UnaryRelu, UnaryAbs, UnaryNeg
-// and UnarySquare also on integers. UnaryGelu is the exact (erf) form,
-// UnaryGeluTanh the tanh approximation; UnarySoftplus is log(1+exp(x))
-// computed without overflow.
+// The unary ops. All are defined on floats; UnaryRelu, UnaryAbs, UnaryNeg,
+// UnarySquare and UnarySign also on integers. UnaryGelu is the exact (erf)
+// form, UnaryGeluTanh the tanh approximation; UnarySoftplus is
+// log(1+exp(x)) computed without overflow. UnaryRound rounds half to even;
+// UnarySign gives -1, 0 or 1 (NaN stays NaN). The float32 results of the
+// trigonometric and hyperbolic functions and erf are those of package math
+// in float64, rounded once.
 const (
 	UnaryRelu UnaryOp = iota
 	UnarySigmoid
@@ -82,10 +91,37 @@ const (
 	UnaryGeluTanh
 	UnarySilu
 	UnarySoftplus
+	UnaryFloor
+	UnaryCeil
+	UnaryRound
+	UnarySign
+	UnarySin
+	UnaryCos
+	UnaryTan
+	UnaryAsin
+	UnaryAcos
+	UnaryAtan
+	UnarySinh
+	UnaryCosh
+	UnaryAsinh
+	UnaryAcosh
+	UnaryAtanh
+	UnaryErf
 )
 
-// ErrDivideByZero is returned by Binary for an integer division whose
-// divisor holds a zero.
+// ClassOp names a float classification for Classify.
+type ClassOp uint8
+
+// The classifications: x is NaN, ±Inf, +Inf, -Inf.
+const (
+	ClassNaN ClassOp = iota
+	ClassInf
+	ClassPosInf
+	ClassNegInf
+)
+
+// ErrDivideByZero is returned by Binary for an integer division or
+// remainder whose divisor holds a zero.
 var ErrDivideByZero = errors.New("integer division by zero")
 
 // Work split thresholds, in elements: below ewGrain a cheap loop stays on
@@ -504,8 +540,9 @@ var (
 )
 
 // Binary computes out = a op b elementwise with numpy broadcasting; out
-// has outShape, the broadcast of aShape and bShape. An integer BinDiv
-// whose divisor holds a zero returns ErrDivideByZero and writes nothing.
+// has outShape, the broadcast of aShape and bShape. An integer BinDiv,
+// BinMod or BinFmod whose divisor holds a zero returns ErrDivideByZero and
+// writes nothing.
 func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T, aShape []int, b []T, bShape []int) error {
 	l, ok := ewTable[T, T](ewArithTables, int(op))
 	if !ok {
@@ -518,7 +555,7 @@ func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T,
 			return err
 		}
 	}
-	if op == BinDiv && len(out) > 0 && ewIsInt[T]() {
+	if (op == BinDiv || op == BinMod || op == BinFmod) && len(out) > 0 && ewIsInt[T]() {
 		for _, v := range b {
 			if v == 0 {
 				return ErrDivideByZero
@@ -526,7 +563,7 @@ func Binary[T Numeric](op BinaryOp, threads int, out []T, outShape []int, a []T,
 		}
 	}
 	grain := ewGrain
-	if op == BinPow {
+	if op == BinPow || op == BinMod || op == BinFmod {
 		grain = ewGrainHeavy
 	}
 	if layout != ewNoFast {
@@ -611,7 +648,7 @@ func Unary[T Numeric](op UnaryOp, threads int, out, x []T) error {
 	}
 	grain := ewGrainHeavy
 	switch op {
-	case UnaryRelu, UnaryAbs, UnaryNeg, UnarySquare:
+	case UnaryRelu, UnaryAbs, UnaryNeg, UnarySquare, UnaryFloor, UnaryCeil, UnaryRound, UnarySign:
 		grain = ewGrain
 	}
 	if ewSerial(threads, len(out), grain) {
@@ -627,6 +664,34 @@ func ewUnaryAt[E any](tab []func(o, a []E), op UnaryOp) func(o, a []E) {
 	if int(op) < len(tab) {
 		return tab[op]
 	}
+	return nil
+}
+
+// Classify computes out = op(x) elementwise on floats; out and x have the
+// same length.
+func Classify[T float32 | float64](op ClassOp, threads int, out []bool, x []T) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("classify: %d outputs for %d inputs", len(out), len(x))
+	}
+	var f func(o []bool, a []T)
+	switch any(x).(type) {
+	case []float32:
+		if int(op) < len(ewClassF32) {
+			f = any(ewClassF32[op]).(func(o []bool, a []T))
+		}
+	case []float64:
+		if int(op) < len(ewClassF64) {
+			f = any(ewClassF64[op]).(func(o []bool, a []T))
+		}
+	}
+	if f == nil {
+		return fmt.Errorf("unknown classification %d", op)
+	}
+	if ewSerial(threads, len(out), ewGrain) {
+		f(out, x)
+		return nil
+	}
+	ewRun(threads, len(out), ewGrain, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
 	return nil
 }
 

@@ -181,6 +181,56 @@ func ewPowSVF32(o []float32, x float32, b []float32) {
 	}
 }
 
+func ewModVVF32(o []float32, a, b []float32) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewModVSF32(o []float32, a []float32, y float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewModSVF32(o []float32, x float32, b []float32) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewFmodVVF32(o []float32, a, b []float32) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = float32(math.Mod(float64(x), float64(y)))
+	}
+}
+
+func ewFmodVSF32(o []float32, a []float32, y float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float32(math.Mod(float64(x), float64(y)))
+	}
+}
+
+func ewFmodSVF32(o []float32, x float32, b []float32) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = float32(math.Mod(float64(x), float64(y)))
+	}
+}
+
 func ewAddVVF64(o []float64, a, b []float64) {
 	a = a[:len(o)]
 	b = b[:len(o)]
@@ -356,6 +406,56 @@ func ewPowSVF64(o []float64, x float64, b []float64) {
 	}
 }
 
+func ewModVVF64(o []float64, a, b []float64) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewModVSF64(o []float64, a []float64, y float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewModSVF64(o []float64, x float64, b []float64) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = ewModFloat(x, y)
+	}
+}
+
+func ewFmodVVF64(o []float64, a, b []float64) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = float64(math.Mod(float64(x), float64(y)))
+	}
+}
+
+func ewFmodVSF64(o []float64, a []float64, y float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Mod(float64(x), float64(y)))
+	}
+}
+
+func ewFmodSVF64(o []float64, x float64, b []float64) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = float64(math.Mod(float64(x), float64(y)))
+	}
+}
+
 func ewAddVVI32(o []int32, a, b []int32) {
 	a = a[:len(o)]
 	b = b[:len(o)]
@@ -503,6 +603,56 @@ func ewMinSVI32(o []int32, x int32, b []int32) {
 	for i := range o {
 		y := b[i]
 		o[i] = min(x, y)
+	}
+}
+
+func ewModVVI32(o []int32, a, b []int32) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewModVSI32(o []int32, a []int32, y int32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewModSVI32(o []int32, x int32, b []int32) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewFmodVVI32(o []int32, a, b []int32) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = x % y
+	}
+}
+
+func ewFmodVSI32(o []int32, a []int32, y int32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = x % y
+	}
+}
+
+func ewFmodSVI32(o []int32, x int32, b []int32) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = x % y
 	}
 }
 
@@ -656,42 +806,100 @@ func ewMinSVI64(o []int64, x int64, b []int64) {
 	}
 }
 
+func ewModVVI64(o []int64, a, b []int64) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewModVSI64(o []int64, a []int64, y int64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewModSVI64(o []int64, x int64, b []int64) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = ewModInt(x, y)
+	}
+}
+
+func ewFmodVVI64(o []int64, a, b []int64) {
+	a = a[:len(o)]
+	b = b[:len(o)]
+	for i := range o {
+		x, y := a[i], b[i]
+		o[i] = x % y
+	}
+}
+
+func ewFmodVSI64(o []int64, a []int64, y int64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = x % y
+	}
+}
+
+func ewFmodSVI64(o []int64, x int64, b []int64) {
+	b = b[:len(o)]
+	for i := range o {
+		y := b[i]
+		o[i] = x % y
+	}
+}
+
 var ewArithF32 = [...]ewLoops[float32, float32]{
-	BinAdd: {ewAddVVF32, ewAddVSF32, ewAddSVF32},
-	BinSub: {ewSubVVF32, ewSubVSF32, ewSubSVF32},
-	BinMul: {ewMulVVF32, ewMulVSF32, ewMulSVF32},
-	BinDiv: {ewDivVVF32, ewDivVSF32, ewDivSVF32},
-	BinMax: {ewMaxVVF32, ewMaxVSF32, ewMaxSVF32},
-	BinMin: {ewMinVVF32, ewMinVSF32, ewMinSVF32},
-	BinPow: {ewPowVVF32, ewPowVSF32, ewPowSVF32},
+	BinAdd:  {ewAddVVF32, ewAddVSF32, ewAddSVF32},
+	BinSub:  {ewSubVVF32, ewSubVSF32, ewSubSVF32},
+	BinMul:  {ewMulVVF32, ewMulVSF32, ewMulSVF32},
+	BinDiv:  {ewDivVVF32, ewDivVSF32, ewDivSVF32},
+	BinMax:  {ewMaxVVF32, ewMaxVSF32, ewMaxSVF32},
+	BinMin:  {ewMinVVF32, ewMinVSF32, ewMinSVF32},
+	BinPow:  {ewPowVVF32, ewPowVSF32, ewPowSVF32},
+	BinMod:  {ewModVVF32, ewModVSF32, ewModSVF32},
+	BinFmod: {ewFmodVVF32, ewFmodVSF32, ewFmodSVF32},
 }
 
 var ewArithF64 = [...]ewLoops[float64, float64]{
-	BinAdd: {ewAddVVF64, ewAddVSF64, ewAddSVF64},
-	BinSub: {ewSubVVF64, ewSubVSF64, ewSubSVF64},
-	BinMul: {ewMulVVF64, ewMulVSF64, ewMulSVF64},
-	BinDiv: {ewDivVVF64, ewDivVSF64, ewDivSVF64},
-	BinMax: {ewMaxVVF64, ewMaxVSF64, ewMaxSVF64},
-	BinMin: {ewMinVVF64, ewMinVSF64, ewMinSVF64},
-	BinPow: {ewPowVVF64, ewPowVSF64, ewPowSVF64},
+	BinAdd:  {ewAddVVF64, ewAddVSF64, ewAddSVF64},
+	BinSub:  {ewSubVVF64, ewSubVSF64, ewSubSVF64},
+	BinMul:  {ewMulVVF64, ewMulVSF64, ewMulSVF64},
+	BinDiv:  {ewDivVVF64, ewDivVSF64, ewDivSVF64},
+	BinMax:  {ewMaxVVF64, ewMaxVSF64, ewMaxSVF64},
+	BinMin:  {ewMinVVF64, ewMinVSF64, ewMinSVF64},
+	BinPow:  {ewPowVVF64, ewPowVSF64, ewPowSVF64},
+	BinMod:  {ewModVVF64, ewModVSF64, ewModSVF64},
+	BinFmod: {ewFmodVVF64, ewFmodVSF64, ewFmodSVF64},
 }
 
 var ewArithI32 = [...]ewLoops[int32, int32]{
-	BinAdd: {ewAddVVI32, ewAddVSI32, ewAddSVI32},
-	BinSub: {ewSubVVI32, ewSubVSI32, ewSubSVI32},
-	BinMul: {ewMulVVI32, ewMulVSI32, ewMulSVI32},
-	BinDiv: {ewDivVVI32, ewDivVSI32, ewDivSVI32},
-	BinMax: {ewMaxVVI32, ewMaxVSI32, ewMaxSVI32},
-	BinMin: {ewMinVVI32, ewMinVSI32, ewMinSVI32},
+	BinAdd:  {ewAddVVI32, ewAddVSI32, ewAddSVI32},
+	BinSub:  {ewSubVVI32, ewSubVSI32, ewSubSVI32},
+	BinMul:  {ewMulVVI32, ewMulVSI32, ewMulSVI32},
+	BinDiv:  {ewDivVVI32, ewDivVSI32, ewDivSVI32},
+	BinMax:  {ewMaxVVI32, ewMaxVSI32, ewMaxSVI32},
+	BinMin:  {ewMinVVI32, ewMinVSI32, ewMinSVI32},
+	BinMod:  {ewModVVI32, ewModVSI32, ewModSVI32},
+	BinFmod: {ewFmodVVI32, ewFmodVSI32, ewFmodSVI32},
 }
 
 var ewArithI64 = [...]ewLoops[int64, int64]{
-	BinAdd: {ewAddVVI64, ewAddVSI64, ewAddSVI64},
-	BinSub: {ewSubVVI64, ewSubVSI64, ewSubSVI64},
-	BinMul: {ewMulVVI64, ewMulVSI64, ewMulSVI64},
-	BinDiv: {ewDivVVI64, ewDivVSI64, ewDivSVI64},
-	BinMax: {ewMaxVVI64, ewMaxVSI64, ewMaxSVI64},
-	BinMin: {ewMinVVI64, ewMinVSI64, ewMinSVI64},
+	BinAdd:  {ewAddVVI64, ewAddVSI64, ewAddSVI64},
+	BinSub:  {ewSubVVI64, ewSubVSI64, ewSubSVI64},
+	BinMul:  {ewMulVVI64, ewMulVSI64, ewMulSVI64},
+	BinDiv:  {ewDivVVI64, ewDivVSI64, ewDivSVI64},
+	BinMax:  {ewMaxVVI64, ewMaxVSI64, ewMaxSVI64},
+	BinMin:  {ewMinVVI64, ewMinVSI64, ewMinSVI64},
+	BinMod:  {ewModVVI64, ewModVSI64, ewModSVI64},
+	BinFmod: {ewFmodVVI64, ewFmodVSI64, ewFmodSVI64},
 }
 
 // Comparisons.
@@ -1601,6 +1809,266 @@ func ewSoftplusF32(o, a []float32) {
 	}
 }
 
+func ewFloorF32(o, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float32(math.Floor(float64(x)))
+	}
+}
+
+func ewCeilF32(o, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float32(math.Ceil(float64(x)))
+	}
+}
+
+func ewRoundF32(o, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float32(math.RoundToEven(float64(x)))
+	}
+}
+
+func ewSignF32(o, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewSign(x)
+	}
+}
+
+func ewSinF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Sin(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewCosF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Cos(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewTanF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Tan(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAsinF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Asin(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAcosF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Acos(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAtanF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Atan(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewSinhF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Sinh(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewCoshF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Cosh(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAsinhF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Asinh(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAcoshF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Acosh(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewAtanhF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Atanh(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
+func ewErfF32(o, a []float32) {
+	var buf [ewBlock]float64
+	a = a[:len(o)]
+	for len(o) > 0 {
+		n := min(len(o), ewBlock)
+		b := buf[:n]
+		for i, x := range a[:n] {
+			b[i] = float64(x)
+		}
+		for i, x := range b {
+			b[i] = math.Erf(x)
+		}
+		for i, x := range b {
+			o[i] = float32(x)
+		}
+		o, a = o[n:], a[n:]
+	}
+}
+
 func ewClipF32(o, a []float32, lo, hi float32) {
 	a = a[:len(o)]
 	for i := range o {
@@ -1727,6 +2195,134 @@ func ewSoftplusF64(o, a []float64) {
 	}
 }
 
+func ewFloorF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Floor(float64(x)))
+	}
+}
+
+func ewCeilF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Ceil(float64(x)))
+	}
+}
+
+func ewRoundF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.RoundToEven(float64(x)))
+	}
+}
+
+func ewSignF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewSign(x)
+	}
+}
+
+func ewSinF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Sin(float64(x)))
+	}
+}
+
+func ewCosF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Cos(float64(x)))
+	}
+}
+
+func ewTanF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Tan(float64(x)))
+	}
+}
+
+func ewAsinF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Asin(float64(x)))
+	}
+}
+
+func ewAcosF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Acos(float64(x)))
+	}
+}
+
+func ewAtanF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Atan(float64(x)))
+	}
+}
+
+func ewSinhF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Sinh(float64(x)))
+	}
+}
+
+func ewCoshF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Cosh(float64(x)))
+	}
+}
+
+func ewAsinhF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Asinh(float64(x)))
+	}
+}
+
+func ewAcoshF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Acosh(float64(x)))
+	}
+}
+
+func ewAtanhF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Atanh(float64(x)))
+	}
+}
+
+func ewErfF64(o, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = float64(math.Erf(float64(x)))
+	}
+}
+
 func ewClipF64(o, a []float64, lo, hi float64) {
 	a = a[:len(o)]
 	for i := range o {
@@ -1770,6 +2366,14 @@ func ewSquareI32(o, a []int32) {
 	for i := range o {
 		x := a[i]
 		o[i] = x * x
+	}
+}
+
+func ewSignI32(o, a []int32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewSign(x)
 	}
 }
 
@@ -1819,6 +2423,14 @@ func ewSquareI64(o, a []int64) {
 	}
 }
 
+func ewSignI64(o, a []int64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = ewSign(x)
+	}
+}
+
 func ewClipI64(o, a []int64, lo, hi int64) {
 	a = a[:len(o)]
 	for i := range o {
@@ -1848,6 +2460,22 @@ var ewUnaryF32 = [...]func(o, a []float32){
 	UnaryGeluTanh: ewGeluTanhF32,
 	UnarySilu:     ewSiluF32,
 	UnarySoftplus: ewSoftplusF32,
+	UnaryFloor:    ewFloorF32,
+	UnaryCeil:     ewCeilF32,
+	UnaryRound:    ewRoundF32,
+	UnarySign:     ewSignF32,
+	UnarySin:      ewSinF32,
+	UnaryCos:      ewCosF32,
+	UnaryTan:      ewTanF32,
+	UnaryAsin:     ewAsinF32,
+	UnaryAcos:     ewAcosF32,
+	UnaryAtan:     ewAtanF32,
+	UnarySinh:     ewSinhF32,
+	UnaryCosh:     ewCoshF32,
+	UnaryAsinh:    ewAsinhF32,
+	UnaryAcosh:    ewAcoshF32,
+	UnaryAtanh:    ewAtanhF32,
+	UnaryErf:      ewErfF32,
 }
 
 var ewUnaryF64 = [...]func(o, a []float64){
@@ -1865,6 +2493,22 @@ var ewUnaryF64 = [...]func(o, a []float64){
 	UnaryGeluTanh: ewGeluTanhF64,
 	UnarySilu:     ewSiluF64,
 	UnarySoftplus: ewSoftplusF64,
+	UnaryFloor:    ewFloorF64,
+	UnaryCeil:     ewCeilF64,
+	UnaryRound:    ewRoundF64,
+	UnarySign:     ewSignF64,
+	UnarySin:      ewSinF64,
+	UnaryCos:      ewCosF64,
+	UnaryTan:      ewTanF64,
+	UnaryAsin:     ewAsinF64,
+	UnaryAcos:     ewAcosF64,
+	UnaryAtan:     ewAtanF64,
+	UnarySinh:     ewSinhF64,
+	UnaryCosh:     ewCoshF64,
+	UnaryAsinh:    ewAsinhF64,
+	UnaryAcosh:    ewAcoshF64,
+	UnaryAtanh:    ewAtanhF64,
+	UnaryErf:      ewErfF64,
 }
 
 var ewUnaryI32 = [...]func(o, a []int32){
@@ -1872,6 +2516,7 @@ var ewUnaryI32 = [...]func(o, a []int32){
 	UnaryAbs:    ewAbsI32,
 	UnaryNeg:    ewNegI32,
 	UnarySquare: ewSquareI32,
+	UnarySign:   ewSignI32,
 }
 
 var ewUnaryI64 = [...]func(o, a []int64){
@@ -1879,6 +2524,7 @@ var ewUnaryI64 = [...]func(o, a []int64){
 	UnaryAbs:    ewAbsI64,
 	UnaryNeg:    ewNegI64,
 	UnarySquare: ewSquareI64,
+	UnarySign:   ewSignI64,
 }
 
 func ewNotB(o, a []bool) {
@@ -1886,6 +2532,86 @@ func ewNotB(o, a []bool) {
 	for i := range o {
 		o[i] = !a[i]
 	}
+}
+
+// Float classifications.
+
+func ewIsNaNF32(o []bool, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = x != x
+	}
+}
+
+func ewIsInfF32(o []bool, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), 0)
+	}
+}
+
+func ewIsPosInfF32(o []bool, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), 1)
+	}
+}
+
+func ewIsNegInfF32(o []bool, a []float32) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), -1)
+	}
+}
+
+func ewIsNaNF64(o []bool, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = x != x
+	}
+}
+
+func ewIsInfF64(o []bool, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), 0)
+	}
+}
+
+func ewIsPosInfF64(o []bool, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), 1)
+	}
+}
+
+func ewIsNegInfF64(o []bool, a []float64) {
+	a = a[:len(o)]
+	for i := range o {
+		x := a[i]
+		o[i] = math.IsInf(float64(x), -1)
+	}
+}
+
+var ewClassF32 = [...]func(o []bool, a []float32){
+	ClassNaN:    ewIsNaNF32,
+	ClassInf:    ewIsInfF32,
+	ClassPosInf: ewIsPosInfF32,
+	ClassNegInf: ewIsNegInfF32,
+}
+
+var ewClassF64 = [...]func(o []bool, a []float64){
+	ClassNaN:    ewIsNaNF64,
+	ClassInf:    ewIsInfF64,
+	ClassPosInf: ewIsPosInfF64,
+	ClassNegInf: ewIsNegInfF64,
 }
 
 // Casts between distinct dtypes. Float to integer truncates toward

@@ -61,6 +61,42 @@ func ewAbsInt[T int32 | int64](x T) T {
 	return x
 }
 
+// ewSign is -1, 0 or 1 by the sign of x; zeros and NaN are returned as
+// they are.
+func ewSign[T Numeric](x T) T {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x
+}
+
+// ewModFloat is the remainder of x/y with the sign of y: fmod's, moved by
+// y when the signs differ; a zero remainder is a zero of y's sign (as
+// numpy's remainder). fmod is exact, so computing it in float64 for
+// float32 operands gives the float32 fmod.
+func ewModFloat[T float32 | float64](x, y T) T {
+	r := T(math.Mod(float64(x), float64(y)))
+	switch {
+	case r == 0:
+		return T(math.Copysign(0, float64(y)))
+	case (r < 0) != (y < 0):
+		return r + y
+	}
+	return r
+}
+
+// ewModInt is the remainder of x/y with the sign of y; y must not be 0.
+func ewModInt[T int32 | int64](x, y T) T {
+	r := x % y
+	if r != 0 && (r < 0) != (y < 0) {
+		r += y
+	}
+	return r
+}
+
 // Fast float32 paths. The f32 loops of exp, sigmoid, silu, tanh and the
 // tanh form of gelu work on blocks of ewBlock elements in passes over a
 // float64 buffer: convert, exponentiate with ewExpBlock, finish. The

@@ -80,7 +80,7 @@ func ewCheckBinary[T Numeric](t *testing.T, op BinaryOp, ref func(x, y float64) 
 		}
 		a := ewConv[T](ewRandF64(r, ewNumel(sh[0])))
 		b := ewConv[T](ewRandF64(r, ewNumel(sh[1])))
-		if ewIsInt[T]() && op == BinDiv {
+		if ewIsInt[T]() && (op == BinDiv || op == BinMod || op == BinFmod) {
 			for i := range b {
 				if b[i] == 0 {
 					b[i] = 3

@@ -14,9 +14,10 @@ import (
 // group case, split into fixed chunks). If the last group is kept, output
 // rows are accumulated from input rows, a column block at a time.
 //
-// Float32 sums accumulate in float64, integer sums in int64; contiguous
-// sums add fixed-size blocks of four-way partial sums, so accuracy does not
-// decay linearly with the length. Every output element is computed by one
+// Float32 sums and products accumulate in float64, integer ones in int64
+// (which wraps like the element type); contiguous sums add fixed-size
+// blocks of four-way partial sums, so accuracy does not decay linearly
+// with the length. Every output element is computed by one
 // goroutine in a fixed order and reduce-all combines fixed chunks in order,
 // so results do not depend on the thread count at all.
 
@@ -30,6 +31,7 @@ const (
 	ReduceMean
 	ReduceMax
 	ReduceMin
+	ReduceProd
 )
 
 // ErrEmptyReduce is returned when a max, min or argmax has an output
@@ -145,8 +147,8 @@ func redMask(rank int, axes []int) ([]bool, error) {
 
 // Reduce reduces x, of the given shape, over axes (distinct, each in
 // [0, rank)) into out, whose length is the product of the kept dims. A
-// reduction over zero elements gives 0 for ReduceSum and NaN for
-// ReduceMean, and ErrEmptyReduce for ReduceMax and ReduceMin.
+// reduction over zero elements gives 0 for ReduceSum, 1 for ReduceProd and
+// NaN for ReduceMean, and ErrEmptyReduce for ReduceMax and ReduceMin.
 func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes []int) error {
 	mask, err := redMask(len(shape), axes)
 	if err != nil {
@@ -170,7 +172,7 @@ func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes [
 		var zero T
 		return fmt.Errorf("reduce mean is not defined on %T", zero)
 	}
-	if op > ReduceMin {
+	if op > ReduceProd {
 		return fmt.Errorf("unknown reduction %d", op)
 	}
 	if kept == 0 {
@@ -180,6 +182,10 @@ func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes [
 		switch op {
 		case ReduceSum:
 			clear(out)
+		case ReduceProd:
+			for i := range out {
+				out[i] = 1
+			}
 		case ReduceMean:
 			var zero T
 			for i := range out {
@@ -199,8 +205,8 @@ func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes [
 	return nil
 }
 
-// redRun reduces a nonempty x whose simplified shape is g; A is the sum
-// accumulator type.
+// redRun reduces a nonempty x whose simplified shape is g; A is the
+// accumulator type of sums and products.
 func redRun[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int) {
 	m := len(g.sizes)
 	fin := func(s A) T {
@@ -225,6 +231,22 @@ func redRun[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, 
 func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin func(A) T) T {
 	nc := (len(x) + redChunk - 1) / redChunk
 	chunk := func(c int) []T { return x[c*redChunk : min(len(x), (c+1)*redChunk)] }
+	if op == ReduceProd {
+		if nc == 1 {
+			return T(redProdContig[T, A](x))
+		}
+		parts := make([]A, nc)
+		perfFor(threads, nc, 1, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				parts[c] = redProdContig[T, A](chunk(c))
+			}
+		})
+		p := A(1)
+		for _, q := range parts {
+			p *= q
+		}
+		return T(p)
+	}
 	if op == ReduceSum || op == ReduceMean {
 		if nc == 1 {
 			return fin(redSumContig[T, A](x))
@@ -280,7 +302,8 @@ func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 		ro := newRedOdometer(rs, rst, 0)
 		for o := lo; o < hi; o++ {
 			base := ko.off
-			if isSum {
+			switch {
+			case isSum:
 				var s A
 				for r := 0; r < rows; r++ {
 					off := base + ro.off
@@ -288,7 +311,15 @@ func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 					ro.next()
 				}
 				out[o] = fin(s)
-			} else {
+			case op == ReduceProd:
+				p := A(1)
+				for r := 0; r < rows; r++ {
+					off := base + ro.off
+					p *= redProdContig[T, A](x[off : off+L])
+					ro.next()
+				}
+				out[o] = T(p)
+			default:
 				acc := x[base]
 				for r := 0; r < rows; r++ {
 					off := base + ro.off
@@ -331,6 +362,19 @@ func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 				return x[off : off+w]
 			}
 			r := 0
+			if op == ReduceProd {
+				a := acc[:w]
+				for j := range a {
+					a[j] = 1
+				}
+				for ; r < count; r++ {
+					redMulRow(a, row())
+				}
+				for j, p := range a {
+					o[j] = T(p)
+				}
+				continue
+			}
 			if isSum {
 				a := acc[:w]
 				clear(a)
@@ -389,6 +433,23 @@ func redSumContig[T Numeric, A float64 | int64](x []T) A {
 	return total
 }
 
+// redProdContig multiplies x in four lanes.
+func redProdContig[T Numeric, A float64 | int64](x []T) A {
+	p0, p1, p2, p3 := A(1), A(1), A(1), A(1)
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		q := x[i : i+4 : i+4]
+		p0 *= A(q[0])
+		p1 *= A(q[1])
+		p2 *= A(q[2])
+		p3 *= A(q[3])
+	}
+	for ; i < len(x); i++ {
+		p0 *= A(x[i])
+	}
+	return (p0 * p1) * (p2 * p3)
+}
+
 // redMaxContig folds x into acc with max, four independent lanes at a
 // time (max is exact, so the lanes do not change the result).
 func redMaxContig[T Numeric](acc T, x []T) T {
@@ -428,6 +489,13 @@ func redAddRow[T Numeric, A float64 | int64](acc []A, x []T) {
 	x = x[:len(acc)]
 	for j, v := range x {
 		acc[j] += A(v)
+	}
+}
+
+func redMulRow[T Numeric, A float64 | int64](acc []A, x []T) {
+	x = x[:len(acc)]
+	for j, v := range x {
+		acc[j] *= A(v)
 	}
 }
 

@@ -25,6 +25,8 @@ func redRef(op ReduceOp, x []float64, shape []int, mask []bool) []float64 {
 			out[i] = math.Inf(-1)
 		case ReduceMin:
 			out[i] = math.Inf(1)
+		case ReduceProd:
+			out[i] = 1
 		}
 	}
 	for i, v := range x {
@@ -47,6 +49,8 @@ func redRef(op ReduceOp, x []float64, shape []int, mask []bool) []float64 {
 			out[o] = math.Max(out[o], v)
 		case ReduceMin:
 			out[o] = math.Min(out[o], v)
+		case ReduceProd:
+			out[o] *= v
 		}
 	}
 	if op == ReduceMean {
@@ -66,6 +70,20 @@ func redCheck[T Numeric](t *testing.T, op ReduceOp, tol float64) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, shape := range redShapes {
 		xf := ewRandF64(r, ewNumel(shape))
+		if op == ReduceProd {
+			// Factors that keep long products finite: ±1 for integers
+			// (exact), magnitudes in [0.5, 1.5) for floats.
+			for i, v := range xf {
+				switch {
+				case ewIsInt[T]():
+					xf[i] = math.Copysign(1, v)
+				case i%5 == 0:
+					xf[i] = -0.5 - v/8 - 0.5
+				default:
+					xf[i] = 1 + v/8
+				}
+			}
+		}
 		x := ewConv[T](xf)
 		for i := range xf {
 			xf[i] = float64(x[i])
@@ -122,9 +140,9 @@ func redCheck[T Numeric](t *testing.T, op ReduceOp, tol float64) {
 }
 
 func TestRedReduce(t *testing.T) {
-	for _, op := range []ReduceOp{ReduceSum, ReduceMean, ReduceMax, ReduceMin} {
+	for _, op := range []ReduceOp{ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd} {
 		redCheck[float32](t, op, 1e-6)
-		redCheck[float64](t, op, 1e-12)
+		redCheck[float64](t, op, 1e-11)
 		if op != ReduceMean {
 			redCheck[int32](t, op, 0)
 			redCheck[int64](t, op, 0)
@@ -135,6 +153,34 @@ func TestRedReduce(t *testing.T) {
 	}
 	if err := Reduce(ReduceSum, 1, []float32{0}, []float32{1, 2}, []int{2}, []int{0, 0}); err == nil {
 		t.Fatal("duplicate axes accepted")
+	}
+}
+
+// TestRedProdEdges checks products that wrap (integers), hold zeros, NaN
+// and infinities, and that overflow float32 only on the way.
+func TestRedProdEdges(t *testing.T) {
+	i32 := make([]int32, 1)
+	if err := Reduce(ReduceProd, 1, i32, []int32{1 << 16, 1 << 16, 3}, []int{3}, []int{0}); err != nil || i32[0] != 0 {
+		t.Fatalf("int32 product 2^16·2^16·3 = %v, %v; want 0 (wrapped)", i32, err)
+	}
+	// -2^30·3 = -3·2^30 ≡ 2^30 (mod 2^32).
+	if err := Reduce(ReduceProd, 1, i32, []int32{-(1 << 30), 3}, []int{2}, []int{0}); err != nil || i32[0] != 1<<30 {
+		t.Fatalf("int32 product -2^30·3 = %v, %v; want 2^30 (wrapped)", i32, err)
+	}
+	// (2^40+1)(2^30+1) = 2^70 + 2^40 + 2^30 + 1 ≡ 2^40 + 2^30 + 1 (mod 2^64).
+	i64 := make([]int64, 2)
+	if err := Reduce(ReduceProd, 1, i64, []int64{1<<40 + 1, 5, 1<<30 + 1, 7}, []int{2, 2}, []int{0}); err != nil || i64[0] != 1<<40+1<<30+1 || i64[1] != 35 {
+		t.Fatalf("int64 products = %v, %v", i64, err)
+	}
+	f := make([]float32, 4)
+	x := []float32{1e30, 1e30, 1e-30, 1e-30, 2, 0, float32(math.Inf(1)), 1, 2, 0, float32(math.Inf(-1)), 3}
+	if err := Reduce(ReduceProd, 2, f, x, []int{4, 3}, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	// 1e30·1e30·1e-30 leaves float32's range and comes back (float64
+	// accumulation); 0·Inf is NaN.
+	if math.Abs(float64(f[0])-1e30) > 1e24 || f[1] != 0 || f[2] != float32(math.Inf(1)) || !math.IsNaN(float64(f[3])) {
+		t.Fatalf("float32 products = %v", f)
 	}
 }
 

@@ -58,6 +58,8 @@ var arith = []binOp{
 	{name: "Max", konst: "BinMax", float: "max(x, y)", int: "max(x, y)"},
 	{name: "Min", konst: "BinMin", float: "min(x, y)", int: "min(x, y)"},
 	{name: "Pow", konst: "BinPow", float: "T(math.Pow(float64(x), float64(y)))"},
+	{name: "Mod", konst: "BinMod", float: "ewModFloat(x, y)", int: "ewModInt(x, y)"},
+	{name: "Fmod", konst: "BinFmod", float: "T(math.Mod(float64(x), float64(y)))", int: "x % y"},
 }
 
 var compare = []binOp{
@@ -103,6 +105,37 @@ var unary = []unOp{
 	{name: "GeluTanh", konst: "UnaryGeluTanh", float: "T(ewGeluTanh(float64(x)))", f32Block: "ewGeluTanhBlock32"},
 	{name: "Silu", konst: "UnarySilu", float: "T(ewSilu(float64(x)))", f32Block: "ewSiluBlock32"},
 	{name: "Softplus", konst: "UnarySoftplus", float: "T(ewSoftplus(float64(x)))", f32Via64: "ewSoftplus"},
+	{name: "Floor", konst: "UnaryFloor", float: "T(math.Floor(float64(x)))"},
+	{name: "Ceil", konst: "UnaryCeil", float: "T(math.Ceil(float64(x)))"},
+	{name: "Round", konst: "UnaryRound", float: "T(math.RoundToEven(float64(x)))"},
+	{name: "Sign", konst: "UnarySign", float: "ewSign(x)", int: "ewSign(x)"},
+	{name: "Sin", konst: "UnarySin", float: "T(math.Sin(float64(x)))", f32Via64: "math.Sin"},
+	{name: "Cos", konst: "UnaryCos", float: "T(math.Cos(float64(x)))", f32Via64: "math.Cos"},
+	{name: "Tan", konst: "UnaryTan", float: "T(math.Tan(float64(x)))", f32Via64: "math.Tan"},
+	{name: "Asin", konst: "UnaryAsin", float: "T(math.Asin(float64(x)))", f32Via64: "math.Asin"},
+	{name: "Acos", konst: "UnaryAcos", float: "T(math.Acos(float64(x)))", f32Via64: "math.Acos"},
+	{name: "Atan", konst: "UnaryAtan", float: "T(math.Atan(float64(x)))", f32Via64: "math.Atan"},
+	{name: "Sinh", konst: "UnarySinh", float: "T(math.Sinh(float64(x)))", f32Via64: "math.Sinh"},
+	{name: "Cosh", konst: "UnaryCosh", float: "T(math.Cosh(float64(x)))", f32Via64: "math.Cosh"},
+	{name: "Asinh", konst: "UnaryAsinh", float: "T(math.Asinh(float64(x)))", f32Via64: "math.Asinh"},
+	{name: "Acosh", konst: "UnaryAcosh", float: "T(math.Acosh(float64(x)))", f32Via64: "math.Acosh"},
+	{name: "Atanh", konst: "UnaryAtanh", float: "T(math.Atanh(float64(x)))", f32Via64: "math.Atanh"},
+	{name: "Erf", konst: "UnaryErf", float: "T(math.Erf(float64(x)))", f32Via64: "math.Erf"},
+}
+
+// classOp is a float classification: a template in x of type T giving a
+// bool.
+type classOp struct {
+	name  string
+	konst string
+	tmpl  string
+}
+
+var classes = []classOp{
+	{name: "IsNaN", konst: "ClassNaN", tmpl: "x != x"},
+	{name: "IsInf", konst: "ClassInf", tmpl: "math.IsInf(float64(x), 0)"},
+	{name: "IsPosInf", konst: "ClassPosInf", tmpl: "math.IsInf(float64(x), 1)"},
+	{name: "IsNegInf", konst: "ClassNegInf", tmpl: "math.IsInf(float64(x), -1)"},
 }
 
 type gen struct{ bytes.Buffer }
@@ -222,6 +255,25 @@ func (g *gen) unaryFamily() {
 	g.p("func ewNotB(o, a []bool) {\n\ta = a[:len(o)]\n\tfor i := range o {\n\t\to[i] = !a[i]\n\t}\n}\n\n")
 }
 
+// classFamily writes the float classifications: one loop per op and
+// float dtype, and a table per dtype indexed by the ops' constants.
+func (g *gen) classFamily() {
+	g.p("// Float classifications.\n\n")
+	for _, d := range floats {
+		for _, op := range classes {
+			g.p("func ew%s%s(o []bool, a []%s) {\n", op.name, d.suffix, d.goType)
+			g.p("\ta = a[:len(o)]\n\tfor i := range o {\n\t\tx := a[i]\n\t\to[i] = %s\n\t}\n}\n\n", op.tmpl)
+		}
+	}
+	for _, d := range floats {
+		g.p("var ewClass%s = [...]func(o []bool, a []%s){\n", d.suffix, d.goType)
+		for _, op := range classes {
+			g.p("\t%s: ew%s%s,\n", op.konst, op.name, d.suffix)
+		}
+		g.p("}\n\n")
+	}
+}
+
 // castBody is the loop body converting x (of type from) to an element of
 // type to.
 func castBody(from, to dtype) string {
@@ -271,6 +323,7 @@ func main() {
 	g.binaryFamily("Comparisons.", "ewCompare", compare, all)
 	g.binaryFamily("Logical ops.", "ewLogical", logical, []dtype{b1})
 	g.unaryFamily()
+	g.classFamily()
 	g.castFamily()
 	src, err := format.Source(g.Bytes())
 	if err != nil {
