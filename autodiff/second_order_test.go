@@ -39,6 +39,12 @@ func TestSecondDerivatives(t *testing.T) {
 		{"sqrt", unary(func(b *ir.Builder, x *ir.Value) *ir.Value {
 			return ops.Sqrt(b, ops.Add(b, ops.Square(b, x), ops.Full(b, ir.F64, 1)))
 		}), true, ""},
+		{"sin", unary(ops.Sin), true, ""},
+		{"cos", unary(ops.Cos), true, ""},
+		{"atan", unary(ops.Atan), true, ""},
+		{"asinh", unary(ops.Asinh), true, ""},
+		{"erf", unary(ops.Erf), true, ""},
+		{"reduce_prod", unary(func(b *ir.Builder, x *ir.Value) *ir.Value { return ops.ReduceProd(b, x, []int{1}, false) }), true, ""},
 		{"multiply", ops.Multiply, true, ""},
 		{"divide", func(b *ir.Builder, x, y *ir.Value) *ir.Value {
 			return ops.Divide(b, x, ops.Add(b, ops.Square(b, y), ops.Full(b, ir.F64, 1)))

@@ -11,11 +11,16 @@ import (
 // Binary arithmetic with numpy broadcasting, and scale.
 //
 //	add, subtract, multiply, divide, maximum, minimum (x, y)  f32 f64 i32 i64
+//	mod, fmod (x, y)                                          f32 f64 i32 i64
 //	pow (x, y)                                                f32 f64
 //	scale {scale, bias} (x)                                   x·scale + bias
 //
 // Both operands have one dtype. Integer division truncates toward zero; a
-// zero divisor is a kernel error. maximum and minimum propagate NaN.
+// zero divisor is a kernel error. maximum and minimum propagate NaN. mod
+// is the remainder of floored division, with the sign of y (Python's %,
+// numpy's remainder, ONNX's Mod); fmod that of truncated division, with
+// the sign of x (C's fmod, ONNX's Mod with fmod=1). Their integer forms
+// fail on a zero divisor like divide; on floats a zero divisor gives NaN.
 //
 // Gradients (float operands; each reduced to its operand's shape):
 // add and subtract pass ±dy; multiply dy·y and dy·x; divide dy/y and
@@ -25,7 +30,9 @@ import (
 // dy·x^y·log(x) to y, with PyTorch's conventions at the edges: the x
 // gradient is 0 where y == 0, and the y gradient is 0 where x == 0 and
 // y ≥ 0; for x < 0 the y gradient is NaN (log of a negative number), and
-// the x gradient is finite only for integral y.
+// the x gradient is finite only for integral y. mod and fmod send dy to x
+// and −dy·floor(x/y), respectively −dy·trunc(x/y), to y (as PyTorch's
+// remainder and fmod).
 
 var ewArithOps = []struct {
 	name  string
@@ -40,6 +47,8 @@ var ewArithOps = []struct {
 	{"maximum", kernels.BinMax, ewNumbers, ewGradMaxMin(true)},
 	{"minimum", kernels.BinMin, ewNumbers, ewGradMaxMin(false)},
 	{"pow", kernels.BinPow, ewFloats, ewGradPow},
+	{"mod", kernels.BinMod, ewNumbers, ewGradMod(false)},
+	{"fmod", kernels.BinFmod, ewNumbers, ewGradMod(true)},
 }
 
 func init() {
@@ -189,6 +198,16 @@ func Minimum(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("minimum", 
 // Pow appends x raised to y, elementwise (floats only).
 func Pow(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("pow", nil, x, y) }
 
+// Mod appends the remainder of x/y with the sign of y (floored division;
+// numpy broadcasting). Integer operands fail at run time on a zero
+// divisor.
+func Mod(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("mod", nil, x, y) }
+
+// Fmod appends the remainder of x/y with the sign of x (truncated
+// division; numpy broadcasting). Integer operands fail at run time on a
+// zero divisor.
+func Fmod(b *ir.Builder, x, y *ir.Value) *ir.Value { return b.Op1("fmod", nil, x, y) }
+
 // Scale appends x·scale + bias; on integer tensors scale and bias must be
 // integers.
 func Scale(b *ir.Builder, x *ir.Value, scale, bias float64) *ir.Value {
@@ -286,6 +305,27 @@ func ewGradPow(g *GradContext) ([]*ir.Value, error) {
 		dx[1] = g.Unbroadcast(d, 1)
 	}
 	return dx, nil
+}
+
+// ewGradMod is the rule of mod (x − y·floor(x/y)) or, if trunc, of fmod
+// (x − y·trunc(x/y)): dy to x, −dy times the integral quotient to y.
+func ewGradMod(trunc bool) VJP {
+	return func(g *GradContext) ([]*ir.Value, error) {
+		dy := g.DY[0]
+		dx := make([]*ir.Value, 2)
+		if g.Need(0) {
+			dx[0] = g.Unbroadcast(dy, 0)
+		}
+		if g.Need(1) {
+			q := Divide(g.B, g.X(0), g.X(1))
+			n := Floor(g.B, q)
+			if trunc {
+				n = Where(g.B, LessThan(g.B, q, Full(g.B, dy.Type().DType, 0)), Ceil(g.B, q), n)
+			}
+			dx[1] = g.Unbroadcast(Neg(g.B, Multiply(g.B, dy, n)), 1)
+		}
+		return dx, nil
+	}
 }
 
 // ewGradScale is dy·scale; the bias does not matter.

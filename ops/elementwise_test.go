@@ -31,6 +31,8 @@ var ewArithRefs = []struct {
 	{"maximum", false, func(x, y float64, _ bool) float64 { return math.Max(x, y) }},
 	{"minimum", false, func(x, y float64, _ bool) float64 { return math.Min(x, y) }},
 	{"pow", true, func(x, y float64, _ bool) float64 { return math.Pow(x, y) }},
+	{"mod", false, func(x, y float64, _ bool) float64 { return x - y*math.Floor(x/y) }},
+	{"fmod", false, func(x, y float64, _ bool) float64 { return x - y*math.Trunc(x/y) }},
 }
 
 func TestEwArith(t *testing.T) {
@@ -46,7 +48,7 @@ func TestEwArith(t *testing.T) {
 			for _, sh := range ewPairs {
 				what := fmt.Sprintf("%s %s %v %v", op.name, dt, sh[0], sh[1])
 				x := ewNew(t, a, r, dt, false, sh[0])
-				y := ewNew(t, a, r, dt, op.name == "divide", sh[1])
+				y := ewNew(t, a, r, dt, op.name == "divide" || op.name == "mod" || op.name == "fmod", sh[1])
 				out := mustRun(t, a, op.name, nil, x, y)[0]
 				shape := ewOut(sh[0], sh[1])
 				xv, yv := ewVals(x), ewVals(y)
@@ -93,9 +95,11 @@ func TestEwDivideByZero(t *testing.T) {
 		a := memory.New(memory.Options{})
 		x, _ := tensor.Scalar(a, dt, 1)
 		y, _ := tensor.Zeros(a, dt, 3)
-		_, err := runOp(t, a, "divide", nil, x, y)
-		if err == nil || !strings.Contains(err.Error(), "divide") || !strings.Contains(err.Error(), "division by zero") {
-			t.Fatalf("%s divide by zero: %v", dt, err)
+		for _, op := range []string{"divide", "mod", "fmod"} {
+			_, err := runOp(t, a, op, nil, x, y)
+			if err == nil || !strings.Contains(err.Error(), op) || !strings.Contains(err.Error(), "division by zero") {
+				t.Fatalf("%s %s by zero: %v", dt, op, err)
+			}
 		}
 		release(x, y)
 		wantAllocated(t, a, 0)
@@ -214,6 +218,8 @@ func TestEwArithBuilders(t *testing.T) {
 		"maximum":  ops.Maximum(b, x, y),
 		"minimum":  ops.Minimum(b, x, y),
 		"pow":      ops.Pow(b, x, y),
+		"mod":      ops.Mod(b, x, y),
+		"fmod":     ops.Fmod(b, x, y),
 		"scale":    ops.Scale(b, x, 2, 1),
 	}
 	if err := b.Err(); err != nil {

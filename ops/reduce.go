@@ -11,15 +11,17 @@ import (
 // Reductions.
 //
 //	reduce_sum, reduce_max, reduce_min {axes, keepdim} (x)   f32 f64 i32 i64
+//	reduce_prod {axes, keepdim} (x)                          f32 f64 i32 i64
 //	reduce_mean {axes, keepdim} (x)                          f32 f64
 //	argmax {axis, keepdim} (x) -> i64                        f32 f64 i32 i64
 //
 // axes lists distinct axes, negative ones counting from the end; absent or
 // empty means all axes. keepdim (default false) keeps reduced axes as size
-// 1. Over zero elements reduce_sum gives 0 and reduce_mean NaN, while
-// reduce_max, reduce_min and argmax fail (in Infer when the dims are
-// static, else at run time), as in PyTorch. f32 sums accumulate in
-// f64; results do not depend on the thread count. argmax returns the first
+// 1. Over zero elements reduce_sum gives 0, reduce_prod 1 and reduce_mean
+// NaN, while reduce_max, reduce_min and argmax fail (in Infer when the
+// dims are static, else at run time), as in PyTorch. f32 sums and
+// products accumulate in f64, integer products wrap; results do not
+// depend on the thread count. argmax returns the first
 // index of the maximum; NaN counts as the maximum.
 //
 // Gradients: reduce_sum broadcasts dy back over the reduced axes, and
@@ -27,7 +29,9 @@ import (
 // static dims, else at run time with the helper op reduce_grad).
 // reduce_max and reduce_min send dy to the elements equal to the result,
 // shared equally among ties (as PyTorch's amax/amin); where the result is
-// NaN the gradient is NaN. argmax passes none.
+// NaN the gradient is NaN. reduce_prod sends each element dy times the
+// product of the other elements of its group (see redGradProd). argmax
+// passes none.
 
 var redOps = []struct {
 	name  string
@@ -39,6 +43,7 @@ var redOps = []struct {
 	{"reduce_mean", kernels.ReduceMean, ewFloats, redGradMean},
 	{"reduce_max", kernels.ReduceMax, ewNumbers, redGradMaxMin},
 	{"reduce_min", kernels.ReduceMin, ewNumbers, redGradMaxMin},
+	{"reduce_prod", kernels.ReduceProd, ewNumbers, redGradProd},
 }
 
 func init() {
@@ -306,6 +311,11 @@ func ReduceMin(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
 	return b.Op1("reduce_min", redAttrs(axes, keepdim), x)
 }
 
+// ReduceProd appends the product of x over axes (all axes if none).
+func ReduceProd(b *ir.Builder, x *ir.Value, axes []int, keepdim bool) *ir.Value {
+	return b.Op1("reduce_prod", redAttrs(axes, keepdim), x)
+}
+
 func redAttrs(axes []int, keepdim bool) ir.Attrs {
 	if axes == nil {
 		axes = []int{}
@@ -395,4 +405,35 @@ func redGradMaxMin(g *GradContext) ([]*ir.Value, error) {
 	hit := Cast(g.B, Equal(g.B, g.X(0), y), dy.Type().DType)
 	count := ReduceSum(g.B, hit, axes, true)
 	return []*ir.Value{Multiply(g.B, hit, Divide(g.B, dy, count))}, nil
+}
+
+// redGradProd sends each element dy times the product of the other
+// elements of its group. Without zeros in the group that is y/x; with one
+// zero, the zero gets the product of the rest and every other element 0;
+// with more, all get 0. It is built from the product p of the group with
+// its zeros replaced by 1: p/x where the group has no zero, p at its only
+// zero, 0 elsewhere. (Like PyTorch's rule it divides, so a product that
+// underflows to 0 without a zero factor gives 0 gradients.)
+func redGradProd(g *GradContext) ([]*ir.Value, error) {
+	axes, keepdim, err := redGradAttrs(g)
+	if err != nil {
+		return nil, err
+	}
+	dy := g.DY[0]
+	if len(axes) == 0 {
+		return []*ir.Value{dy}, nil
+	}
+	b, x := g.B, g.X(0)
+	dt := dy.Type().DType
+	zero, one := Full(b, dt, 0), Full(b, dt, 1)
+	if !keepdim {
+		dy = Unsqueeze(b, dy, axes...)
+	}
+	isZero := Equal(b, x, zero)
+	safe := Where(b, isZero, one, x) // x with its zeros as 1
+	p := ReduceProd(b, safe, axes, true)
+	zeros := ReduceSum(b, Cast(b, isZero, dt), axes, true)
+	others := Where(b, isZero, p, Divide(b, p, safe))
+	flows := LogicalOr(b, Equal(b, zeros, zero), LogicalAnd(b, Equal(b, zeros, one), isZero))
+	return []*ir.Value{Where(b, flows, Multiply(b, dy, others), zero)}, nil
 }

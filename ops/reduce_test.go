@@ -37,6 +37,8 @@ func redRef(name string, x []float64, shape []int, mask []bool, keepdim bool) ([
 			out[i] = math.Inf(-1)
 		case "reduce_min":
 			out[i] = math.Inf(1)
+		case "reduce_prod":
+			out[i] = 1
 		}
 	}
 	for i, v := range x {
@@ -57,6 +59,8 @@ func redRef(name string, x []float64, shape []int, mask []bool, keepdim bool) ([
 			out[o] = math.Max(out[o], v)
 		case "reduce_min":
 			out[o] = math.Min(out[o], v)
+		case "reduce_prod":
+			out[o] *= v
 		}
 	}
 	if name == "reduce_mean" {
@@ -76,13 +80,16 @@ func TestRedReduce(t *testing.T) {
 	ewDebug(t)
 	a := memory.New(memory.Options{})
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, name := range []string{"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"} {
+	for _, name := range []string{"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"} {
 		for _, dt := range ewNumDTypes {
 			if name == "reduce_mean" && (dt == tensor.I32 || dt == tensor.I64) {
 				continue
 			}
 			for _, shape := range redTestShapes {
 				x := randTensor(t, a, r, dt, shape...)
+				if name == "reduce_prod" {
+					redProdFactors(x)
+				}
 				xv := ewVals(x)
 				rank := len(shape)
 				for m := 0; m < 1<<rank; m++ {
@@ -129,7 +136,10 @@ func TestRedReduce(t *testing.T) {
 							want[i] = ewRound(dt, want[i])
 						}
 						tol := ewTol(dt)
-						if dt == tensor.F64 {
+						switch {
+						case dt == tensor.F64 && name == "reduce_prod":
+							tol = 1e-10 // 70001 roundings
+						case dt == tensor.F64:
 							tol = 1e-12
 						}
 						closeEnough(t, what, outs[0], want, wantShape, tol)
@@ -143,13 +153,41 @@ func TestRedReduce(t *testing.T) {
 	}
 }
 
+// redProdFactors maps the random values of x to factors whose long
+// products stay finite and exact enough: ±[0.5, 1.5) for floats, the sign
+// (-1, 0 or 1) for integers.
+func redProdFactors(x *tensor.Tensor) {
+	switch x.DType() {
+	case tensor.F32:
+		for i, v := range x.F32() {
+			x.F32()[i] = float32(math.Copysign(0.5+math.Abs(float64(v))/2, float64(v)))
+		}
+	case tensor.F64:
+		for i, v := range x.F64() {
+			x.F64()[i] = math.Copysign(0.5+math.Abs(v)/2, v)
+		}
+	case tensor.I32:
+		for i, v := range x.I32() {
+			x.I32()[i] = int32(max(-1, min(1, v)))
+		}
+	case tensor.I64:
+		for i, v := range x.I64() {
+			x.I64()[i] = max(-1, min(1, v))
+		}
+	}
+}
+
 func TestRedEmpty(t *testing.T) {
 	a := memory.New(memory.Options{})
 	x, _ := tensor.Zeros(a, tensor.F32, 2, 0)
 	sum := mustRun(t, a, "reduce_sum", ir.A("axes", []int{1}), x)[0]
 	mean := mustRun(t, a, "reduce_mean", ir.A("axes", []int{-1}), x)[0]
+	prod := mustRun(t, a, "reduce_prod", ir.A("axes", []int{1}), x)[0]
 	if v := sum.F32(); len(v) != 2 || v[0] != 0 || v[1] != 0 {
 		t.Fatalf("sum over size 0 = %v", v)
+	}
+	if v := prod.F32(); len(v) != 2 || v[0] != 1 || v[1] != 1 {
+		t.Fatalf("product over size 0 = %v", v)
 	}
 	if v := mean.F32(); len(v) != 2 || !ewNaN(float64(v[0])) || !ewNaN(float64(v[1])) {
 		t.Fatalf("mean over size 0 = %v", v)
@@ -170,7 +208,7 @@ func TestRedEmpty(t *testing.T) {
 	if mx.Len() != 0 || am.Len() != 0 {
 		t.Fatalf("max/argmax over axis 0 of [2 0]: %v %v", mx, am)
 	}
-	release(x, sum, mean, mx, am)
+	release(x, sum, mean, prod, mx, am)
 	wantAllocated(t, a, 0)
 }
 
@@ -299,6 +337,8 @@ func TestRedInferErrors(t *testing.T) {
 	ewInferErr(t, "reduce_min", ir.A("axes", []int{-3}), []string{"tensor<2x3xf32>", "out of range"}, f32(2, 3))
 	ewInferErr(t, "reduce_mean", nil, []string{"tensor<2xi32>"}, ir.TensorOf(ir.I32, 2))
 	ewInferErr(t, "reduce_sum", nil, []string{"tensor<2xi1>"}, ir.TensorOf(ir.I1, 2))
+	ewInferErr(t, "reduce_prod", nil, []string{"tensor<2xi1>"}, ir.TensorOf(ir.I1, 2))
+	ewInferErr(t, "reduce_prod", ir.A("axes", []int{0, 0}), []string{"twice"}, f32(2))
 	ewInferErr(t, "reduce_sum", ir.A("axes", 1), []string{"axes"}, f32(2))
 	ewInferErr(t, "reduce_sum", ir.A("keepdim", 1), []string{"keepdim"}, f32(2))
 	ewInferErr(t, "argmax", nil, []string{"axis"}, f32(2))
@@ -316,7 +356,7 @@ func TestRedOOMSweep(t *testing.T) {
 	a := memory.New(memory.Options{})
 	r := rand.New(rand.NewPCG(57, 58))
 	x := randTensor(t, a, r, tensor.F64, 3, 4, 5)
-	for _, name := range []string{"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"} {
+	for _, name := range []string{"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"} {
 		checkOOMSweep(t, name, ir.A("axes", []int{1}), x)
 		checkOOMSweep(t, name, nil, x)
 	}
@@ -333,6 +373,7 @@ func TestRedBuilders(t *testing.T) {
 		ops.ReduceMean(b, x, []int{1}, false),
 		ops.ReduceMax(b, x, []int{-2}, false),
 		ops.ReduceMin(b, x, []int{1}, false),
+		ops.ReduceProd(b, x, []int{-2}, false),
 	}
 	all := ops.ReduceSum(b, x, nil, true)
 	am := ops.Argmax(b, x, 1, false)
