@@ -54,7 +54,7 @@ func BenchmarkUnary(b *testing.B) {
 	for _, op := range []struct {
 		name string
 		op   UnaryOp
-	}{{"relu", UnaryRelu}, {"sigmoid", UnarySigmoid}, {"gelu", UnaryGelu}} {
+	}{{"relu", UnaryRelu}, {"sigmoid", UnarySigmoid}, {"gelu", UnaryGelu}, {"floor", UnaryFloor}, {"sin", UnarySin}} {
 		for _, threads := range ewBenchThreads() {
 			b.Run(fmt.Sprintf("%s/f32/n=1M/threads=%d", op.name, threads), func(b *testing.B) {
 				b.SetBytes(2 * 4 * n)
@@ -65,6 +65,40 @@ func BenchmarkUnary(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMod measures the remainders over 1M same-shape elements: f32
+// (math.Mod in float64) and i32.
+func BenchmarkMod(b *testing.B) {
+	const n = 1 << 20
+	shape := []int{n}
+	xf, yf, of := make([]float32, n), make([]float32, n), make([]float32, n)
+	xi, yi, oi := make([]int32, n), make([]int32, n), make([]int32, n)
+	for i := range xf {
+		xf[i], yf[i] = float32(i%1000)/7-70, float32(i%13)/3+0.5
+		xi[i], yi[i] = int32(i%1000-500), int32(i%13-6)|1
+	}
+	for _, op := range []struct {
+		name string
+		op   BinaryOp
+	}{{"mod", BinMod}, {"fmod", BinFmod}} {
+		b.Run(op.name+"/f32/n=1M", func(b *testing.B) {
+			b.SetBytes(3 * 4 * n)
+			for b.Loop() {
+				if err := Binary(op.op, 1, of, shape, xf, shape, yf, shape); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(op.name+"/i32/n=1M", func(b *testing.B) {
+			b.SetBytes(3 * 4 * n)
+			for b.Loop() {
+				if err := Binary(op.op, 1, oi, shape, xi, shape, yi, shape); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -111,6 +145,25 @@ func BenchmarkReduceMax(b *testing.B) {
 			b.SetBytes(4 * n)
 			for b.Loop() {
 				if err := Reduce(ReduceMax, 1, out, x, []int{1024, 1024}, axes); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkReduceProd(b *testing.B) {
+	const n = 1 << 20
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = 1 + float32(i%7-3)/1000
+	}
+	out := make([]float32, 1024)
+	for _, axes := range [][]int{{1}, {0}} {
+		b.Run(fmt.Sprintf("f32/n=1M/axes=%v", axes), func(b *testing.B) {
+			b.SetBytes(4 * n)
+			for b.Loop() {
+				if err := Reduce(ReduceProd, 1, out, x, []int{1024, 1024}, axes); err != nil {
 					b.Fatal(err)
 				}
 			}
