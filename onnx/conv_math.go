@@ -9,8 +9,8 @@ import (
 )
 
 // Elementwise math and products: rounding, sign, the trigonometric and
-// hyperbolic functions and their inverses, erf, Mod, IsNaN and IsInf, and
-// ReduceProd map to gopir ops of their own; Shrink and
+// hyperbolic functions and their inverses, erf, Mod, IsNaN and IsInf,
+// ReduceProd and Det map to gopir ops of their own; Shrink and
 // MeanVarianceNormalization are composed of other ops and Einsum is
 // lowered to transposes, reshapes, matmuls and sums (conv_einsum.go). The
 // random ops are refused (convRandom).
@@ -20,7 +20,7 @@ func init() {
 		"Floor": ops.Floor, "Ceil": ops.Ceil, "Round": ops.Round,
 		"Sin": ops.Sin, "Cos": ops.Cos, "Tan": ops.Tan, "Asin": ops.Asin, "Acos": ops.Acos, "Atan": ops.Atan,
 		"Sinh": ops.Sinh, "Cosh": ops.Cosh, "Asinh": ops.Asinh, "Acosh": ops.Acosh, "Atanh": ops.Atanh,
-		"Erf": ops.Erf, "IsNaN": ops.IsNaN,
+		"Erf": ops.Erf, "IsNaN": ops.IsNaN, "Det": ops.Det,
 	}
 	for name, f := range floatOnly {
 		register(func(n *node) ([]*value, error) {

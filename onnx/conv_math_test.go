@@ -106,6 +106,7 @@ func TestMathRefusals(t *testing.T) {
 		{oneNode{"RandomNormal", 15, nil, nil}, true, "random op RandomNormal"},
 		{oneNode{"Erf", 13, []ioSpec{i32(3)}, nil}, true, "tensor<3xi32>"},
 		{oneNode{"Floor", 13, []ioSpec{i64(3)}, nil}, true, "tensor<3xi64>"},
+		{oneNode{"Det", 11, []ioSpec{i32(2, 2)}, nil}, true, "tensor<2x2xi32>"},
 		{oneNode{"Sign", 13, []ioSpec{b1(3)}, nil}, true, "tensor<3xi1>"},
 		{oneNode{"IsInf", 10, []ioSpec{i32(3)}, nil}, true, "tensor<3xi32>"},
 		{oneNode{"Mod", 13, []ioSpec{b1(3), b1(3)}, nil}, true, "tensor<3xi1>"},

@@ -19,11 +19,11 @@ its five (implicit outputs, traces, repeated letters, broadcasting
 ellipses and size-1 dims, three operands, integers, empty dims), Mod's two
 sign conventions on every dtype gopir has, IsInf's attributes, Sign on
 integers, halves for Round, float64 trigonometry, Shrink on integers,
-MeanVarianceNormalization with other axes and ReduceProd with axes given
-as an input (opset 18) and noop_with_empty_axes. Expected outputs are
-numpy's (np.einsum, np.mod, np.fmod, ...), the reference semantics of
-ONNX's backend tests. Inputs come from a fixed seed; a rerun writes the
-same files.
+MeanVarianceNormalization with other axes, ReduceProd with axes given
+as an input (opset 18) and noop_with_empty_axes, and Det on batches.
+Expected outputs are numpy's (np.einsum, np.mod, np.fmod, np.linalg.det,
+...), the reference semantics of ONNX's backend tests. Inputs come from a
+fixed seed; a rerun writes the same files.
 """
 
 import math
@@ -187,6 +187,17 @@ def other_cases():
     case("reduce_prod_all", "ReduceProd", [("x", xf)], np.prod(xf, keepdims=True), opset=18)
 
 
+def det_cases():
+    x = rand((2, 3, 4, 4))
+    case("det_batch_f64", "Det", [("x", x)], np.linalg.det(x), opset=11)
+    x = rand((5, 3, 3)).astype(np.float32)
+    case("det_f32", "Det", [("x", x)], np.linalg.det(x).astype(np.float32), opset=11)
+    x = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]])
+    case("det_singular", "Det", [("x", x)], np.asarray(np.linalg.det(x)), opset=11)
+    x = np.array([[[7.5]], [[-2.0]]])
+    case("det_1x1", "Det", [("x", x)], np.linalg.det(x), opset=11)
+
+
 def main():
     if os.path.exists(OUT):
         shutil.rmtree(OUT)
@@ -194,6 +205,7 @@ def main():
     mod_cases()
     unary_cases()
     other_cases()
+    det_cases()
 
 
 if __name__ == "__main__":
