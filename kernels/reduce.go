@@ -25,7 +25,7 @@ import (
 type ReduceOp uint8
 
 // The reductions. ReduceMean is defined on floats only; ReduceMax and
-// ReduceMin propagate NaN.
+// ReduceMin propagate NaN; ReduceProd wraps on integers.
 const (
 	ReduceSum ReduceOp = iota
 	ReduceMean
