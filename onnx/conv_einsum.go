@@ -20,10 +20,9 @@ import (
 //     in the output is summed at once;
 //   - the inputs are then contracted left to right, each pair as a
 //     batched matmul ([batch, M, K]·[batch, K, N], after a transpose, or
-//     with the matmul's transpose flags, and a reshape), or as a
-//     broadcast multiply and a sum when nothing is
-//     contracted or the dtype is an integer one (matmul has f32 and f64
-//     only);
+//     with the matmul's transpose flags, and a reshape), or as a broadcast
+//     multiply and a sum when nothing is contracted or the dtype is an
+//     integer one (matmul has f32 and f64 only);
 //   - the result is transposed into the output's order.
 //
 // Sizes broadcast like numpy's: a dim of 1 stretches to its label's size.
@@ -352,7 +351,7 @@ func (e *einsum) transpose(t *esTerm, labels []int) *esTerm {
 	return &esTerm{v: ops.Transpose(e.b, t.v, perm...), labels: slices.Clone(labels), dims: dims}
 }
 
-// reshape returns t viewed with the given dims, if they differ.
+// reshape returns v viewed with the given dims, or v if it has them.
 func (e *einsum) reshape(v *ir.Value, dims []int) *ir.Value {
 	if slices.Equal(v.Type().Dims, dims) {
 		return v
