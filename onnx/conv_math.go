@@ -136,9 +136,6 @@ func convShrink(n *node) ([]*value, error) {
 // body; the variance is taken of the centered values, which does not
 // cancel like E[x²] − E[x]².
 func convMVN(n *node) ([]*value, error) {
-	if n.Opset() < 9 {
-		return nil, n.unsupported("MeanVarianceNormalization before opset 9 (the experimental op)")
-	}
 	x := n.In(0)
 	axes := n.Ints("axes")
 	if !n.HasAttr("axes") {
