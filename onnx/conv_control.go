@@ -119,6 +119,11 @@ func convLoop(n *node) ([]*value, error) {
 	for _, v := range init {
 		types = append(types, v.Type())
 	}
+	// An optional carried value may come back from the body as its item
+	// (ONNX takes a value of type T as an optional<T> that holds it): such
+	// yields are wrapped in an optional, and the loop's result is the item
+	// again, as the body's output type says.
+	wrap := make([]bool, 1+nv)
 	scanTypes := make([]ir.Type, k)
 	for j := range k {
 		t, err := typeFromProto(body.GetOutput()[1+nv+j].GetType())
@@ -161,7 +166,12 @@ func convLoop(n *node) ([]*value, error) {
 			next = ops.LogicalAnd(inner, next, ops.LessThan(inner, i1, trip))
 		}
 		yields := []*ir.Value{next, i1}
-		yields = append(yields, outs[1:1+nv]...)
+		for j, y := range outs[1 : 1+nv] {
+			if wrap[1+j] {
+				y = ops.SeqConstruct(inner, y)
+			}
+			yields = append(yields, y)
+		}
 		for j := range k {
 			// An item that does not fit its stack's type makes another
 			// attempt (below); this one is not kept.
@@ -177,6 +187,10 @@ func convLoop(n *node) ([]*value, error) {
 		for j, y := range yields[1 : 1+1+nv] {
 			if !y.Type().Refines(all[j]) {
 				fits = false
+				if t := all[j]; !wrap[j] && isOptionalOf(t, y.Type()) {
+					wrap[j] = true
+					continue
+				}
 				jt, ok := ir.Join(y.Type(), all[j])
 				if !ok {
 					return nil, n.unsupported("loop-carried value %d changes from %s to %s", j, all[j], y.Type())
@@ -198,7 +212,13 @@ func convLoop(n *node) ([]*value, error) {
 		if fits {
 			inner.Yield(yields...)
 			res := op.Results()
-			vals := out(res[1 : 1+nv]...)
+			var vals []*value
+			for j, r := range res[1 : 1+nv] {
+				if wrap[1+j] {
+					r = ops.SeqAt(b, r, ops.Full(b, ir.I64, 0))
+				}
+				vals = append(vals, &value{v: r})
+			}
 			for j := range k {
 				vals = append(vals, &value{v: ops.ConcatFromSeq(b, res[1+nv+j], 0, true)})
 			}
@@ -222,6 +242,12 @@ func convLoop(n *node) ([]*value, error) {
 			}
 		}
 	}
+}
+
+// isOptionalOf reports whether t is an optional (a stack) of sequences and
+// y a sequence: a value an optional of it may take.
+func isOptionalOf(t, y ir.Type) bool {
+	return t.IsStack() && t.Elem.IsStack() && y.IsStack() && !y.Elem.IsStack()
 }
 
 // convScan: a while over the scan axis of the scan inputs, carrying the
