@@ -34,7 +34,6 @@ func init() {
 	register(convSign, "Sign")
 	register(convIsInf, "IsInf")
 	register(convMod, "Mod")
-	register(convReduceProd, "ReduceProd")
 	register(convShrink, "Shrink")
 	register(convMVN, "MeanVarianceNormalization")
 	registerNoFold(convRandom, "Bernoulli", "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike")
@@ -82,34 +81,6 @@ func convMod(n *node) ([]*value, error) {
 	}
 	n.fail("fmod=%d: want 0 or 1", fmod)
 	return nil, nil
-}
-
-// convReduceProd: the product over axes, given as an attribute or, from
-// opset 18, as an input known at import time. No axes means every axis,
-// unless noop_with_empty_axes makes the op an identity. (The same rules
-// as convReduce's.)
-func convReduceProd(n *node) ([]*value, error) {
-	x := n.In(0)
-	r := x.Type().Rank()
-	axes := n.Ints("axes")
-	if n.Has(1) {
-		var ok bool
-		if axes, ok = n.KnownInts(1); !ok {
-			return nil, n.unsupported("axes computed at run time")
-		}
-	}
-	keep := n.Int("keepdims", 1) != 0
-	if len(axes) == 0 && n.Int("noop_with_empty_axes", 0) != 0 {
-		return []*value{n.in[0]}, nil
-	}
-	if !isNumber(x.Type().DType) {
-		return nil, n.unsupported("an input of type %s", x.Type())
-	}
-	ax := []int{} // every axis
-	for _, a := range axes {
-		ax = append(ax, n.axis(a, r))
-	}
-	return out(ops.ReduceProd(n.b, x, ax, keep)), nil
 }
 
 // convShrink: x+bias below -lambd, x−bias above lambd, 0 between. On

@@ -10,7 +10,7 @@ import (
 // Reductions and arg-reductions.
 
 func init() {
-	register(convReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+	register(convReduce, "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
 		"ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
 	register(convArgMax, "ArgMax")
 }
@@ -30,6 +30,9 @@ func convReduce(n *node) ([]*value, error) {
 		if axes, ok = n.KnownInts(1); !ok {
 			if !n.vector(1) {
 				return nil, n.unsupported("axes %s that are not 1-D of static length", n.Type(1))
+			}
+			if n.p.GetOpType() == "ReduceProd" {
+				return nil, n.unsupported("axes computed at run time")
 			}
 			if n.Type(1).Dims[0] > 0 {
 				return outv(reduceDyn(n.b, n.p.GetOpType(), x, n.In(1), keep)), nil
@@ -60,6 +63,11 @@ func convReduce(n *node) ([]*value, error) {
 		return outv(ops.ReduceMax(b, x, ax, keep)), nil
 	case "ReduceMin":
 		return outv(ops.ReduceMin(b, x, ax, keep)), nil
+	case "ReduceProd":
+		if !isNumber(dt) {
+			return nil, n.unsupported("an input of type %s", x.Type())
+		}
+		return outv(ops.ReduceProd(b, x, ax, keep)), nil
 	case "ReduceSumSquare":
 		return outv(ops.ReduceSum(b, ops.Square(b, x), ax, keep)), nil
 	case "ReduceL1":
