@@ -4,8 +4,8 @@ package kernels
 // KH×KW window, strides and symmetric padding. Padding never takes part in
 // a result: max pooling ignores it and average pooling divides by the
 // number of input elements in the window (PyTorch's
-// count_include_pad=False). Callers keep PH ≤ KH/2 and PW ≤ KW/2, so every
-// window holds at least one input element.
+// count_include_pad=False). Callers keep PH < KH, PW < KW and H, W ≥ 1,
+// so every window holds at least one input element.
 type Pool2DParams struct {
 	N, C, H, W int
 	KH, KW     int // window, >= 1

@@ -247,6 +247,7 @@ func TestNNGradPool(t *testing.T) {
 		{[]int{1, 2, 6, 5}, []int{3, 2}, []int{1, 2}, []int{1, 1}},
 		{[]int{1, 3, 7, 7}, []int{2, 3}, []int{3, 1}, []int{0, 1}},
 		{[]int{2, 1, 5, 6}, []int{3, 3}, []int{1, 1}, []int{1, 1}}, // overlapping windows
+		{[]int{1, 2, 5, 4}, []int{3, 3}, []int{2, 1}, []int{2, 2}}, // padding beyond half the window
 	}
 	for _, tc := range cases {
 		attrs := ir.A("kernel_size", tc.kernel)

@@ -15,10 +15,12 @@ import (
 //
 // x is N×C×H×W, f32 or f64. kernel_size [kh, kw] is required; strides
 // default to kernel_size; paddings [ph, pw] (default [0, 0]) pad each side
-// and must be at most half the window (ph ≤ kh/2, pw ≤ kw/2), and H and W
-// must not be 0, so every window holds an input element. Each list may be a single int for both
-// dims. out is N×C×OH×OW with OH = (H + 2·ph − kh)/sh + 1 (floor, no
-// ceil mode).
+// and must be smaller than the window (ph < kh, pw < kw), and H and W must
+// not be 0, so every window holds an input element. Each list may be a
+// single int for both dims. out is N×C×OH×OW with
+// OH = (H + 2·ph − kh)/sh + 1 (floor, no ceil mode). The N-d pools of
+// pool_nd.go add what these lack (dilations, asymmetric padding, ceil mode,
+// padding counted in averages).
 //
 // Padding never enters a result: max_pool2d ignores it, and avg_pool2d
 // divides each window's sum by the number of input elements it covers —
@@ -75,8 +77,8 @@ func nnPoolDecode(attrs ir.Attrs) (a nnPoolAttrs, err error) {
 	if a.paddings, err = nnPair(attrs, "paddings", [2]int{0, 0}, 0); err != nil {
 		return
 	}
-	if 2*a.paddings[0] > a.kernel[0] || 2*a.paddings[1] > a.kernel[1] {
-		err = fmt.Errorf("paddings %v must be at most half of kernel_size %v", a.paddings[:], a.kernel[:])
+	if a.paddings[0] >= a.kernel[0] || a.paddings[1] >= a.kernel[1] {
+		err = fmt.Errorf("paddings %v must be smaller than kernel_size %v", a.paddings[:], a.kernel[:])
 	}
 	return
 }

@@ -72,6 +72,9 @@ var nnPoolCases = []nnPoolCase{
 	{[4]int{0, 3, 4, 4}, [2]int{2, 2}, [2]int{2, 2}, [2]int{0, 0}},
 	{[4]int{2, 0, 4, 4}, [2]int{2, 2}, [2]int{2, 2}, [2]int{0, 0}},
 	{[4]int{16, 8, 28, 28}, [2]int{2, 2}, [2]int{2, 2}, [2]int{0, 0}}, // big enough for threads
+	{[4]int{1, 2, 5, 6}, [2]int{3, 3}, [2]int{1, 2}, [2]int{2, 2}},    // padding beyond half the window
+	{[4]int{2, 1, 5, 5}, [2]int{5, 4}, [2]int{3, 1}, [2]int{4, 3}},
+	{[4]int{1, 1, 1, 2}, [2]int{3, 2}, [2]int{1, 1}, [2]int{2, 1}},
 }
 
 func TestNNPool2D(t *testing.T) {
@@ -151,7 +154,7 @@ func TestNNPoolDefaultsAndInfer(t *testing.T) {
 	x4 := nnT(ir.F32, 2, 3, 8, 8)
 	for _, name := range []string{"max_pool2d", "avg_pool2d"} {
 		nnInferErr(t, name, nil, []string{"kernel_size"}, x4)
-		nnInferErr(t, name, ir.A("kernel_size", 2, "paddings", 2), []string{"paddings [2 2]", "half", "[2 2]"}, x4)
+		nnInferErr(t, name, ir.A("kernel_size", 2, "paddings", 2), []string{"paddings [2 2]", "smaller than kernel_size", "[2 2]"}, x4)
 		nnInferErr(t, name, ir.A("kernel_size", 9), []string{"tensor<2x3x8x8xf32>", "smaller than kernel_size [9 9]"}, x4)
 		nnInferErr(t, name, ir.A("kernel_size", 2), []string{"tensor<3x8x8xf32>", "rank 4"}, nnT(ir.F32, 3, 8, 8))
 		nnInferErr(t, name, ir.A("kernel_size", 2), []string{"tensor<2x3x8x8xi64>", "f32 or f64"}, nnT(ir.I64, 2, 3, 8, 8))
