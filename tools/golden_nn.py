@@ -103,6 +103,37 @@ def pools():
     write("avg_pool2d", avgc)
 
 
+def pools_nd():
+    """max_pool and avg_pool: 1-D, 2-D and 3-D, dilations, ceil mode and
+    padding counted in averages (PyTorch pads symmetrically)."""
+    specs = [
+        # name, shape, kernel, strides, paddings (per dim), dilations, ceil, dtype
+        ("1d", [2, 3, 11], [3], [2], [1], [1], False, torch.float64),
+        ("1d_ceil_dil", [1, 2, 10], [3], [2], [1], [2], True, torch.float64),
+        ("2d_ceil", [1, 2, 6, 7], [3, 2], [2, 2], [1, 1], [1, 1], True, torch.float64),
+        ("2d_dil", [2, 1, 9, 8], [3, 2], [1, 2], [1, 0], [2, 3], False, torch.float64),
+        ("3d", [1, 2, 5, 6, 4], [2, 3, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], False, torch.float64),
+        ("3d_ceil_f32", [2, 1, 6, 5, 7], [3, 2, 2], [2, 2, 3], [1, 0, 1], [1, 2, 1], True, torch.float32),
+    ]
+    maxc, avgc = [], []
+    mp = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
+    ap = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}
+    for name, shape, k, s, p, d, ceil, dt in specs:
+        x = rand(*shape, dtype=dt)
+        nd = len(k)
+        attrs = {"kernel_size": k, "strides": s, "pads": p + p, "dilations": d, "ceil_mode": ceil}
+        y, idx = mp[nd](x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+        maxc.append(case(name, attrs, [x], [y, idx], dt))
+        if d != [1] * nd:
+            continue
+        del attrs["dilations"]
+        for incl in (False, True):
+            a = ap[nd](x.double(), k, s, p, ceil_mode=ceil, count_include_pad=incl).to(dt)
+            avgc.append(case(name + ("_incl" if incl else ""), dict(attrs, count_include_pad=incl), [x], [a], dt))
+    write("max_pool", maxc)
+    write("avg_pool", avgc)
+
+
 def batch_norm():
     cases = []
     for name, shape, training, momentum, eps, dt in [
@@ -213,3 +244,4 @@ if __name__ == "__main__":
     softmaxes()
     cross_entropy()
     bce()
+    pools_nd()
