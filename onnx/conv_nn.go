@@ -1,20 +1,17 @@
 package onnx
 
 import (
-	"slices"
-
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
 )
 
-// Neural-network ops: matrix products, convolution, pooling,
-// normalization, softmax and dropout.
+// Neural-network ops: matrix products, global pooling, normalization,
+// softmax and dropout (convolution, windowed pooling and padding are in
+// conv_spatial.go).
 
 func init() {
 	register(convMatMul, "MatMul")
 	register(convGemm, "Gemm")
-	register(convConv, "Conv")
-	register(convPool, "MaxPool", "AveragePool")
 	register(convGlobalPool, "GlobalAveragePool", "GlobalMaxPool")
 	register(convBatchNorm, "BatchNormalization")
 	register(convSoftmax, "Softmax", "LogSoftmax")
@@ -50,137 +47,6 @@ func convGemm(n *node) ([]*value, error) {
 		y = ops.Add(n.b, y, c)
 	}
 	return outv(y), nil
-}
-
-// spatial reads the attributes that Conv and the pools share, for a 2-D
-// input of spatial dims hw and a window of size kernel (dilated): strides,
-// dilations and pads, resolving auto_pad. gopir pads both sides alike, so
-// asymmetric padding is refused.
-func (n *node) spatial(hw, kernel []int, withDilations bool) (strides, dilations, pads []int, ok bool) {
-	k := len(kernel)
-	strides = n.ints(n.Ints("strides"))
-	if strides == nil {
-		strides = ones(k)
-	}
-	dilations = ones(k)
-	if withDilations {
-		if d := n.Ints("dilations"); d != nil {
-			dilations = n.ints(d)
-		}
-	}
-	p := n.ints(n.Ints("pads"))
-	switch ap := n.String("auto_pad", "NOTSET"); ap {
-	case "NOTSET":
-		if p == nil {
-			p = make([]int, 2*k)
-		}
-	case "VALID":
-		p = make([]int, 2*k)
-	case "SAME_UPPER", "SAME_LOWER":
-		p = make([]int, 2*k)
-		for i := range k {
-			if hw[i] == ir.Dynamic {
-				n.fail("auto_pad %s needs static spatial dims", ap)
-				return nil, nil, nil, false
-			}
-			outDim := (hw[i] + strides[i] - 1) / strides[i]
-			total := max(0, (outDim-1)*strides[i]+(kernel[i]-1)*dilations[i]+1-hw[i])
-			small, big := total/2, total-total/2
-			if ap == "SAME_UPPER" {
-				p[i], p[i+k] = small, big
-			} else {
-				p[i], p[i+k] = big, small
-			}
-		}
-	default:
-		n.fail("auto_pad %q", ap)
-		return nil, nil, nil, false
-	}
-	if len(strides) != k || len(dilations) != k || len(p) != 2*k {
-		n.fail("strides, dilations and pads do not match a %d-D window", k)
-		return nil, nil, nil, false
-	}
-	pads = p[:k]
-	if !slices.Equal(p[:k], p[k:]) {
-		n.err = n.unsupported("asymmetric pads %v", p)
-		return nil, nil, nil, false
-	}
-	return strides, dilations, pads, true
-}
-
-func ones(k int) []int {
-	s := make([]int, k)
-	for i := range s {
-		s[i] = 1
-	}
-	return s
-}
-
-// convConv: 2-D convolution (NCHW), with an optional bias.
-func convConv(n *node) ([]*value, error) {
-	x, w := n.In(0), n.In(1)
-	xt, wt := x.Type(), w.Type()
-	if xt.Rank() != 4 || wt.Rank() != 4 {
-		return nil, n.unsupported("%d-D convolution", xt.Rank()-2)
-	}
-	kernel := wt.Dims[2:]
-	if ks := n.Ints("kernel_shape"); ks != nil && !slices.Equal(n.ints(ks), kernel) {
-		n.fail("kernel_shape %v does not match the weights %s", ks, wt)
-		return nil, nil
-	}
-	strides, dil, pads, ok := n.spatial(xt.Dims[2:], kernel, true)
-	if !ok {
-		return nil, nil
-	}
-	y := ops.Conv2D(n.b, x, w, strides, pads, dil, int(n.Int("group", 1)))
-	if n.Has(2) {
-		y = ops.Add(n.b, y, ops.Reshape(n.b, n.In(2), -1, 1, 1))
-	}
-	return outv(y), nil
-}
-
-// convPool: 2-D max and average pooling. gopir's windows never cover only
-// padding and average pooling leaves padding out of the count (ONNX's
-// count_include_pad=0); ceil_mode, dilations and storage_order are not
-// supported.
-func convPool(n *node) ([]*value, error) {
-	x := n.In(0)
-	xt := x.Type()
-	kernel := n.ints(n.Ints("kernel_shape"))
-	if xt.Rank() != 4 || len(kernel) != 2 {
-		return nil, n.unsupported("%d-D pooling", len(kernel))
-	}
-	if n.Int("ceil_mode", 0) != 0 {
-		return nil, n.unsupported("ceil_mode=1")
-	}
-	isMax := n.p.GetOpType() == "MaxPool"
-	if isMax {
-		if n.Int("storage_order", 0) != 0 {
-			return nil, n.unsupported("storage_order=1")
-		}
-	} else if n.Int("count_include_pad", 0) != 0 {
-		return nil, n.unsupported("count_include_pad=1")
-	}
-	strides, dil, pads, ok := n.spatial(xt.Dims[2:], kernel, isMax)
-	if !ok {
-		return nil, nil
-	}
-	if !slices.Equal(dil, ones(2)) {
-		return nil, n.unsupported("dilations %v", dil)
-	}
-	for i, p := range pads {
-		if p > kernel[i]/2 {
-			return nil, n.unsupported("pads %v larger than half the window %v", pads, kernel)
-		}
-	}
-	if isMax {
-		if len(n.p.GetOutput()) > 1 && n.p.GetOutput()[1] != "" {
-			return nil, n.unsupported("the Indices output")
-		}
-		y, _ := ops.MaxPool2D(n.b, x, kernel, strides, pads)
-		return outv(y), nil
-	}
-	return outv(ops.AvgPool2D(n.b, x, kernel, strides, pads)), nil
 }
 
 func convGlobalPool(n *node) ([]*value, error) {
