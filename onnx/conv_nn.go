@@ -17,6 +17,8 @@ func init() {
 	register(convSoftmax, "Softmax", "LogSoftmax")
 	register(convDropout, "Dropout")
 	register(convLayerNorm, "LayerNormalization")
+	register(convInstanceNorm, "InstanceNormalization")
+	register(convLRN, "LRN")
 }
 
 func convMatMul(n *node) ([]*value, error) {
@@ -161,4 +163,70 @@ func convLayerNorm(n *node) ([]*value, error) {
 		outs = append(outs, &value{v: keep(inv)})
 	}
 	return outs, nil
+}
+
+// convInstanceNorm normalizes each (sample, channel) over its spatial
+// dims: (x − mean)/√(var + ε)·scale + bias, the variance biased, built
+// from reductions.
+func convInstanceNorm(n *node) ([]*value, error) {
+	if n.Opset() < 6 {
+		n.Ints("consumed_inputs")
+	}
+	x, scale, bias := n.In(0), n.In(1), n.In(2)
+	r := n.rank(0)
+	if r < 3 {
+		n.fail("input %s has no spatial dims", x.Type())
+		return nil, nil
+	}
+	eps := n.Float("epsilon", 1e-5)
+	axes := make([]int, 0, r-2)
+	for i := 2; i < r; i++ {
+		axes = append(axes, i)
+	}
+	dt := x.Type().DType
+	d := ops.Subtract(n.b, x, ops.ReduceMean(n.b, x, axes, true))
+	v := ops.ReduceMean(n.b, ops.Square(n.b, d), axes, true)
+	y := ops.Multiply(n.b, d, ops.Rsqrt(n.b, ops.Add(n.b, v, scalar(n.b, dt, eps))))
+	shape := append([]int{-1}, ones(r-2)...)
+	y = ops.Multiply(n.b, y, ops.Reshape(n.b, scale, shape...))
+	return outv(ops.Add(n.b, y, ops.Reshape(n.b, bias, shape...))), nil
+}
+
+// convLRN: x / (bias + alpha/size · Σ x²)^beta, the sum over the channels
+// c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉ that exist, as a sum of shifted
+// slices of the zero-padded squares. It needs a static channel dim.
+func convLRN(n *node) ([]*value, error) {
+	x := n.In(0)
+	t := x.Type()
+	size := int(n.Int("size", 0))
+	alpha, beta, bias := n.Float("alpha", 1e-4), n.Float("beta", 0.75), n.Float("bias", 1)
+	if size < 1 {
+		n.fail("size %d must be at least 1", size)
+		return nil, nil
+	}
+	if t.Rank() < 2 {
+		n.fail("input %s has no channel dim", t)
+		return nil, nil
+	}
+	c := t.Dims[1]
+	if c == ir.Dynamic {
+		return nil, n.unsupported("input %s with a dynamic channel dim", t)
+	}
+	r := t.Rank()
+	before := (size - 1) / 2
+	pads := make([]int, 2*r)
+	pads[1], pads[r+1] = before, size-1-before
+	sq := ops.Pad(n.b, ops.Square(n.b, x), pads, "constant", 0)
+	var sum *ir.Value
+	for i := range size {
+		s := ops.Slice(n.b, sq, []int{1}, []int{i}, []int{i + c})
+		if sum == nil {
+			sum = s
+		} else {
+			sum = ops.Add(n.b, sum, s)
+		}
+	}
+	den := ops.Scale(n.b, sum, alpha/float64(size), bias)
+	den = ops.Pow(n.b, den, scalar(n.b, t.DType, beta))
+	return outv(ops.Divide(n.b, x, den)), nil
 }
