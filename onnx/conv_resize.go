@@ -1,0 +1,251 @@
+package onnx
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+// Resize and Upsample, as gopir's resize op. Scales, sizes and the region
+// of interest must be known when the program is built, and so must the
+// input's dims along every axis that is resized (an axis that keeps its
+// size and maps each position to itself may be dynamic).
+
+func init() {
+	register(convResize, "Resize")
+	register(convUpsample, "Upsample")
+}
+
+// resizeTransforms are the coordinate transformation modes the resize op
+// implements.
+var resizeTransforms = []string{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"}
+
+func convResize(n *node) ([]*value, error) {
+	if n.Opset() < 11 {
+		return n.upsample("Resize")
+	}
+	x := n.In(0)
+	xt := x.Type()
+	r := n.rank(0)
+	o := ops.ResizeOptions{
+		Mode:                         n.String("mode", "nearest"),
+		CoordinateTransformationMode: n.String("coordinate_transformation_mode", "half_pixel"),
+		NearestMode:                  n.String("nearest_mode", "round_prefer_floor"),
+		CubicCoeffA:                  n.Float("cubic_coeff_a", -0.75),
+		ExcludeOutside:               n.Int("exclude_outside", 0) != 0,
+		ExtrapolationValue:           n.Float("extrapolation_value", 0),
+	}
+	if n.Int("antialias", 0) != 0 {
+		return nil, n.unsupported("antialias")
+	}
+	policy := n.String("keep_aspect_ratio_policy", "stretch")
+	if !slices.Contains([]string{"nearest", "linear", "cubic"}, o.Mode) {
+		return nil, n.unsupported("mode %q", o.Mode)
+	}
+	if !slices.Contains(resizeTransforms, o.CoordinateTransformationMode) {
+		return nil, n.unsupported("coordinate_transformation_mode %q", o.CoordinateTransformationMode)
+	}
+	if !slices.Contains([]string{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}, o.NearestMode) {
+		return nil, n.unsupported("nearest_mode %q", o.NearestMode)
+	}
+	if !xt.DType.IsFloat() {
+		return nil, n.unsupported("resizing %s", xt)
+	}
+	var axes []int
+	if as := n.Ints("axes"); as != nil {
+		for _, a := range as {
+			ax := n.axis(a, r)
+			if slices.Contains(axes, ax) {
+				n.fail("axes %v repeat axis %d", as, ax)
+			}
+			axes = append(axes, ax)
+		}
+	} else {
+		for i := range r {
+			axes = append(axes, i)
+		}
+	}
+	k := len(axes)
+	known := func(i int, what string) ([]float64, bool, error) {
+		if !n.Has(i) {
+			return nil, false, nil
+		}
+		v, ok := n.KnownFloats(i)
+		if !ok {
+			return nil, false, n.unsupported("%s computed at run time", what)
+		}
+		return v, len(v) > 0, nil
+	}
+	crop := o.CoordinateTransformationMode == "tf_crop_and_resize"
+	var roi []float64
+	if crop {
+		var hasROI bool
+		var err error
+		if roi, hasROI, err = known(1, "roi"); err != nil {
+			return nil, err
+		}
+		if !hasROI || len(roi) != 2*k {
+			n.fail("tf_crop_and_resize needs roi with %d numbers, got %v", 2*k, roi)
+			return nil, nil
+		}
+	}
+	scales, hasScales, err := known(2, "scales")
+	if err != nil {
+		return nil, err
+	}
+	sizes, hasSizes, err := known(3, "sizes")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasScales == hasSizes:
+		n.fail("Resize needs exactly one of scales and sizes")
+		return nil, nil
+	case hasScales && len(scales) != k, hasSizes && len(sizes) != k:
+		n.fail("scales %v or sizes %v do not have %d entries", scales, sizes, k)
+		return nil, nil
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	in := make([]int, k)
+	for i, a := range axes {
+		in[i] = xt.Dims[a]
+	}
+	scale, size := make([]float64, k), make([]int, k)
+	if hasSizes {
+		ratio := math.NaN()
+		for i := range k {
+			size[i] = int(sizes[i])
+			if in[i] == ir.Dynamic {
+				return nil, n.unsupported("resizing dynamic dim %d of %s", axes[i], xt)
+			}
+			scale[i] = float64(size[i]) / float64(in[i])
+			switch {
+			case policy == "not_larger" && !(scale[i] >= ratio):
+				ratio = scale[i]
+			case policy == "not_smaller" && !(scale[i] <= ratio):
+				ratio = scale[i]
+			}
+		}
+		switch policy {
+		case "stretch":
+		case "not_larger", "not_smaller":
+			for i := range k {
+				scale[i] = ratio
+				size[i] = int(math.Floor(ratio*float64(in[i]) + 0.5))
+			}
+		default:
+			return nil, n.unsupported("keep_aspect_ratio_policy %q", policy)
+		}
+	} else {
+		for i := range k {
+			scale[i] = scales[i]
+			if !(scale[i] > 0) || math.IsInf(scale[i], 0) {
+				n.fail("scales %v: a scale is not a positive number", scales)
+				return nil, nil
+			}
+			switch {
+			case in[i] != ir.Dynamic:
+				size[i] = int(math.Floor(scale[i] * float64(in[i])))
+			case scale[i] != 1:
+				return nil, n.unsupported("resizing dynamic dim %d of %s", axes[i], xt)
+			default:
+				size[i] = ir.Dynamic
+			}
+		}
+	}
+	// Keep the axes that change, or whose positions move.
+	var opAxes, opSizes []int
+	var opScales, starts, ends []float64
+	for i, a := range axes {
+		r0, r1 := 0.0, 1.0
+		if crop {
+			r0, r1 = roi[i], roi[k+i]
+		}
+		if scale[i] == 1 && (size[i] == in[i]) && identityTransform(o, r0, r1) {
+			continue
+		}
+		if in[i] == ir.Dynamic {
+			return nil, n.unsupported("resizing dynamic dim %d of %s", a, xt)
+		}
+		if o.Mode == "cubic" && o.CoordinateTransformationMode == "pytorch_half_pixel" && scale[i]*float64(in[i]) <= 1 {
+			// ONNX's spec reads coordinate 0 there, its reference −0.5.
+			return nil, n.unsupported("cubic pytorch_half_pixel resizing to a length of at most 1")
+		}
+		opAxes, opSizes, opScales = append(opAxes, a), append(opSizes, size[i]), append(opScales, scale[i])
+		starts, ends = append(starts, r0), append(ends, r1)
+	}
+	if opAxes == nil {
+		return []*value{n.in[0]}, nil
+	}
+	if crop {
+		o.ROI = append(starts, ends...)
+	}
+	return outv(ops.Resize(n.b, x, opAxes, opSizes, opScales, o)), nil
+}
+
+// identityTransform reports whether o maps each position of an axis with
+// scale 1 and an unchanged size onto itself, whatever its size.
+func identityTransform(o ops.ResizeOptions, roiStart, roiEnd float64) bool {
+	switch o.CoordinateTransformationMode {
+	case "tf_crop_and_resize":
+		return roiStart == 0 && roiEnd == 1
+	case "tf_half_pixel_for_nn": // position + ½
+		return o.Mode == "nearest" && (o.NearestMode == "round_prefer_floor" || o.NearestMode == "floor")
+	}
+	return true
+}
+
+// convUpsample: Upsample (opsets 7 and 9, scales as an attribute then an
+// input) and Resize of opset 10, which share its rules.
+func convUpsample(n *node) ([]*value, error) { return n.upsample("Upsample") }
+
+// upsample resizes by scales to ⌊in·scale⌋. These opsets leave the
+// coordinates unspecified but for what every reading agrees on: nearest
+// upsampling by whole factors (output position o reads o/scale rounded
+// down). Linear modes and other factors are refused.
+func (n *node) upsample(what string) ([]*value, error) {
+	x := n.In(0)
+	xt := x.Type()
+	mode := n.String("mode", "nearest")
+	var scales []float64
+	if n.Opset() < 9 {
+		scales = n.Floats("scales")
+	} else {
+		var ok bool
+		if scales, ok = n.KnownFloats(1); !ok {
+			return nil, n.unsupported("scales computed at run time")
+		}
+	}
+	if mode != "nearest" {
+		return nil, n.unsupported("%s mode %q (its coordinate convention is unspecified before opset 11)", what, mode)
+	}
+	if !xt.DType.IsFloat() {
+		return nil, n.unsupported("resizing %s", xt)
+	}
+	if len(scales) != xt.Rank() {
+		n.fail("scales %v do not fit input %s", scales, xt)
+		return nil, nil
+	}
+	var axes, sizes []int
+	var fs []float64
+	for i, s := range scales {
+		if s == 1 {
+			continue
+		}
+		if s != math.Trunc(s) || s < 1 {
+			return nil, n.unsupported("%s by %v (only whole factors are unambiguous before opset 11)", what, s)
+		}
+		if xt.Dims[i] == ir.Dynamic {
+			return nil, n.unsupported("resizing dynamic dim %d of %s", i, xt)
+		}
+		axes, sizes, fs = append(axes, i), append(sizes, int(s)*xt.Dims[i]), append(fs, s)
+	}
+	if axes == nil {
+		return []*value{n.in[0]}, nil
+	}
+	return outv(ops.Resize(n.b, x, axes, sizes, fs, ops.ResizeOptions{CoordinateTransformationMode: "asymmetric", NearestMode: "floor"})), nil
+}
