@@ -248,9 +248,26 @@ func (w *resizeRows) combos() bool {
 				w.ws = append(w.ws, w.ws[c]*a.Weight[j])
 			}
 		}
-		w.offs, w.ws = w.offs[n:], w.ws[n:]
+		// Keep the new combinations, at the front so that the storage is
+		// reused.
+		w.offs = w.offs[:copy(w.offs, w.offs[n:])]
+		w.ws = w.ws[:copy(w.ws, w.ws[n:])]
 	}
 	return true
+}
+
+// offset is the current row's input row offset when every axis reads one
+// tap (resizeNearestOnly); false when the row extrapolates.
+func (w *resizeRows) offset() (int, bool) {
+	off := 0
+	for i, o := range w.pos {
+		a := &w.axes[i]
+		if a.Outside != nil && a.Outside[o] {
+			return 0, false
+		}
+		off += a.Index[o] * w.strides[i]
+	}
+	return off, true
 }
 
 // Resize writes into out (row-major over the axes' Out sizes) the
@@ -278,19 +295,23 @@ func Resize[T nnFloat](axes []ResizeAxis, x, out []T, extrapolation float64, thr
 		w.seek(lo)
 		for row := lo; row < hi; row++ {
 			dst := out[row*width : (row+1)*width]
+			if copyOnly {
+				off, ok := w.offset()
+				src, index := x[off:], lastAx.Index[:len(dst)]
+				for j := range dst {
+					if !ok || lastAx.Outside != nil && lastAx.Outside[j] {
+						dst[j] = T(extrapolation)
+						continue
+					}
+					dst[j] = src[index[j]]
+				}
+				w.next()
+				continue
+			}
 			switch {
 			case !w.combos():
 				for j := range dst {
 					dst[j] = T(extrapolation)
-				}
-			case copyOnly:
-				src := x[w.offs[0]:]
-				for j := range dst {
-					if lastAx.Outside != nil && lastAx.Outside[j] {
-						dst[j] = T(extrapolation)
-						continue
-					}
-					dst[j] = src[lastAx.Index[j]]
 				}
 			default:
 				for j := range dst {
@@ -343,12 +364,25 @@ func ResizeGrad[T nnFloat](axes []ResizeAxis, dy, dx []T, threads int) {
 		return
 	}
 	rowsPer := per / width
+	copyOnly := resizeNearestOnly(axes)
 	nnFor(threads, blocks, per*lastAx.K*2, func(lo, hi int) {
 		w := newResizeRows(axes)
 		w.seek(lo * rowsPer)
 		for row := lo * rowsPer; row < hi*rowsPer; row++ {
+			g := dy[row*width : (row+1)*width]
+			if copyOnly {
+				if off, ok := w.offset(); ok {
+					dst, index := dx[off:], lastAx.Index[:len(g)]
+					for j, v := range g {
+						if lastAx.Outside == nil || !lastAx.Outside[j] {
+							dst[index[j]] += v
+						}
+					}
+				}
+				w.next()
+				continue
+			}
 			if w.combos() {
-				g := dy[row*width : (row+1)*width]
 				for j, v := range g {
 					if lastAx.Outside != nil && lastAx.Outside[j] {
 						continue
