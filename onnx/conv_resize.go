@@ -8,7 +8,7 @@ import (
 	"github.com/gopir/gopir/ops"
 )
 
-// Resize and Upsample, as gopir's resize op. Scales, sizes and the region
+// Resize and Upsample, as gopir's resize op, and GridSample. Scales, sizes and the region
 // of interest must be known when the program is built, and so must the
 // input's dims along every axis that is resized (an axis that keeps its
 // size and maps each position to itself may be dynamic).
@@ -16,6 +16,7 @@ import (
 func init() {
 	register(convResize, "Resize")
 	register(convUpsample, "Upsample")
+	register(convGridSample, "GridSample")
 }
 
 // resizeTransforms are the coordinate transformation modes the resize op
@@ -248,4 +249,33 @@ func (n *node) upsample(what string) ([]*value, error) {
 		return []*value{n.in[0]}, nil
 	}
 	return outv(ops.Resize(n.b, x, axes, sizes, fs, ops.ResizeOptions{CoordinateTransformationMode: "asymmetric", NearestMode: "floor"})), nil
+}
+
+// convGridSample: 2-D GridSample (opset 16; opset 20's N-d inputs are
+// refused and its mode names linear and cubic read as bilinear and
+// bicubic).
+func convGridSample(n *node) ([]*value, error) {
+	x, grid := n.In(0), n.In(1)
+	mode := n.String("mode", "bilinear")
+	switch mode {
+	case "linear":
+		mode = "bilinear"
+	case "cubic":
+		mode = "bicubic"
+	}
+	pad := n.String("padding_mode", "zeros")
+	align := n.Int("align_corners", 0) != 0
+	if r := x.Type().Rank(); r != 4 {
+		return nil, n.unsupported("%d-D grid sampling", r-2)
+	}
+	if !slices.Contains([]string{"bilinear", "nearest", "bicubic"}, mode) {
+		return nil, n.unsupported("mode %q", mode)
+	}
+	if !slices.Contains([]string{"zeros", "border", "reflection"}, pad) {
+		return nil, n.unsupported("padding_mode %q", pad)
+	}
+	if xt, gt := x.Type(), grid.Type(); !xt.DType.IsFloat() || gt.DType != xt.DType {
+		return nil, n.unsupported("grid sampling of %s at the points of %s", xt, gt)
+	}
+	return outv(ops.GridSample(n.b, x, grid, mode, pad, align)), nil
 }
