@@ -50,6 +50,18 @@ func TestSecondDerivatives(t *testing.T) {
 			return ops.Divide(b, x, ops.Add(b, ops.Square(b, y), ops.Full(b, ir.F64, 1)))
 		}, true, ""},
 		{"matmul", func(b *ir.Builder, x, y *ir.Value) *ir.Value { return ops.Matmul(b, x, y, false, true) }, true, ""},
+		{"conv2d", func(b *ir.Builder, x, y *ir.Value) *ir.Value {
+			return ops.Conv2D(b, ops.Reshape(b, x, 1, 1, 2, 3), ops.Reshape(b, y, 1, 1, 2, 3), nil, []int{1, 1}, nil, 0)
+		}, true, ""},
+		{"pad", func(b *ir.Builder, x, y *ir.Value) *ir.Value {
+			return ops.Multiply(b, ops.Pad(b, x, []int{1, 2, 0, 1}, "reflect", 0), ops.Pad(b, y, []int{1, 2, 0, 1}, "edge", 0))
+		}, true, ""},
+		{"resize", func(b *ir.Builder, x, y *ir.Value) *ir.Value {
+			r := func(v *ir.Value, mode string) *ir.Value {
+				return ops.Resize(b, v, []int{0, 1}, []int{3, 5}, []float64{1.5, 5.0 / 3}, ops.ResizeOptions{Mode: mode})
+			}
+			return ops.Multiply(b, r(x, "linear"), r(y, "cubic"))
+		}, true, ""},
 		{"silu", unary(ops.Silu), false, "silu_grad"},
 		{"gelu", unary(func(b *ir.Builder, x *ir.Value) *ir.Value { return ops.Gelu(b, x, false) }), false, "gelu_grad"},
 		{"softmax", unary(func(b *ir.Builder, x *ir.Value) *ir.Value { return ops.Softmax(b, x, -1) }), false, "softmax_grad"},

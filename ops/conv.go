@@ -44,11 +44,19 @@ import (
 // KH, KW from filter_size or the third operand's dims 2 and 3. Both check
 // that dy has the shape conv2d would give. They run GEMM + col2im (input)
 // and im2col + GEMM (filter) with a workspace like conv2d's.
+//
+// Both are linear in each operand, and differentiate through each other:
+// conv2d_grad_input(dy, w) is the adjoint of conv2d in x, so its gradient
+// ddx gives conv2d(ddx, w) for dy and conv2d_grad_filter(dy, ddx) for w;
+// conv2d_grad_filter(dy, x) is the adjoint in w, so ddw gives
+// conv2d(x, ddw) for dy and conv2d_grad_input(dy, ddw) for x. So
+// convolutions have second derivatives, and conv2d_grad_input, used as a
+// transposed convolution, trains.
 
 func init() {
 	register(&Def{Name: "conv2d", Infer: inferConv2D, Bind: bindConv2D, Grad: nnGradConv2D})
-	register(&Def{Name: "conv2d_grad_input", Grad: noSecondOrder, Infer: nnInferConvGrad(true), Bind: nnBindConvGrad(true)})
-	register(&Def{Name: "conv2d_grad_filter", Grad: noSecondOrder, Infer: nnInferConvGrad(false), Bind: nnBindConvGrad(false)})
+	register(&Def{Name: "conv2d_grad_input", Grad: nnGradConvGradInput, Infer: nnInferConvGrad(true), Bind: nnBindConvGrad(true)})
+	register(&Def{Name: "conv2d_grad_filter", Grad: nnGradConvGradFilter, Infer: nnInferConvGrad(false), Bind: nnBindConvGrad(false)})
 }
 
 type nnConvAttrs struct {
@@ -212,23 +220,63 @@ func nnGradConv2D(g *GradContext) ([]*ir.Value, error) {
 	dy := g.DY[0]
 	dx := make([]*ir.Value, 2)
 	if g.Need(0) {
-		dx[0] = nnGradWithSize(g, "conv2d_grad_input", "input_size", 0, dy, g.X(1))
+		dx[0] = nnGradWithSize(g, g.Op.Attrs, "conv2d_grad_input", "input_size", 0, dy, g.X(1))
 	}
 	if g.Need(1) {
-		dx[1] = nnGradWithSize(g, "conv2d_grad_filter", "filter_size", 1, dy, g.X(0))
+		dx[1] = nnGradWithSize(g, g.Op.Attrs, "conv2d_grad_filter", "filter_size", 1, dy, g.X(0))
 	}
 	return dx, nil
 }
 
-// nnGradWithSize appends the helper op name on operands with g's forward
-// attributes plus the spatial size (dims 2 and 3) of forward operand i:
-// as the attribute size when static, else by passing operand i itself.
-func nnGradWithSize(g *GradContext, name, size string, i int, operands ...*ir.Value) *ir.Value {
+// nnGradWithSize appends the helper op name on operands with attrs plus
+// the spatial size (dims 2 and 3) of forward operand i: as the attribute
+// size when static, else by passing operand i itself.
+func nnGradWithSize(g *GradContext, attrs ir.Attrs, name, size string, i int, operands ...*ir.Value) *ir.Value {
 	t := g.Op.Operand(i).Type()
 	if t.Rank() == 4 && t.Dims[2] != ir.Dynamic && t.Dims[3] != ir.Dynamic {
-		return g.B.Op1(name, g.Op.Attrs.With(size, nnIntList(t.Dims[2:4])), operands...)
+		return g.B.Op1(name, attrs.With(size, nnIntList(t.Dims[2:4])), operands...)
 	}
-	return g.B.Op1(name, g.Op.Attrs, append(operands, g.X(i))...)
+	return g.B.Op1(name, attrs, append(operands, g.X(i))...)
+}
+
+// nnConvOnly is attrs without the helper ops' input_size and filter_size.
+func nnConvOnly(attrs ir.Attrs) ir.Attrs {
+	var out ir.Attrs
+	for _, a := range attrs {
+		if a.Name != "input_size" && a.Name != "filter_size" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// nnGradConvGradInput: for dx = conv2d_grad_input(dy, w) and its gradient
+// ddx, dy gets conv2d(ddx, w) and w gets conv2d_grad_filter(dy, ddx).
+func nnGradConvGradInput(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, g.Op.NumOperands())
+	ddx, attrs := g.DY[0], nnConvOnly(g.Op.Attrs)
+	if g.Need(0) {
+		dx[0] = g.B.Op1("conv2d", attrs, ddx, g.X(1))
+	}
+	if g.Need(1) {
+		dx[1] = nnGradWithSize(g, attrs, "conv2d_grad_filter", "filter_size", 1, g.X(0), ddx)
+	}
+	return dx, nil
+}
+
+// nnGradConvGradFilter: for dw = conv2d_grad_filter(dy, x) and its
+// gradient ddw, dy gets conv2d(x, ddw) and x gets conv2d_grad_input(dy,
+// ddw).
+func nnGradConvGradFilter(g *GradContext) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, g.Op.NumOperands())
+	ddw, attrs := g.DY[0], nnConvOnly(g.Op.Attrs)
+	if g.Need(0) {
+		dx[0] = g.B.Op1("conv2d", attrs, g.X(1), ddw)
+	}
+	if g.Need(1) {
+		dx[1] = nnGradWithSize(g, attrs, "conv2d_grad_input", "input_size", 1, g.X(0), ddw)
+	}
+	return dx, nil
 }
 
 // nnSpatialSize returns the [h, w] size named by attribute name or, when

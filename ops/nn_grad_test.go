@@ -791,15 +791,18 @@ func BenchmarkNNConv2DGrad(b *testing.B) {
 
 // TestNNGradCatalog: every op of the family has a gradient rule; the
 // helper ops of the backward have a rule that refuses (no second
-// derivatives yet), so autodiff reports it rather than give zeros.
+// derivatives yet), so autodiff reports it rather than give zeros, but
+// for the convolution helpers, which differentiate through each other
+// (TestNNGradConv2DHelpersGrad).
 func TestNNGradCatalog(t *testing.T) {
-	for _, n := range []string{"matmul", "conv2d", "max_pool2d", "avg_pool2d", "batch_norm", "layer_norm",
-		"dropout", "softmax", "log_softmax", "cross_entropy_with_softmax", "binary_cross_entropy_with_logits"} {
+	for _, n := range []string{"matmul", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "batch_norm", "layer_norm",
+		"dropout", "softmax", "log_softmax", "cross_entropy_with_softmax", "binary_cross_entropy_with_logits",
+		"conv2d_grad_input", "conv2d_grad_filter", "pad", "pad_grad", "resize", "resize_grad", "grid_sample"} {
 		if d, ok := ops.Lookup(n); !ok || d.Grad == nil || d.NoGrad {
 			t.Errorf("%s: want a Grad rule", n)
 		}
 	}
-	for _, n := range []string{"conv2d_grad_input", "conv2d_grad_filter", "max_pool2d_grad", "avg_pool2d_grad",
+	for _, n := range []string{"max_pool2d_grad", "avg_pool2d_grad", "max_pool_grad", "avg_pool_grad", "grid_sample_grad",
 		"batch_norm_grad", "layer_norm_grad", "softmax_grad", "log_softmax_grad", "cross_entropy_with_softmax_grad"} {
 		d, ok := ops.Lookup(n)
 		if !ok || d.Grad == nil || d.NoGrad || d.Bind == nil {
@@ -811,5 +814,34 @@ func TestNNGradCatalog(t *testing.T) {
 		if _, err := d.Grad(ops.NewGradContext(b, op, nil, nil, nil)); err == nil || !strings.Contains(err.Error(), "second derivatives") {
 			t.Errorf("%s: differentiating it gave %v, want a clear refusal", n, err)
 		}
+	}
+}
+
+// conv2d_grad_input and conv2d_grad_filter differentiate through each
+// other (a transposed convolution trains; convolutions have second
+// derivatives), with their sizes as attributes or read from an operand
+// whose own gradient is 0.
+func TestNNGradConv2DHelpersGrad(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	for _, c := range []nnConvCase{
+		{2, 3, 5, 6, 4, 3, 2, [2]int{2, 1}, [2]int{1, 0}, [2]int{1, 2}, 1},
+		{1, 4, 6, 5, 6, 3, 3, [2]int{1, 2}, [2]int{2, 1}, [2]int{2, 1}, 2},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			oh := (c.h+2*c.p[0]-c.d[0]*(c.kh-1)-1)/c.s[0] + 1
+			ow := (c.w+2*c.p[1]-c.d[1]*(c.kw-1)-1)/c.s[1] + 1
+			x := f64Rand(t, r, -1, 1, c.n, c.c, c.h, c.w)
+			w := f64Rand(t, r, -1, 1, c.o, c.c/c.g, c.kh, c.kw)
+			dy := f64Rand(t, r, -1, 1, c.n, c.o, oh, ow)
+			defer release(x, w, dy)
+			checkOpGrad(t, "conv2d_grad_input", c.attrs().With("input_size", nnIntListAttr([]int{c.h, c.w})), dy, w)
+			checkOpGrad(t, "conv2d_grad_filter", c.attrs().With("filter_size", nnIntListAttr([]int{c.kh, c.kw})), dy, x)
+			checkOpGrad(t, "conv2d_grad_input", c.attrs(), dy, w, x)
+			checkOpGrad(t, "conv2d_grad_filter", c.attrs(), dy, x, w)
+			for _, mode := range []int{shpInIf, shpInLoop} {
+				shpCheckGrad(t, mode, shpGradCase{name: "conv2d_grad_input", attrs: c.attrs(), in: []*tensor.Tensor{dy, w, x}, dyn: [][]int{{2}, nil, {3}}})
+				shpCheckGrad(t, mode, shpGradCase{name: "conv2d_grad_filter", attrs: c.attrs(), in: []*tensor.Tensor{dy, x, w}, dyn: [][]int{{0}, {0}, {2}}})
+			}
+		})
 	}
 }
