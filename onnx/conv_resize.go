@@ -136,7 +136,12 @@ func convResize(n *node) ([]*value, error) {
 		case "not_larger", "not_smaller":
 			for i := range k {
 				scale[i] = ratio
-				size[i] = int(math.Floor(ratio*float64(in[i]) + 0.5))
+				v := ratio * float64(in[i])
+				if v-math.Floor(v) == 0.5 {
+					// Readings of ONNX's round_int differ on halves.
+					return nil, n.unsupported("keep_aspect_ratio_policy %s with a size of exactly %v", policy, v)
+				}
+				size[i] = int(math.Floor(v + 0.5))
 			}
 		default:
 			return nil, n.unsupported("keep_aspect_ratio_policy %q", policy)

@@ -60,7 +60,7 @@ func (n *node) spatial(in, kernel []int) (strides, dilations, pads []int, ok boo
 		pads = make([]int, 2*k)
 		for i := range k {
 			if in[i] == ir.Dynamic {
-				n.fail("auto_pad %s needs static spatial dims", ap)
+				n.err = n.unsupported("auto_pad %s over dynamic spatial dims", ap)
 				return nil, nil, nil, false
 			}
 			outDim := (in[i] + strides[i] - 1) / strides[i]
