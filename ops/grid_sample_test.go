@@ -140,3 +140,34 @@ func TestGridSampleMemory(t *testing.T) {
 	release(x, grid, bad)
 	wantAllocated(t, a, 0)
 }
+
+// Empty inputs, outputs and grids give empty or zero results.
+func TestGridSampleEmpty(t *testing.T) {
+	a := memory.New(memory.Options{})
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, c := range []struct{ x, grid []int }{
+		{[]int{0, 2, 3, 3}, []int{0, 2, 2, 2}},
+		{[]int{2, 0, 3, 3}, []int{2, 2, 2, 2}},
+		{[]int{1, 2, 3, 3}, []int{1, 0, 4, 2}},
+		{[]int{1, 2, 0, 3}, []int{1, 2, 2, 2}},
+	} {
+		for _, mode := range gridModeNames {
+			attrs := ir.A("mode", mode, "padding_mode", "reflection")
+			x := randTensor(t, a, r, tensor.F64, c.x...)
+			g := randTensor(t, a, r, tensor.F64, c.grid...)
+			y := mustRun(t, a, "grid_sample", attrs, x, g)
+			for i := range y[0].Len() {
+				if v := y[0].F64()[i]; v != 0 {
+					t.Fatalf("%v %v %s: element %d = %v, want 0", c.x, c.grid, mode, i, v)
+				}
+			}
+			d := mustRun(t, a, "grid_sample_grad", attrs, y[0], x, g)
+			release(y...)
+			release(d...)
+			release(x, g)
+		}
+	}
+	wantAllocated(t, a, 0)
+}
+
+var gridModeNames = []string{"bilinear", "nearest", "bicubic"}

@@ -296,3 +296,32 @@ func TestResizeBuilder(t *testing.T) {
 		t.Fatalf("attrs %s", got)
 	}
 }
+
+// Empty axes that are not resized, and resized axes of size 0 to 0.
+func TestResizeEmpty(t *testing.T) {
+	a := memory.New(memory.Options{})
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, c := range []struct {
+		shape []int
+		attrs ir.Attrs
+	}{
+		{[]int{0, 3, 4}, ir.A("axes", []int{2}, "sizes", []int{7}, "scales", []float64{1.75}, "mode", "cubic")},
+		{[]int{2, 3, 0}, ir.A("axes", []int{2}, "sizes", []int{0}, "scales", []float64{2}, "mode", "linear")},
+		{[]int{2, 3, 4}, ir.A("axes", []int{1}, "sizes", []int{0}, "scales", []float64{0.1})},
+	} {
+		x := randTensor(t, a, r, tensor.F32, c.shape...)
+		y := mustRun(t, a, "resize", c.attrs, x)
+		if y[0].Len() != 0 {
+			t.Fatalf("%v %v: %d elements", c.shape, c.attrs, y[0].Len())
+		}
+		axes, _ := c.attrs.Ints("axes")
+		d := mustRun(t, a, "resize_grad", c.attrs.With("input_size", nnIntList([]int{c.shape[axes[0]]})), y[0])
+		if !equalInts(d[0].Shape(), c.shape) {
+			t.Fatalf("resize_grad shape %v, want %v", d[0].Shape(), c.shape)
+		}
+		release(y...)
+		release(d...)
+		release(x)
+	}
+	wantAllocated(t, a, 0)
+}
