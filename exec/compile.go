@@ -15,7 +15,8 @@ import (
 type kind uint8
 
 const (
-	kKernel kind = iota
+	kKernel  kind = iota // an op with ops.Def.Bind: the kernel allocates its results
+	kCompute             // an op with ops.Def.Compute: the executor allocates them
 	kData
 	kParameter
 	kFetch
@@ -55,6 +56,8 @@ type instr struct {
 	writes bool   // updates the store in place (ops.Def.Writes): commits the run
 	donate uint64 // operands moved into the kernel (see ops.Def.Donate)
 	kernel ops.Kernel
+	comp   ops.Compute       // for kCompute
+	shapes shapeCache        // for kCompute
 	region regionOp          // for kRegion
 	inp    []**tensor.Tensor // the operands' slots
 	outp   []**tensor.Tensor // the results' slots
@@ -239,6 +242,9 @@ func (c *compiler) block(b *ir.Block, depth int) (*blockCode, []*ir.Value, error
 	for i := range b.Ops() {
 		in := &bc.instrs[i]
 		in.donate = c.donations(in, bc, i, lastUse)
+		if in.kind == kCompute {
+			in.donate = c.computeDonations(in, bc, i, lastUse)
+		}
 		if in.kind == kRegion && in.region.moves != nil {
 			in.donate = in.region.moves(in, bc, i, lastUse, captured[i])
 		}
@@ -340,13 +346,21 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 			c.e.fetches = append(c.e.fetches, in.name)
 		}
 	default:
-		k, err := ops.Bind(op)
-		if err != nil {
-			return nil, &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
+		def, ok := ops.Lookup(op.Name())
+		if ok && def.Compute != nil {
+			comp, err := def.Compute(op)
+			if err != nil {
+				return nil, &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
+			}
+			in.kind, in.comp = kCompute, comp
+		} else {
+			k, err := ops.Bind(op)
+			if err != nil {
+				return nil, &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
+			}
+			in.kind, in.kernel = kKernel, k
 		}
-		in.kind, in.kernel = kKernel, k
-		def, _ := ops.Lookup(op.Name())
-		in.writes = len(def.Writes) > 0
+		in.writes = ok && len(def.Writes) > 0
 	}
 	return captured, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
 )
 
@@ -79,7 +80,7 @@ func TestIfBranchValuesAreFreedEveryRun(t *testing.T) {
 	// with it, multiply writes into relu's result, and tanh into
 	// multiply's if its op takes over its operand.
 	inPlace := int64(2)
-	if d, _ := ops.Lookup("tanh"); slices.Contains(d.Donate, 0) {
+	if op := findOp(detectorLoss, "tanh"); op != nil && slices.Contains(ops.Takeable(op), 0) {
 		inPlace = 1
 	}
 	for _, mode := range []struct {
@@ -277,4 +278,26 @@ func TestIfYieldOwnership(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findOp parses src and returns its first op named name, in any region.
+func findOp(src, name string) *ir.Op {
+	p, err := ir.Parse("f.pir", []byte(src))
+	if err != nil {
+		return nil
+	}
+	var found *ir.Op
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for _, op := range b.Ops() {
+			if found == nil && op.Name() == name {
+				found = op
+			}
+			for _, r := range op.Regions() {
+				walk(r.Block())
+			}
+		}
+	}
+	walk(p.Body())
+	return found
 }

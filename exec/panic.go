@@ -99,6 +99,17 @@ func (e *Executable) recovered(r any, stack string) error {
 			args[i] = nil
 		}
 	}
+	if in != nil && in.kind == kCompute {
+		// The results the executor had allocated for the kernel, and its
+		// workspace.
+		for i, t := range e.results {
+			if t != nil {
+				e.results[i] = nil
+				cleanup(t.Release)
+			}
+		}
+		cleanup(e.releaseWork)
+	}
 	clear(e.args)
 	clear(e.results)
 	for _, b := range e.blocks {

@@ -256,7 +256,7 @@ func TestRandomProgramsMatchReference(t *testing.T) {
 //
 // With reuse, an op may also write its result into the buffer of an
 // operand that dies there, as the executor and the elementwise kernels do:
-// the operand is one the op's definition lets it take over (ops.Def.Donate),
+// the operand is one the op lets it take over (ops.Takeable),
 // it is not a feed (the caller holds those), the op uses it once, and it
 // has the result's type. Then the result costs no new bytes.
 func liveBound(p *ir.Program, reuse bool) int64 {
@@ -283,11 +283,10 @@ func liveBound(p *ir.Program, reuse bool) int64 {
 	}
 	// donor returns the operand whose buffer op i's result can take over.
 	donor := func(i int, op *ir.Op) *ir.Value {
-		def, ok := ops.Lookup(op.Name())
-		if !reuse || !ok || op.NumResults() != 1 {
+		if !reuse || op.NumResults() != 1 {
 			return nil
 		}
-		for _, k := range def.Donate {
+		for _, k := range ops.Takeable(op) {
 			v := op.Operand(k)
 			uses := 0
 			for _, w := range op.Operands() {

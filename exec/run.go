@@ -20,8 +20,9 @@ type runState struct {
 	feedv map[string]*tensor.Tensor
 	out   Results
 	tags  bool
-	log   bool   // MemoryLog or Trace set
-	cur   *instr // the kernel instruction running, for KernelPanicError
+	log   bool           // MemoryLog or Trace set
+	cur   *instr         // the kernel instruction running, for KernelPanicError
+	work  *tensor.Tensor // the running Compute kernel's workspace
 }
 
 // Results maps fetch names to tensors the caller owns.
@@ -135,9 +136,12 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 			e.done = nil
 		}
 		var err error
-		if in.kind == kKernel {
+		switch in.kind {
+		case kCompute:
+			err = e.compute(in)
+		case kKernel:
 			err = e.kernel(in)
-		} else {
+		default:
 			err = e.step(b, in)
 		}
 		if err != nil {
@@ -178,6 +182,8 @@ func (e *Executable) step(b *blockCode, in *instr) error {
 	switch in.kind {
 	case kKernel:
 		return e.kernel(in)
+	case kCompute:
+		return e.compute(in)
 	case kData:
 		b.slots[in.out[0]] = e.feedv[in.name].Retain()
 	case kParameter:

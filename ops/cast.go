@@ -24,9 +24,9 @@ import (
 // full_like none.
 
 func init() {
-	register(&Def{Name: "cast", Infer: ewInferCast, Bind: ewBindCast, Grad: ewGradCast})
-	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Bind: ewBindAssign, Grad: ewGradAssign})
-	register(&Def{Name: "full_like", Infer: ewInferFullLike, Bind: ewBindFullLike, NoGrad: true, Donate: []int{0}})
+	register(&Def{Name: "cast", Infer: ewInferCast, Compute: ewBindCast, Grad: ewGradCast})
+	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Compute: ewBindAssign, Grad: ewGradAssign})
+	register(&Def{Name: "full_like", Infer: ewInferFullLike, Compute: ewBindFullLike, NoGrad: true})
 }
 
 func ewInferCast(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -40,7 +40,7 @@ func ewInferCast(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dt, in[0].Dims...)}, nil
 }
 
-func ewBindCast(op *ir.Op) (Kernel, error) {
+func ewBindCast(op *ir.Op) (Compute, error) {
 	from, to := op.Operand(0).Type().DType, op.Result(0).Type().DType
 	if from == to {
 		return ewBindAssign(op)
@@ -59,7 +59,7 @@ func ewBindCast(op *ir.Op) (Kernel, error) {
 		run = ewCastFrom[bool](to)
 	}
 	if run == nil {
-		return nil, fmt.Errorf("cast: no kernel from %s to %s", from, to)
+		return Compute{}, fmt.Errorf("cast: no kernel from %s to %s", from, to)
 	}
 	return ewMapKernel(op, run), nil
 }
@@ -84,14 +84,13 @@ func ewCastRun[T, U kernels.Element](c *Ctx, out, x *tensor.Tensor) error {
 	return kernels.Cast(c.Threads, ewView[U](out), ewView[T](x))
 }
 
-// ewBindAssign returns a kernel whose result is its operand, shared.
-func ewBindAssign(op *ir.Op) (Kernel, error) {
+// ewBindAssign returns the kernel of an op whose result is its operand,
+// shared: a view (Compute.View).
+func ewBindAssign(op *ir.Op) (Compute, error) {
 	name, dts := op.Name(), ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs(name, in, dts); err != nil {
-			return nil, err
-		}
-		return c.Result(in[0].Retain()), nil
+	return Compute{
+		Fn:   func(c *Ctx, in, _ []*tensor.Tensor) error { return ewCheckInputs(name, in, dts) },
+		View: []int{0},
 	}, nil
 }
 
@@ -112,10 +111,10 @@ func ewInferFullLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dt, in[0].Dims...)}, nil
 }
 
-func ewBindFullLike(op *ir.Op) (Kernel, error) {
+func ewBindFullLike(op *ir.Op) (Compute, error) {
 	value, err := fillValueAttr(op.Attrs, op.Result(0).Type().DType)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	return ewMapKernel(op, func(_ *Ctx, out, _ *tensor.Tensor) error {
 		value.fill(out)

@@ -22,34 +22,31 @@ import (
 // to x where cond holds and to y elsewhere (each reduced to its shape);
 // cond gets none.
 
-// Donate is set where an operand can have the i1 result's dtype, so that
-// a dying i1 operand can hold the result.
 var ewCompareOps = []struct {
-	name   string
-	op     kernels.CompareOp
-	types  ewDTypeSet
-	donate []int
+	name  string
+	op    kernels.CompareOp
+	types ewDTypeSet
 }{
-	{"equal", kernels.CmpEQ, ewEquality, []int{0, 1}},
-	{"not_equal", kernels.CmpNE, ewEquality, []int{0, 1}},
-	{"less_than", kernels.CmpLT, ewNumbers, nil},
-	{"less_equal", kernels.CmpLE, ewNumbers, nil},
-	{"greater_than", kernels.CmpGT, ewNumbers, nil},
-	{"greater_equal", kernels.CmpGE, ewNumbers, nil},
+	{"equal", kernels.CmpEQ, ewEquality},
+	{"not_equal", kernels.CmpNE, ewEquality},
+	{"less_than", kernels.CmpLT, ewNumbers},
+	{"less_equal", kernels.CmpLE, ewNumbers},
+	{"greater_than", kernels.CmpGT, ewNumbers},
+	{"greater_equal", kernels.CmpGE, ewNumbers},
 }
 
 func init() {
 	for _, c := range ewCompareOps {
-		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Bind: ewBindCompare(c.op), NoGrad: true, Donate: c.donate})
+		register(&Def{Name: c.name, Infer: ewInferBroadcast(c.types, true), Compute: ewBindCompare(c.op), NoGrad: true})
 	}
-	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalAnd), NoGrad: true, Donate: []int{0, 1}})
-	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Bind: ewBindLogical(kernels.LogicalOr), NoGrad: true, Donate: []int{0, 1}})
-	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Bind: ewBindNot, NoGrad: true, Donate: []int{0}})
-	register(&Def{Name: "where", Infer: ewInferWhere, Bind: ewBindWhere, Grad: ewGradWhere, Donate: []int{0, 1, 2}})
+	register(&Def{Name: "logical_and", Infer: ewInferBroadcast(ewBools, true), Compute: ewBindLogical(kernels.LogicalAnd), NoGrad: true})
+	register(&Def{Name: "logical_or", Infer: ewInferBroadcast(ewBools, true), Compute: ewBindLogical(kernels.LogicalOr), NoGrad: true})
+	register(&Def{Name: "logical_not", Infer: ewInferUnary(ewBools), Compute: ewBindNot, NoGrad: true})
+	register(&Def{Name: "where", Infer: ewInferWhere, Compute: ewBindWhere, Grad: ewGradWhere})
 }
 
-func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		var run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error
 		switch dt := op.Operand(0).Type().DType; dt {
 		case ir.F32:
@@ -63,7 +60,7 @@ func ewBindCompare(cop kernels.CompareOp) func(*ir.Op) (Kernel, error) {
 		case ir.I1:
 			run = ewCompareRun[bool](cop)
 		default:
-			return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
+			return Compute{}, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
 		}
 		return ewBroadcastKernel(op, ir.I1, run), nil
 	}
@@ -76,8 +73,8 @@ func ewCompareRun[T kernels.Element](cop kernels.CompareOp) func(c *Ctx, out *te
 	}
 }
 
-func ewBindLogical(lop kernels.LogicalOp) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func ewBindLogical(lop kernels.LogicalOp) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		return ewBroadcastKernel(op, ir.I1, func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 			a, b := in[0], in[1]
 			return kernels.Logical(lop, c.Threads, ewView[bool](out), out.Shape(), ewView[bool](a), a.Shape(), ewView[bool](b), b.Shape())
@@ -85,7 +82,7 @@ func ewBindLogical(lop kernels.LogicalOp) func(*ir.Op) (Kernel, error) {
 	}
 }
 
-func ewBindNot(op *ir.Op) (Kernel, error) {
+func ewBindNot(op *ir.Op) (Compute, error) {
 	return ewMapKernel(op, func(c *Ctx, out, x *tensor.Tensor) error {
 		return kernels.Not(c.Threads, ewView[bool](out), ewView[bool](x))
 	}), nil
@@ -112,7 +109,7 @@ func ewInferWhere(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[1].DType, dims...)}, nil
 }
 
-func ewBindWhere(op *ir.Op) (Kernel, error) {
+func ewBindWhere(op *ir.Op) (Compute, error) {
 	var run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error
 	dt := op.Operand(1).Type().DType
 	switch dt {
@@ -127,7 +124,7 @@ func ewBindWhere(op *ir.Op) (Kernel, error) {
 	case ir.I1:
 		run = ewWhereRun[bool]
 	default:
-		return nil, fmt.Errorf("where: no kernel for %s", dt)
+		return Compute{}, fmt.Errorf("where: no kernel for %s", dt)
 	}
 	return ewBroadcastKernel(op, dt, run), nil
 }

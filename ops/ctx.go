@@ -31,6 +31,9 @@ type Ctx struct {
 	// release what it had made: such tensors are unreachable otherwise.
 	Track bool
 	made  []*tensor.Tensor
+
+	work     []byte // the running Compute kernel's workspace (SetWork)
+	workUsed int
 }
 
 // Begin prepares c for one kernel call that owns the operands in owned

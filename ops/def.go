@@ -24,9 +24,16 @@ type Def struct {
 	Infer func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error)
 	// Verify checks what Infer cannot; optional.
 	Verify func(op *ir.Op) error
+	// Compute decodes op's attributes once, at compile time, and returns
+	// its kernel in destination-passing form (see Compute): the executor
+	// allocates the results, with the dtypes and shapes Infer gives for the
+	// operands' shapes, and the workspace. Ops whose result shapes depend
+	// on operand values, and the stack and sequence ops, whose results are
+	// containers, have Bind instead.
+	Compute func(op *ir.Op) (Compute, error)
 	// Bind decodes op's attributes once, at compile time, and returns its
-	// kernel. Nil for ops the executor implements itself (data, fetch,
-	// parameter).
+	// kernel, which allocates its own results. Nil for ops the executor
+	// implements itself (data, fetch, parameter) and ops with Compute.
 	Bind func(op *ir.Op) (Kernel, error)
 	// Donate lists operands whose reference the kernel may take over when
 	// the value dies at this op, to update it in place instead of copying;
@@ -81,11 +88,17 @@ func Names() []string {
 	return names
 }
 
-// Bind returns the kernel of op, decoding its attributes.
+// Bind returns the kernel of op, decoding its attributes: its own Bind, or
+// for an op with Compute a kernel that allocates the results and the
+// workspace itself and calls it (for tests and tools that run ops outside
+// the executor).
 func Bind(op *ir.Op) (Kernel, error) {
 	d, ok := defs[op.Name()]
 	if !ok {
 		return nil, fmt.Errorf("unknown op %q", op.Name())
+	}
+	if d.Compute != nil {
+		return bindCompute(op, d)
 	}
 	if d.Bind == nil {
 		return nil, fmt.Errorf("op %q has no kernel; the executor runs it", op.Name())

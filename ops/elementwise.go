@@ -53,9 +53,9 @@ var ewArithOps = []struct {
 
 func init() {
 	for _, a := range ewArithOps {
-		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Bind: ewBindArith(a.op), Grad: a.grad, Donate: []int{0, 1}})
+		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Compute: ewBindArith(a.op), Grad: a.grad})
 	}
-	register(&Def{Name: "scale", Infer: ewInferScale, Bind: ewBindScale, Grad: ewGradScale, Donate: []int{0}})
+	register(&Def{Name: "scale", Infer: ewInferScale, Compute: ewBindScale, Grad: ewGradScale})
 }
 
 // ewInferBroadcast is the Infer hook of a binary op whose operands share a
@@ -87,12 +87,12 @@ func ewInferBroadcast(types ewDTypeSet, boolResult bool) func([]ir.Type, ir.Attr
 // ewBroadcastKernel returns a kernel that fills the broadcast result of
 // its operands, with dtype outDT, using run (see ewKernel: a donated
 // operand may be the result).
-func ewBroadcastKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Kernel {
+func ewBroadcastKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Compute {
 	return ewKernel(op, outDT, run)
 }
 
-func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		var run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error
 		switch dt := op.Operand(0).Type().DType; dt {
 		case ir.F32:
@@ -104,7 +104,7 @@ func ewBindArith(bop kernels.BinaryOp) func(*ir.Op) (Kernel, error) {
 		case ir.I64:
 			run = ewArithRun[int64](bop)
 		default:
-			return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
+			return Compute{}, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
 		}
 		return ewBroadcastKernel(op, op.Operand(0).Type().DType, run), nil
 	}
@@ -150,11 +150,11 @@ func ewScaleAttrs(attrs ir.Attrs, dt ir.DType) (scale, bias float64, err error) 
 	return scale, bias, nil
 }
 
-func ewBindScale(op *ir.Op) (Kernel, error) {
+func ewBindScale(op *ir.Op) (Compute, error) {
 	dt := op.Operand(0).Type().DType
 	s, b, err := ewScaleAttrs(op.Attrs, dt)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	switch dt {
 	case ir.F32:
@@ -166,7 +166,7 @@ func ewBindScale(op *ir.Op) (Kernel, error) {
 	case ir.I64:
 		return ewMapKernel(op, ewScaleRun[int64](s, b)), nil
 	}
-	return nil, fmt.Errorf("scale: no kernel for %s", dt)
+	return Compute{}, fmt.Errorf("scale: no kernel for %s", dt)
 }
 
 func ewScaleRun[T kernels.Numeric](s, b float64) func(c *Ctx, out, x *tensor.Tensor) error {

@@ -151,50 +151,39 @@ func ewConvert[T kernels.Numeric](v float64) T {
 }
 
 // ewKernel returns the kernel of an elementwise op: it checks the operand
-// dtypes, finds the result shape (the numpy broadcast of the operands'),
-// takes the result buffer and fills it with run. The buffer is a donated
-// operand (see Def.Donate) of the result's dtype and shape that nobody else
-// holds, updated in place, or else a new tensor; run must therefore allow
-// out to be one of its operands, reading each element before writing it.
-// Operands the kernel owns and does not return are released, on success
-// and on error.
-func ewKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Kernel {
+// dtypes and fills the result, of dtype outDT and the numpy broadcast of
+// the operands' shapes, with run. The result may take over the buffer of
+// an operand of its dtype that dies at the op (Compute.InPlace), so run
+// must allow out to be one of its operands, reading each element before
+// writing it.
+func ewKernel(op *ir.Op, outDT ir.DType, run func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error) Compute {
 	name, dts := op.Name(), ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		out, keep, err := ewPrepare(c, name, dts, outDT, in)
-		if err != nil {
-			ewReleaseOwned(c, in, -1)
-			return nil, err
+	var same []int
+	for i, dt := range dts {
+		if dt == outDT {
+			same = append(same, i)
 		}
-		if err := run(c, out, in); err != nil {
-			out.Release()
-			ewReleaseOwned(c, in, keep)
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		ewReleaseOwned(c, in, keep)
-		return c.Result(out), nil
+	}
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			if err := ewCheckInputs(name, in, dts); err != nil {
+				return err
+			}
+			if err := run(c, out[0], in); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		},
+		InPlace: [][]int{same},
 	}
 }
 
 // ewMapKernel is ewKernel for a one-operand op whose result has the
 // operand's shape.
-func ewMapKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Kernel {
+func ewMapKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Compute {
 	return ewKernel(op, op.Result(0).Type().DType, func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 		return run(c, out, in[0])
 	})
-}
-
-// ewPrepare checks the operands and returns the result buffer and the
-// index of the operand it reuses (-1 for a new tensor).
-func ewPrepare(c *Ctx, name string, dts []ir.DType, outDT ir.DType, in []*tensor.Tensor) (*tensor.Tensor, int, error) {
-	if err := ewCheckInputs(name, in, dts); err != nil {
-		return nil, -1, err
-	}
-	shape, err := ewResultShape(in)
-	if err != nil {
-		return nil, -1, fmt.Errorf("%s: %w", name, err)
-	}
-	return ewOutput(c, in, outDT, shape)
 }
 
 // ewOutput returns a reusable operand (see ewReusable) and its index, or a

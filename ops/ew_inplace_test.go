@@ -209,17 +209,38 @@ func TestElementwiseOwnedOperandsReleasedOnError(t *testing.T) {
 	}
 }
 
-// TestElementwiseDonateDefs pins which elementwise ops ask for their
-// operands: those whose result can live in an operand's buffer.
-func TestElementwiseDonateDefs(t *testing.T) {
-	for name, want := range map[string][]int{
-		"add": {0, 1}, "subtract": {0, 1}, "multiply": {0, 1}, "divide": {0, 1}, "maximum": {0, 1}, "minimum": {0, 1}, "pow": {0, 1},
-		"scale": {0}, "equal": {0, 1}, "not_equal": {0, 1}, "logical_and": {0, 1}, "logical_or": {0, 1}, "logical_not": {0},
-		"where": {0, 1, 2}, "full_like": {0}, "less_than": nil, "cast": nil, "assign": nil,
+// TestElementwiseTakeable pins which operands of elementwise ops a result
+// may take over: those of the result's dtype.
+func TestElementwiseTakeable(t *testing.T) {
+	f32, i1 := ir.TensorOf(ir.F32, 2, 3), ir.TensorOf(ir.I1, 2, 3)
+	for _, tc := range []struct {
+		name  string
+		attrs ir.Attrs
+		in    []ir.Type
+		want  []int
+	}{
+		{"add", nil, []ir.Type{f32, f32}, []int{0, 1}},
+		{"subtract", nil, []ir.Type{f32, f32}, []int{0, 1}},
+		{"pow", nil, []ir.Type{f32, f32}, []int{0, 1}},
+		{"scale", ir.A("scale", 2.0, "bias", 0.0), []ir.Type{f32}, []int{0}},
+		{"tanh", nil, []ir.Type{f32}, []int{0}},
+		{"equal", nil, []ir.Type{i1, i1}, []int{0, 1}},
+		{"equal", nil, []ir.Type{f32, f32}, nil},
+		{"less_than", nil, []ir.Type{f32, f32}, nil},
+		{"logical_and", nil, []ir.Type{i1, i1}, []int{0, 1}},
+		{"logical_not", nil, []ir.Type{i1}, []int{0}},
+		{"where", nil, []ir.Type{i1, f32, f32}, []int{1, 2}},
+		{"where", nil, []ir.Type{i1, i1, i1}, []int{0, 1, 2}},
+		{"full_like", ir.A("value", 1.0), []ir.Type{f32}, []int{0}},
+		{"cast", ir.A("dtype", ir.I32), []ir.Type{f32}, nil},
+		{"assign", nil, []ir.Type{f32}, nil},
 	} {
-		d, ok := ops.Lookup(name)
-		if !ok || !slices.Equal(d.Donate, want) {
-			t.Errorf("%s: Donate %v, want %v", name, d.Donate, want)
+		op, err := buildOp(t, tc.name, tc.attrs, tc.in...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := ops.Takeable(op); !slices.Equal(got, tc.want) {
+			t.Errorf("%s%v: takeable operands %v, want %v", tc.name, tc.in, got, tc.want)
 		}
 	}
 }

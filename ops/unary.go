@@ -49,12 +49,12 @@ var ewUnaryOps = []struct {
 func init() {
 	for _, u := range ewUnaryOps {
 		op := u.op
-		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Donate: []int{0}, Bind: func(o *ir.Op) (Kernel, error) {
+		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Compute: func(o *ir.Op) (Compute, error) {
 			return ewBindUnary(o, op)
 		}})
 	}
-	register(&Def{Name: "gelu", Infer: ewInferGelu, Bind: ewBindGelu, Grad: ewGradGelu, Donate: []int{0}})
-	register(&Def{Name: "clip", Infer: ewInferClip, Bind: ewBindClip, Grad: ewGradClip, Donate: []int{0}})
+	register(&Def{Name: "gelu", Infer: ewInferGelu, Compute: ewBindGelu, Grad: ewGradGelu})
+	register(&Def{Name: "clip", Infer: ewInferClip, Compute: ewBindClip, Grad: ewGradClip})
 }
 
 // ewInferUnary is the Infer hook of a one-operand op that keeps its type.
@@ -74,11 +74,11 @@ func ewInferUnary(types ewDTypeSet) func([]ir.Type, ir.Attrs) ([]ir.Type, error)
 // and of the op's result dtype, run fills. The result takes over the
 // operand's buffer when the operand dies here and nobody else holds it
 // (the ops donate operand 0), so run must allow out to be x.
-func ewUnaryKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Kernel {
+func ewUnaryKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Compute {
 	return ewMapKernel(op, run)
 }
 
-func ewBindUnary(op *ir.Op, uop kernels.UnaryOp) (Kernel, error) {
+func ewBindUnary(op *ir.Op, uop kernels.UnaryOp) (Compute, error) {
 	switch dt := op.Operand(0).Type().DType; dt {
 	case ir.F32:
 		if uop == kernels.UnaryRelu { // vectorised, same bits
@@ -95,7 +95,7 @@ func ewBindUnary(op *ir.Op, uop kernels.UnaryOp) (Kernel, error) {
 	case ir.I64:
 		return ewUnaryKernel(op, ewUnaryRun[int64](uop)), nil
 	default:
-		return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
+		return Compute{}, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
 	}
 }
 
@@ -112,10 +112,10 @@ func ewInferGelu(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return ewInferUnary(ewFloats)(in, attrs)
 }
 
-func ewBindGelu(op *ir.Op) (Kernel, error) {
+func ewBindGelu(op *ir.Op) (Compute, error) {
 	approx, err := ewOptBool(op.Attrs, "approximate", false)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	if approx {
 		return ewBindUnary(op, kernels.UnaryGeluTanh)
@@ -140,10 +140,10 @@ func ewClipAttrs(attrs ir.Attrs) (lo, hi float64, err error) {
 	return lo, hi, nil
 }
 
-func ewBindClip(op *ir.Op) (Kernel, error) {
+func ewBindClip(op *ir.Op) (Compute, error) {
 	lo, hi, err := ewClipAttrs(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	switch dt := op.Operand(0).Type().DType; dt {
 	case ir.F32:
@@ -155,7 +155,7 @@ func ewBindClip(op *ir.Op) (Kernel, error) {
 	case ir.I64:
 		return ewUnaryKernel(op, ewClipRun(ewConvert[int64](math.Ceil(lo)), ewConvert[int64](math.Floor(hi)))), nil
 	default:
-		return nil, fmt.Errorf("clip: no kernel for %s", dt)
+		return Compute{}, fmt.Errorf("clip: no kernel for %s", dt)
 	}
 }
 

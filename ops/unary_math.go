@@ -62,11 +62,11 @@ var ewMathOps = []struct {
 func init() {
 	for _, u := range ewMathOps {
 		op := u.op
-		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, NoGrad: u.grad == nil, Donate: []int{0},
-			Bind: func(o *ir.Op) (Kernel, error) { return ewBindUnary(o, op) }})
+		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, NoGrad: u.grad == nil,
+			Compute: func(o *ir.Op) (Compute, error) { return ewBindUnary(o, op) }})
 	}
-	register(&Def{Name: "is_nan", Infer: ewInferClass(false), Bind: ewBindIsNaN, NoGrad: true})
-	register(&Def{Name: "is_inf", Infer: ewInferClass(true), Bind: ewBindIsInf, NoGrad: true})
+	register(&Def{Name: "is_nan", Infer: ewInferClass(false), Compute: ewBindIsNaN, NoGrad: true})
+	register(&Def{Name: "is_inf", Infer: ewInferClass(true), Compute: ewBindIsInf, NoGrad: true})
 }
 
 // ewInferClass is the Infer hook of is_nan and is_inf (signs: it has the
@@ -112,19 +112,19 @@ func ewInfSigns(attrs ir.Attrs) (c kernels.ClassOp, some bool, err error) {
 	return 0, false, nil
 }
 
-func ewBindIsNaN(op *ir.Op) (Kernel, error) { return ewBindClass(op, kernels.ClassNaN, true) }
+func ewBindIsNaN(op *ir.Op) (Compute, error) { return ewBindClass(op, kernels.ClassNaN, true) }
 
-func ewBindIsInf(op *ir.Op) (Kernel, error) {
+func ewBindIsInf(op *ir.Op) (Compute, error) {
 	c, some, err := ewInfSigns(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	return ewBindClass(op, c, some)
 }
 
 // ewBindClass returns the kernel of classification c, or of an all-false
 // result if !some.
-func ewBindClass(op *ir.Op, c kernels.ClassOp, some bool) (Kernel, error) {
+func ewBindClass(op *ir.Op, c kernels.ClassOp, some bool) (Compute, error) {
 	var run func(threads int, out []bool, x *tensor.Tensor) error
 	switch dt := op.Operand(0).Type().DType; dt {
 	case ir.F32:
@@ -136,7 +136,7 @@ func ewBindClass(op *ir.Op, c kernels.ClassOp, some bool) (Kernel, error) {
 			return kernels.Classify(c, threads, out, ewView[float64](x))
 		}
 	default:
-		return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
+		return Compute{}, fmt.Errorf("%s: no kernel for %s", op.Name(), dt)
 	}
 	return ewMapKernel(op, func(ctx *Ctx, out, x *tensor.Tensor) error {
 		if !some {

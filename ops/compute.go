@@ -1,0 +1,227 @@
+package ops
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Compute is an op's kernel in destination-passing form: the kernel
+// writes into buffers the executor gives it and never allocates. For
+// operands of given shapes the op's Infer hook gives its results' dtypes
+// and shapes and Work its workspace, so the memory of a run is known
+// before any kernel runs (the planner in package exec computes it).
+//
+// The executor, for each result i:
+//   - makes it a view of operand View[i] (same storage, the inferred
+//     shape) when View[i] >= 0: the kernel leaves it alone;
+//   - or hands it the buffer of the first operand listed in InPlace[i]
+//     that dies at this op (it decides when it compiles the program), that
+//     nobody else holds and that has the result's dtype and shape: the
+//     kernel must then read each element before it writes it;
+//   - or allocates a new tensor of the inferred dtype and shape.
+//
+// It then gives the kernel a workspace of Work(shapes) bytes (see
+// Scratch), runs Fn, and frees the workspace.
+type Compute struct {
+	// Fn computes the results into out. in are the operands, which it must
+	// not keep or release (an operand handed to a result is out's). On
+	// error the executor releases out.
+	Fn func(c *Ctx, in, out []*tensor.Tensor) error
+	// Work returns the workspace bytes Fn needs for operands of these
+	// shapes; nil means none.
+	Work func(shapes [][]int) int64
+	// View, if set, has one entry per result: the operand the result is a
+	// view of, or -1.
+	View []int
+	// InPlace, if set, has one entry per result: the operands whose buffer
+	// it may take over, in order of preference.
+	InPlace [][]int
+}
+
+// workAlign is the alignment of each piece Scratch hands out.
+const workAlign = 64
+
+// SetWork gives c the workspace of the next Compute kernel (the executor
+// calls it; nil for none).
+func (c *Ctx) SetWork(ws []byte) { c.work, c.workUsed = ws, 0 }
+
+// Scratch returns n elements of type T from the workspace of the running
+// Compute kernel, 64-byte aligned and not zeroed. The kernel's Work must
+// have asked for them (WorkBytes adds them up): running out is a bug in
+// the op and panics.
+func Scratch[T any](c *Ctx, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	var z T
+	size := n * int(unsafe.Sizeof(z))
+	start := (c.workUsed + workAlign - 1) &^ (workAlign - 1)
+	if start+size > len(c.work) {
+		panic(fmt.Sprintf("ops: Scratch of %d bytes at %d overruns a workspace of %d bytes: the op's Work is wrong", size, start, len(c.work)))
+	}
+	c.workUsed = start + size
+	return unsafe.Slice((*T)(unsafe.Pointer(&c.work[start])), n)
+}
+
+// WorkBytes is the workspace that Scratch calls for the given element
+// counts and sizes (pairs of count, element size) take together.
+func WorkBytes(pairs ...int) int64 {
+	var total int64
+	for i := 0; i+1 < len(pairs); i += 2 {
+		total = (total + workAlign - 1) &^ (workAlign - 1)
+		total += int64(pairs[i]) * int64(pairs[i+1])
+	}
+	return total
+}
+
+// ResultTypes returns the types of op's results for operands of the
+// shapes of in, from its Infer hook: static types, which say the dtype and
+// shape of each result. types, if it has room, holds the operand types.
+func ResultTypes(op *ir.Op, in []*tensor.Tensor, types []ir.Type) ([]ir.Type, error) {
+	d, ok := defs[op.Name()]
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q", op.Name())
+	}
+	types = types[:0]
+	for _, x := range in {
+		types = append(types, ir.Type{DType: ir.DType(x.DType()), Dims: x.Shape()})
+	}
+	out, err := d.Infer(types, op.Attrs)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range out {
+		if !t.IsStatic() {
+			return nil, fmt.Errorf("result %d is %s for operands of static shapes: the op's result shapes depend on operand values, so it cannot have Compute", i, t)
+		}
+	}
+	return out, nil
+}
+
+// bindCompute makes a Kernel of an op with Compute, for callers outside
+// the executor (tests, tools): it allocates what the executor would, takes
+// over an owned operand only when nobody else holds it (as kernels with
+// Donate do), and releases owned operands it did not use.
+func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
+	comp, err := d.Compute(op)
+	if err != nil {
+		return nil, err
+	}
+	var types []ir.Type
+	return func(c *Ctx, in []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
+		rt, err := ResultTypes(op, in, types)
+		if err != nil {
+			releaseOwned(c, in, nil)
+			return nil, fmt.Errorf("%s: %w", op.Name(), err)
+		}
+		if cap(c.Results) >= len(rt) {
+			outs = c.Results[:len(rt)]
+			clear(outs)
+		} else {
+			outs = make([]*tensor.Tensor, len(rt))
+		}
+		defer func() {
+			if err != nil {
+				releaseAll(outs)
+				outs = nil
+			}
+		}()
+		taken := make([]bool, len(in))
+		for i, t := range rt {
+			switch {
+			case comp.View != nil && comp.View[i] >= 0:
+				outs[i], err = in[comp.View[i]].Reshape(t.Dims...)
+			case takeFrom(c, in, comp.InPlace, i, t, taken) >= 0:
+				j := takeFrom(c, in, comp.InPlace, i, t, taken)
+				outs[i], taken[j] = in[j], true
+				c.Disown(j)
+			default:
+				outs[i], err = tensor.New(c.Alloc, tensor.DType(t.DType), t.Dims...)
+			}
+			if err != nil {
+				releaseOwned(c, in, taken)
+				return nil, err
+			}
+		}
+		var ws *tensor.Tensor
+		if comp.Work != nil {
+			shapes := make([][]int, len(in))
+			for i, x := range in {
+				shapes[i] = x.Shape()
+			}
+			if n := comp.Work(shapes); n > 0 {
+				if ws, err = tensor.New(c.Alloc, tensor.I64, int((n+7)/8)); err != nil {
+					releaseOwned(c, in, taken)
+					return nil, err
+				}
+				c.SetWork(ws.Raw())
+			}
+		}
+		err = comp.Fn(c, in, outs)
+		c.SetWork(nil)
+		if ws != nil {
+			ws.Release()
+		}
+		releaseOwned(c, in, taken)
+		return outs, err
+	}, nil
+}
+
+// takeFrom returns the first operand listed for result i in inPlace that
+// the kernel owns, nobody else holds, is not taken yet and has type t, or
+// -1.
+func takeFrom(c *Ctx, in []*tensor.Tensor, inPlace [][]int, i int, t ir.Type, taken []bool) int {
+	if inPlace == nil {
+		return -1
+	}
+	for _, j := range inPlace[i] {
+		x := in[j]
+		if c.Owns(j) && !taken[j] && x.Refs() == 1 && ir.DType(x.DType()) == t.DType && slices.Equal(x.Shape(), t.Dims) {
+			return j
+		}
+	}
+	return -1
+}
+
+// releaseOwned releases the operands the kernel owns, except those taken
+// over by results.
+func releaseOwned(c *Ctx, in []*tensor.Tensor, taken []bool) {
+	for i, x := range in {
+		if c.Owns(i) && (taken == nil || !taken[i]) {
+			c.Disown(i)
+			x.Release()
+		}
+	}
+}
+
+// Takeable lists the operands of op whose buffers a result may take over
+// when they die at op: those its Compute's InPlace names, or for an op with
+// Bind those its Def.Donate names (the kernel then decides). The planner
+// and tests use it.
+func Takeable(op *ir.Op) []int {
+	d, ok := defs[op.Name()]
+	if !ok {
+		return nil
+	}
+	if d.Compute == nil {
+		return d.Donate
+	}
+	comp, err := d.Compute(op)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, cands := range comp.InPlace {
+		for _, j := range cands {
+			if !slices.Contains(out, j) {
+				out = append(out, j)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
