@@ -8,8 +8,12 @@ func init() { regionOps["if"] = regionOp{run: runIf} }
 
 func runIf(e *Executable, b *blockCode, in *instr) error {
 	region := in.regions[1]
-	if in.in[0].get().Bool()[0] {
+	cond := in.in[0].get().Bool()[0]
+	if cond {
 		region = in.regions[0]
+	}
+	if e.opts.Conditions != nil {
+		e.opts.Conditions(in.op, cond)
 	}
 	vals, err := e.runBlock(region)
 	if err != nil {

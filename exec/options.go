@@ -3,6 +3,7 @@ package exec
 import (
 	"io"
 
+	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 )
 
@@ -28,6 +29,11 @@ type Options struct {
 	// the allocator's statistics right after it, like Paddle's
 	// FLAGS_log_memory_stats.
 	MemoryLog func(MemoryRecord)
+	// Conditions, if set, receives the value of every condition a run
+	// evaluates, in order: an "if"'s, and a "while"'s initial one and the
+	// one each iteration yields. Given back to Plan (PlanOptions.Path), it
+	// makes the planner follow the run's path.
+	Conditions func(op *ir.Op, value bool)
 	// Trace, if set, receives the memory log as text lines.
 	Trace io.Writer
 	// NoDonate keeps every operand lent to its kernel: the executor never

@@ -17,6 +17,9 @@ func runWhile(e *Executable, b *blockCode, in *instr) error {
 	body := in.regions[0]
 	n := len(in.out)
 	cond := in.in[0].get().Bool()[0]
+	if e.opts.Conditions != nil {
+		e.opts.Conditions(in.op, cond)
+	}
 	// The initial values move into the first iteration's frame when they
 	// die here; otherwise they are shared, and the outer frame keeps its
 	// reference until their last use.
@@ -43,6 +46,9 @@ func runWhile(e *Executable, b *blockCode, in *instr) error {
 			return err
 		}
 		cond = vals[0].Bool()[0]
+		if e.opts.Conditions != nil {
+			e.opts.Conditions(in.op, cond)
+		}
 		vals[0].Release()
 		vals[0] = nil
 		// The body's frame is empty now: last iteration's block arguments

@@ -1,0 +1,568 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+// The static memory planner: it computes the allocated bytes of a run —
+// the peak, what is held at the end, and the buffers alive at the peak —
+// without running any kernel. It follows the compiled program exactly as
+// a run would (docs/memory.md): the same instructions, frames, last uses,
+// donations and in-place decisions, the result types that each op's Infer
+// hook gives for the operands' shapes (the executor allocates exactly
+// those for ops with ops.Compute), each op's workspace, and the
+// allocator's rounding of every block to its alignment. Where a run
+// depends on values — the branch an "if" takes, how many times a "while"
+// runs, the sizes an op reads from its operands — the planner follows a
+// recorded path (PlanOptions.Path) or says what it assumed.
+
+// PlanOptions describe the run to plan.
+type PlanOptions struct {
+	// Feeds gives the static type of each feed (the types of the run's
+	// tensors). A feed whose data op's type is static may be left out.
+	Feeds map[string]ir.Type
+	// FeedsAllocated counts the feeds' bytes as allocated on the run's
+	// allocator before the run (a training loop allocates its batches
+	// there); otherwise they are the caller's.
+	FeedsAllocated bool
+	// Path lists the values of the conditions a run evaluates, in order (as
+	// Options.Conditions reports them): with it the planner follows the
+	// run's branches and trip counts and is exact. Without it, an "if"
+	// takes the branch that reaches the higher peak and a "while" runs
+	// Trips iterations.
+	Path []bool
+	// Trips is how many iterations a "while" runs when Path does not say
+	// (default 1).
+	Trips int
+}
+
+// Plan is the planner's prediction for one run.
+type Plan struct {
+	// Base is the allocated bytes before the run: the parameters and
+	// optimizer state in the store (and the feeds with FeedsAllocated).
+	Base int64
+	// Peak is the most bytes allocated at once during the run, Base
+	// included: what allocator.Stats().Allocated.Peak reads after the run
+	// (with the peak reset just before it).
+	Peak int64
+	// End is the bytes allocated when the run returns, its fetches held.
+	End int64
+	// AtPeak lists the buffers the run had allocated at the peak, largest
+	// first (Base is not listed).
+	AtPeak []PlannedBuffer
+	// Assumed says where the plan is not known to follow the run: an "if"
+	// whose branch was guessed, a "while" whose trip count was. Empty when
+	// the plan is exact.
+	Assumed []string
+}
+
+// PlannedBuffer is one buffer of a plan: the op, value and position that
+// made it (as the allocator's tags say), its bytes, and whether it is a
+// workspace.
+type PlannedBuffer struct {
+	Op, Value string
+	Pos       ir.Pos
+	Bytes     int64
+	Workspace bool
+}
+
+// UnplannableError says that the planner cannot size a value without
+// running the program: an op whose results' sizes depend on operand
+// values, or a feed whose type is not static.
+type UnplannableError struct {
+	Op  string
+	Pos ir.Pos
+	Msg string
+}
+
+func (e *UnplannableError) Error() string {
+	return fmt.Sprintf("%s: %q: cannot plan: %s", e.Pos, e.Op, e.Msg)
+}
+
+// Plan predicts the memory of one run of x with the given feeds' types.
+// The store's parameters must be set (their shapes are read).
+func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := &planner{e: e, opts: opts, frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}}
+	if p.opts.Trips <= 0 {
+		p.opts.Trips = 1
+	}
+	for _, n := range e.store.Names() {
+		t, _ := e.store.Get(n)
+		p.base += p.round(t.Bytes())
+	}
+	p.feeds = map[string]*sval{}
+	for _, f := range e.feeds {
+		t := f.typ
+		if given, ok := opts.Feeds[f.name]; ok {
+			if !given.Refines(f.typ) {
+				return nil, fmt.Errorf("plan: feed %q: type %s does not fit the program's %s", f.name, given, f.typ)
+			}
+			t = given
+		}
+		if !t.IsStatic() {
+			return nil, &UnplannableError{Op: "data", Pos: f.pos, Msg: fmt.Sprintf("feed %q has type %s; give its shape", f.name, t)}
+		}
+		v := &sval{b: &sbuf{refs: 1}, typ: t}
+		if opts.FeedsAllocated {
+			p.base += p.round(bytesOf(t))
+		}
+		p.feeds[f.name] = v
+	}
+	p.cur, p.peak = p.base, p.base
+	if err := p.block(e.top); err != nil {
+		return nil, err
+	}
+	plan := &Plan{Base: p.base, Peak: p.peak, End: p.cur, Assumed: p.assumed}
+	for _, b := range p.atPeak {
+		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
+	}
+	sort.SliceStable(plan.AtPeak, func(i, j int) bool { return plan.AtPeak[i].Bytes > plan.AtPeak[j].Bytes })
+	return plan, nil
+}
+
+// sbuf is a simulated storage: its allocator bytes and references, and
+// for a stack its items.
+type sbuf struct {
+	bytes int64
+	refs  int
+	items []*sval
+	// who made it, for AtPeak
+	op, value string
+	pos       ir.Pos
+	work      bool
+	live      bool
+}
+
+// sval is a simulated tensor (a header on a storage) or stack.
+type sval struct {
+	b   *sbuf
+	typ ir.Type
+}
+
+func (v *sval) retain() *sval { v.b.refs++; return v }
+
+type planner struct {
+	e       *Executable
+	opts    PlanOptions
+	base    int64
+	cur     int64
+	peak    int64
+	live    []*sbuf
+	atPeak  []*sbuf
+	frames  map[*blockCode][]*sval
+	yields  map[*blockCode][]*sval
+	feeds   map[string]*sval
+	path    int
+	assumed []string
+}
+
+func (p *planner) round(n int64) int64 {
+	al := p.e.alloc.Options().Alignment
+	return (n + al - 1) &^ (al - 1)
+}
+
+func bytesOf(t ir.Type) int64 { return int64(t.NumElements()) * int64(t.DType.Size()) }
+
+// alloc makes a storage of t's size for instruction in.
+func (p *planner) alloc(in *instr, t ir.Type, work bool) *sval {
+	b := &sbuf{bytes: p.round(bytesOf(t)), refs: 1, op: in.tag.Op, value: in.tag.Value, pos: in.op.Pos, work: work}
+	if b.bytes > 0 {
+		p.cur += b.bytes
+		b.live = true
+		p.live = append(p.live, b)
+		if p.cur > p.peak {
+			p.peak = p.cur
+			p.atPeak = p.atPeak[:0]
+			for _, l := range p.live {
+				if l.live {
+					p.atPeak = append(p.atPeak, l)
+				}
+			}
+		}
+	}
+	return &sval{b: b, typ: t}
+}
+
+func (p *planner) release(v *sval) {
+	if v == nil {
+		return
+	}
+	b := v.b
+	b.refs--
+	if b.refs > 0 {
+		return
+	}
+	for _, it := range b.items {
+		p.release(it)
+	}
+	b.items = nil
+	if b.live {
+		b.live = false
+		p.cur -= b.bytes
+		i := slices.Index(p.live, b)
+		p.live = slices.Delete(p.live, i, i+1)
+	}
+}
+
+func (p *planner) frame(b *blockCode) []*sval {
+	f, ok := p.frames[b]
+	if !ok {
+		f = make([]*sval, len(b.slots))
+		p.frames[b] = f
+	}
+	return f
+}
+
+func (p *planner) get(r ref) *sval { return p.frame(r.blk)[r.slot] }
+
+// cond returns the next condition of the recorded path, or def when the
+// path is exhausted (noting the guess with what).
+func (p *planner) cond(def bool, what string) bool {
+	if p.path < len(p.opts.Path) {
+		c := p.opts.Path[p.path]
+		p.path++
+		return c
+	}
+	p.assumed = append(p.assumed, what)
+	return def
+}
+
+// block mirrors runBlock.
+func (p *planner) block(b *blockCode) error {
+	f := p.frame(b)
+	for _, s := range b.dropEntry {
+		p.release(f[s])
+		f[s] = nil
+	}
+	for i := range b.instrs {
+		in := &b.instrs[i]
+		if err := p.instr(b, in); err != nil {
+			return err
+		}
+		for _, s := range in.drop {
+			p.release(f[s])
+			f[s] = nil
+		}
+	}
+	return nil
+}
+
+func (p *planner) instr(b *blockCode, in *instr) error {
+	f := p.frame(b)
+	switch in.kind {
+	case kData:
+		f[in.out[0]] = p.feeds[in.name].retain()
+	case kParameter:
+		t, ok := p.e.store.Get(in.name)
+		if !ok {
+			return &UnplannableError{Op: "parameter", Pos: in.op.Pos, Msg: fmt.Sprintf("parameter %q is not in the store", in.name)}
+		}
+		f[in.out[0]] = &sval{b: &sbuf{refs: 2}, typ: ir.TensorOf(ir.DType(t.DType()), t.Shape()...)}
+	case kFetch:
+		p.get(in.in[0]).retain() // the caller holds it past the end of the run
+	case kYield:
+		ys := make([]*sval, len(in.in))
+		for i, r := range in.in {
+			ys[i] = p.get(r).retain()
+		}
+		p.yields[b] = ys
+	case kCompute:
+		return p.compute(b, in)
+	case kKernel:
+		return p.kernel(b, in)
+	case kRegion:
+		switch in.op.Name() {
+		case "if":
+			return p.ifOp(b, in)
+		case "while":
+			return p.whileOp(b, in)
+		}
+		return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "the planner does not know this op with regions"}
+	}
+	return nil
+}
+
+// compute mirrors Executable.compute.
+func (p *planner) compute(b *blockCode, in *instr) error {
+	f := p.frame(b)
+	args := make([]*sval, len(in.in))
+	types := make([]ir.Type, len(in.in))
+	shapes := make([][]int, len(in.in))
+	for i, r := range in.in {
+		args[i] = p.get(r)
+		types[i], shapes[i] = args[i].typ, args[i].typ.Dims
+	}
+	rt, err := ops.ResultTypesOf(in.op, types)
+	if err != nil {
+		return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: err.Error()}
+	}
+	outs := make([]*sval, len(rt))
+	var taken uint64
+	for i, t := range rt {
+		if in.comp.View != nil && in.comp.View[i] >= 0 {
+			src := args[in.comp.View[i]]
+			outs[i] = &sval{b: src.b, typ: t}
+			src.b.refs++
+			continue
+		}
+		if j := p.takes(in, i, args, t, taken); j >= 0 {
+			outs[i] = &sval{b: args[j].b, typ: t}
+			p.frame(in.in[j].blk)[in.in[j].slot] = nil
+			taken |= 1 << uint(j)
+			continue
+		}
+		outs[i] = p.alloc(in, t, false)
+	}
+	if in.comp.Work != nil {
+		if n := in.comp.Work(shapes); n > 0 {
+			ws := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), true)
+			p.release(ws)
+		}
+	}
+	for i, v := range outs {
+		f[in.out[i]] = v
+	}
+	return nil
+}
+
+// takes mirrors instr.takes.
+func (p *planner) takes(in *instr, i int, args []*sval, t ir.Type, taken uint64) int {
+	if in.donate == 0 || in.comp.InPlace == nil {
+		return -1
+	}
+	for _, j := range in.comp.InPlace[i] {
+		bit := uint64(1) << uint(j)
+		if in.donate&bit == 0 || taken&bit != 0 {
+			continue
+		}
+		if x := args[j]; x.b.refs == 1 && x.typ.DType == t.DType && slices.Equal(x.typ.Dims, t.Dims) {
+			return j
+		}
+	}
+	return -1
+}
+
+// kernel models the ops that allocate their own results (ops.Def.Bind):
+// stacks and sequences, whose kernels the planner knows; any other is
+// planned like a Compute op without workspace or reuse, when its result
+// types follow from its operands' (ops whose sizes depend on values are
+// refused).
+func (p *planner) kernel(b *blockCode, in *instr) error {
+	f := p.frame(b)
+	args := make([]*sval, len(in.in))
+	for i, r := range in.in {
+		args[i] = p.get(r)
+	}
+	donated := func(i int) bool { return in.donate&(1<<uint(i)) != 0 }
+	// exclusive mirrors ops' exclusiveStack: the donated, unshared stack
+	// itself, or a copy of its list of items.
+	exclusive := func(i int) *sval {
+		s := args[i]
+		if donated(i) {
+			p.frame(in.in[i].blk)[in.in[i].slot] = nil
+			if s.b.refs == 1 {
+				return s
+			}
+			defer p.release(s)
+		}
+		c := &sval{b: &sbuf{refs: 1}, typ: s.typ}
+		for _, it := range s.b.items {
+			c.b.items = append(c.b.items, it.retain())
+		}
+		return c
+	}
+	switch in.op.Name() {
+	case "stack_new":
+		f[in.out[0]] = &sval{b: &sbuf{refs: 1}, typ: in.types[0]}
+	case "stack_push":
+		s := exclusive(0)
+		s.b.items = append(s.b.items, args[1].retain())
+		f[in.out[0]] = s
+	case "stack_pop":
+		s := exclusive(0)
+		if len(s.b.items) == 0 {
+			return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "pop from an empty stack"}
+		}
+		top := s.b.items[len(s.b.items)-1]
+		s.b.items = s.b.items[:len(s.b.items)-1]
+		f[in.out[0]], f[in.out[1]] = s, top
+	default:
+		types := make([]ir.Type, len(args))
+		for i, a := range args {
+			if a.typ.IsStack() {
+				return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "the planner does not model this sequence op"}
+			}
+			types[i] = a.typ
+		}
+		rt, err := ops.ResultTypesOf(in.op, types)
+		if err != nil {
+			var u *UnplannableError
+			if errors.As(err, &u) {
+				return u
+			}
+			return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: err.Error()}
+		}
+		for i, t := range rt {
+			f[in.out[i]] = p.alloc(in, t, false)
+		}
+		for i := range args {
+			if donated(i) {
+				p.release(args[i])
+				p.frame(in.in[i].blk)[in.in[i].slot] = nil
+			}
+		}
+	}
+	return nil
+}
+
+// ifOp mirrors runIf: the recorded branch, or else each branch planned
+// from a copy of the state, the one that peaks higher kept.
+func (p *planner) ifOp(b *blockCode, in *instr) error {
+	var region *blockCode
+	if p.path < len(p.opts.Path) {
+		region = in.regions[1]
+		if p.cond(false, "") {
+			region = in.regions[0]
+		}
+		return p.runRegion(b, in, region)
+	}
+	p.assumed = append(p.assumed, fmt.Sprintf("%s: the branch of the \"if\" is not known; planned the one that peaks higher", in.op.Pos))
+	var best *planner
+	for _, r := range in.regions {
+		q := p.clone()
+		if err := q.runRegion(b, in, r); err != nil {
+			return err
+		}
+		if best == nil || q.peak > best.peak {
+			best = q
+		}
+	}
+	*p = *best
+	return nil
+}
+
+func (p *planner) runRegion(b *blockCode, in *instr, region *blockCode) error {
+	if err := p.block(region); err != nil {
+		return err
+	}
+	f := p.frame(b)
+	for i, v := range p.yields[region] {
+		f[in.out[i]] = v
+	}
+	p.yields[region] = nil
+	return nil
+}
+
+// whileOp mirrors runWhile.
+func (p *planner) whileOp(b *blockCode, in *instr) error {
+	body := in.regions[0]
+	n := len(in.out)
+	what := fmt.Sprintf("%s: the \"while\" runs %d times (its trip count is not known)", in.op.Pos, p.opts.Trips)
+	trips := 0
+	cond := p.cond(true, what)
+	bf := p.frame(body)
+	for i := range n {
+		r := in.in[i+1]
+		if in.donate&(1<<uint(i+1)) != 0 {
+			bf[i] = p.get(r)
+			p.frame(r.blk)[r.slot] = nil
+		} else {
+			bf[i] = p.get(r).retain()
+		}
+	}
+	guessing := p.path >= len(p.opts.Path)
+	for cond {
+		if err := p.block(body); err != nil {
+			return err
+		}
+		trips++
+		ys := p.yields[body]
+		p.yields[body] = nil
+		p.release(ys[0])
+		for i := range n {
+			bf[i] = ys[i+1]
+		}
+		if guessing {
+			cond = trips < p.opts.Trips
+		} else {
+			cond = p.cond(false, what)
+		}
+	}
+	f := p.frame(b)
+	for i := range n {
+		f[in.out[i]] = bf[i]
+		bf[i] = nil
+	}
+	return nil
+}
+
+// clone copies the planner's state, so that a branch can be planned and
+// thrown away.
+func (p *planner) clone() *planner {
+	q := *p
+	bufs := map[*sbuf]*sbuf{}
+	vals := map[*sval]*sval{}
+	var cv func(v *sval) *sval
+	cb := func(b *sbuf) *sbuf {
+		if c, ok := bufs[b]; ok {
+			return c
+		}
+		c := *b
+		bufs[b] = &c
+		c.items = nil
+		for _, it := range b.items {
+			c.items = append(c.items, cv(it))
+		}
+		return &c
+	}
+	cv = func(v *sval) *sval {
+		if v == nil {
+			return nil
+		}
+		if c, ok := vals[v]; ok {
+			return c
+		}
+		c := &sval{typ: v.typ}
+		vals[v] = c
+		c.b = cb(v.b)
+		return c
+	}
+	q.frames = map[*blockCode][]*sval{}
+	for k, f := range p.frames {
+		nf := make([]*sval, len(f))
+		for i, v := range f {
+			nf[i] = cv(v)
+		}
+		q.frames[k] = nf
+	}
+	q.yields = map[*blockCode][]*sval{}
+	for k, ys := range p.yields {
+		nys := make([]*sval, len(ys))
+		for i, v := range ys {
+			nys[i] = cv(v)
+		}
+		q.yields[k] = nys
+	}
+	q.feeds = map[string]*sval{}
+	for k, v := range p.feeds {
+		q.feeds[k] = cv(v)
+	}
+	q.live = nil
+	for _, b := range p.live {
+		q.live = append(q.live, cb(b))
+	}
+	q.atPeak = nil
+	for _, b := range p.atPeak {
+		q.atPeak = append(q.atPeak, cb(b))
+	}
+	q.assumed = slices.Clone(p.assumed)
+	return &q
+}
