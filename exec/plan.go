@@ -90,13 +90,25 @@ func (e *UnplannableError) Error() string {
 func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := &planner{e: e, opts: opts, frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}}
+	p := &planner{e: e, opts: opts, frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}, params: map[string]bool{}}
 	if p.opts.Trips <= 0 {
 		p.opts.Trips = 1
 	}
+	// The store's values (parameters, optimizer state), or, for those not
+	// created yet, the types the program reads them with.
 	for _, n := range e.store.Names() {
 		t, _ := e.store.Get(n)
 		p.base += p.round(t.Bytes())
+	}
+	for _, prm := range e.params {
+		if _, ok := e.store.Get(prm.name); ok || p.params[prm.name] {
+			continue
+		}
+		p.params[prm.name] = true
+		if !prm.typ.IsStatic() {
+			return nil, fmt.Errorf("plan: parameter %q has type %s and is not in the store", prm.name, prm.typ)
+		}
+		p.base += p.round(bytesOf(prm.typ))
 	}
 	p.feeds = map[string]*sval{}
 	for _, f := range e.feeds {
@@ -160,6 +172,7 @@ type planner struct {
 	frames  map[*blockCode][]*sval
 	yields  map[*blockCode][]*sval
 	feeds   map[string]*sval
+	params  map[string]bool // parameters planned from their types
 	path    int
 	assumed []string
 }
@@ -261,11 +274,11 @@ func (p *planner) instr(b *blockCode, in *instr) error {
 	case kData:
 		f[in.out[0]] = p.feeds[in.name].retain()
 	case kParameter:
-		t, ok := p.e.store.Get(in.name)
-		if !ok {
-			return &UnplannableError{Op: "parameter", Pos: in.op.Pos, Msg: fmt.Sprintf("parameter %q is not in the store", in.name)}
+		typ := in.types[0]
+		if t, ok := p.e.store.Get(in.name); ok {
+			typ = ir.TensorOf(ir.DType(t.DType()), t.Shape()...)
 		}
-		f[in.out[0]] = &sval{b: &sbuf{refs: 2}, typ: ir.TensorOf(ir.DType(t.DType()), t.Shape()...)}
+		f[in.out[0]] = &sval{b: &sbuf{refs: 2}, typ: typ}
 	case kFetch:
 		p.get(in.in[0]).retain() // the caller holds it past the end of the run
 	case kYield:

@@ -75,6 +75,11 @@ type rnnTask struct {
 
 func newRNN(cfg rnnConfig) *rnnTask { return &rnnTask{cfg: cfg} }
 
+// PlanHint: the longest sequences, T = MaxLen time steps.
+func (r *rnnTask) PlanHint(batch int) (map[string][]int, int) {
+	return map[string][]int{"x": {r.cfg.MaxLen, batch, r.cfg.D}, "T": {}}, r.cfg.MaxLen
+}
+
 func (r *rnnTask) Name() string       { return "rnn" }
 func (r *rnnTask) Defaults() Defaults { return r.cfg.Defaults }
 

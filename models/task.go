@@ -38,6 +38,14 @@ type Task interface {
 	Evaluate(a *memory.Allocator, run Runner) (map[string]float64, error)
 }
 
+// PlanHinter is implemented by tasks whose training feeds have dynamic
+// dims other than the batch (the first dim), or loops whose trip counts
+// come from the data: the shapes and trip count of their largest step,
+// for planning its memory (exec.Plan) before any data is loaded.
+type PlanHinter interface {
+	PlanHint(batch int) (shapes map[string][]int, trips int)
+}
+
 // Runner runs the evaluation program on feeds; the caller of Runner
 // releases the results.
 type Runner func(feeds map[string]*tensor.Tensor) (exec.Results, error)

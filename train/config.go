@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
 
 	"github.com/gopir/gopir/models"
 	"github.com/gopir/gopir/optim"
@@ -30,6 +31,9 @@ type Config struct {
 	// MemoryLog, if set, receives a record after every instruction of every
 	// training and evaluation step (exec.Options.MemoryLog).
 	MemoryLog func(exec.MemoryRecord)
+	// Conditions, if set, receives every condition the training and
+	// evaluation steps evaluate (exec.Options.Conditions).
+	Conditions func(op *ir.Op, value bool)
 }
 
 // resolved is a Config with the task's defaults filled in.

@@ -18,7 +18,8 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // which stays what it is.
 func setupError(err error) error {
 	var oom *memory.ResourceExhausted
-	if err == nil || errors.As(err, &oom) {
+	var plan *PlanExceedsError
+	if err == nil || errors.As(err, &oom) || errors.As(err, &plan) {
 		return err
 	}
 	return &SetupError{err}

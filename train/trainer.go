@@ -97,12 +97,16 @@ func newTrainer(cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
-	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog}
+	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog, Conditions: r.Conditions}
 	if t.train, err = exec.Compile(trainProg, opts); err != nil {
 		return nil, fmt.Errorf("model %s: training program: %w", name, err)
 	}
 	if t.eval, err = exec.Compile(evalProg, opts); err != nil {
 		return nil, fmt.Errorf("model %s: evaluation program: %w", name, err)
+	}
+	// Before a byte is allocated: can a step fit in the limit at all?
+	if err := checkPlan(t.train, task, name, r.Batch, r.MemLimit); err != nil {
+		return nil, err
 	}
 	if err := mod.Create(t.alloc, r.Seed, t.store.Set); err != nil {
 		t.Close()

@@ -1,0 +1,90 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/models"
+)
+
+// PlanStep plans the memory of one training step without running it
+// (exec.Plan): with the given feed types, or else the batch's largest
+// (every dynamic dim the batch size, or what the task's
+// models.PlanHinter says), allocated beside the parameters and optimizer
+// state as Step does; an "if" takes the branch that peaks higher unless
+// path (conditions recorded from a run, Config.Conditions) says which.
+func (t *Trainer) PlanStep(feeds map[string]ir.Type, path []bool) (*exec.Plan, error) {
+	if feeds != nil {
+		return t.train.Plan(exec.PlanOptions{Feeds: feeds, FeedsAllocated: true, Path: path})
+	}
+	return planStep(t.train, t.task, t.cfg.Batch, path)
+}
+
+func planStep(x *exec.Executable, task models.Task, batch int, path []bool) (*exec.Plan, error) {
+	opts := exec.PlanOptions{Feeds: map[string]ir.Type{}, FeedsAllocated: true, Path: path}
+	var hint map[string][]int
+	if h, ok := task.(models.PlanHinter); ok {
+		hint, opts.Trips = h.PlanHint(batch)
+	}
+	for _, f := range x.Feeds() {
+		if dims, ok := hint[f.Name]; ok {
+			opts.Feeds[f.Name] = ir.TensorOf(f.Type.DType, dims...)
+			continue
+		}
+		t := ir.TensorOf(f.Type.DType, f.Type.Dims...)
+		for i, d := range t.Dims {
+			if d == ir.Dynamic {
+				t.Dims[i] = batch
+			}
+		}
+		opts.Feeds[f.Name] = t
+	}
+	return x.Plan(opts)
+}
+
+// PlanExceedsError says that the planned peak of a training step is above
+// the memory limit: the run cannot fit, and nothing was allocated.
+type PlanExceedsError struct {
+	Model string
+	Batch int
+	Limit int64
+	Plan  *exec.Plan
+}
+
+func (e *PlanExceedsError) Error() string {
+	var top []string
+	for i, b := range e.Plan.AtPeak {
+		if i == 3 {
+			break
+		}
+		top = append(top, fmt.Sprintf("%s %q %s (%s)", b.Op, b.Value, mb(b.Bytes), b.Pos))
+	}
+	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak (parameters, optimizer state and the batch: %s), more than the memory limit of %s; nothing was allocated. Largest buffers at the peak: %s",
+		e.Model, e.Batch, mb(e.Plan.Peak), mb(e.Plan.Base), mb(e.Limit), strings.Join(top, "; "))
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.6fMB", float64(n)/(1<<20)) }
+
+// checkPlan refuses a configuration whose planned step does not fit in
+// limit. A program the planner cannot size is let through: the
+// allocator's limit still holds at run time.
+func checkPlan(x *exec.Executable, task models.Task, model string, batch int, limit int64) error {
+	if limit <= 0 {
+		return nil
+	}
+	plan, err := planStep(x, task, batch, nil)
+	var u *exec.UnplannableError
+	if errors.As(err, &u) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if plan.Peak > limit {
+		return &PlanExceedsError{Model: model, Batch: batch, Limit: limit, Plan: plan}
+	}
+	return nil
+}
