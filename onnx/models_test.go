@@ -122,7 +122,7 @@ func withGradients(t *testing.T, m *onnx.Model) *ir.Program {
 }
 
 func TestExportedModels(t *testing.T) {
-	for _, name := range []string{"ctrlflow", "mlp", "cnn", "gru_loop"} {
+	for _, name := range []string{"ctrlflow", "mlp", "cnn", "gru_loop", "gru", "lstm"} {
 		man := readManifest(t, name)
 		for _, file := range man.ONNX {
 			t.Run(file.File, func(t *testing.T) {

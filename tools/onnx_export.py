@@ -47,6 +47,19 @@ The models (all float32, exported in eval mode):
                xs.size(0); xs[seq,batch,8] (both dynamic), h0 = 0[batch,16],
                y = head(h) [batch,4]. ONNX: one Loop whose trip count comes
                from Shape(xs).
+  gru, lstm    nn.GRU / nn.LSTM(5, 4, num_layers=2, bidirectional=True)
+               on x[seq,batch,5] (both dynamic) from given initial states
+               h0 (and c0) [4,batch,4]; y is the flattened output sequence,
+               final hidden states (and final cell states) concatenated,
+               so that outputs and gradients cover Y, Y_h and Y_c. ONNX:
+               two GRU / LSTM nodes (one per layer, bidirectional; GRU with
+               linear_before_reset). The exporter reorders the gates of
+               PyTorch's weights into ONNX's order and stacks the two
+               directions (and concatenates the two biases) into
+               initializers of its own names (onnx::LSTM_NNN); the script
+               checks that each initializer is that rearrangement of the
+               module's parameters and rearranges their float64 gradients
+               the same way. Cases: (seq, batch) = (6, 2), (1, 3), (9, 1).
   resnet18ish  ResNet-18 layout (BasicBlock conv-bn-relu-conv-bn + shortcut,
                [2,2,2,2] blocks, widths 64/128/256/512, 7×7/2 stem and
                3×3/2 max-pool, global average pool, linear →10), x[batch,3,
@@ -109,8 +122,8 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.normpath(os.path.join(HERE, "..", "onnx", "testdata", "models"))
-ALL = ["ctrlflow", "mlp", "cnn", "gru_loop", "resnet18ish"]
-DEFAULT = ["ctrlflow", "mlp", "cnn", "gru_loop"]
+ALL = ["ctrlflow", "mlp", "cnn", "gru_loop", "gru", "lstm", "resnet18ish"]
+DEFAULT = ["ctrlflow", "mlp", "cnn", "gru_loop", "gru", "lstm"]
 
 
 # ---------------------------------------------------------------- models
@@ -231,6 +244,72 @@ class GRULoop(nn.Module):
             c = torch.tanh(nx + r * nh)
             h = (1 - z) * c + z * h
         return self.head(h)
+
+
+class Recurrent(nn.Module):
+    """A two-layer bidirectional nn.GRU or nn.LSTM whose one output holds
+    every output of the layers, flattened: the output sequence, the final
+    hidden states and (LSTM) the final cell states."""
+
+    def __init__(self, kind, d=5, hdim=4):
+        super().__init__()
+        self.kind = kind
+        cls = nn.LSTM if kind == "lstm" else nn.GRU
+        self.rnn = cls(d, hdim, num_layers=2, bidirectional=True)
+
+    def forward(self, x, h0, c0=None):
+        if self.kind == "lstm":
+            y, (h, c) = self.rnn(x, (h0, c0))
+            return torch.cat([y.reshape(-1), h.reshape(-1), c.reshape(-1)])
+        y, h = self.rnn(x, h0)
+        return torch.cat([y.reshape(-1), h.reshape(-1)])
+
+
+# ONNX's gate order as positions of PyTorch's gates (LSTM: PyTorch i, f, g,
+# o; ONNX i, o, f, c. GRU: PyTorch r, z, n; ONNX z, r, h).
+GATE_ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2]}
+
+
+def onnx_rnn_form(kind, tensors, layer):
+    """ONNX's W, R and B of one bidirectional layer from PyTorch's tensors
+    of that layer (parameters or their gradients), by parameter name."""
+    order = GATE_ORDER[kind]
+
+    def reorder(t):
+        parts = t.chunk(len(order), 0)
+        return torch.cat([parts[k] for k in order], 0)
+
+    out = {}
+    for key, what in [("W", "weight_ih"), ("R", "weight_hh")]:
+        out[key] = torch.stack([reorder(tensors["rnn.%s_l%d%s" % (what, layer, sfx)]) for sfx in ("", "_reverse")])
+    out["B"] = torch.stack([torch.cat([reorder(tensors["rnn.bias_ih_l%d%s" % (layer, sfx)]),
+                                       reorder(tensors["rnn.bias_hh_l%d%s" % (layer, sfx)])]) for sfx in ("", "_reverse")])
+    return out
+
+
+def rnn_initializers(m, kind, module):
+    """Maps each initializer of the exported m to (layer, "W"|"R"|"B") after
+    checking that it is ONNX's rearrangement of the module's parameters;
+    returns that map and the manifest's initializer list."""
+    op = "LSTM" if kind == "lstm" else "GRU"
+    params = {k: p.detach() for k, p in module.named_parameters()}
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    where, out = {}, []
+    layers = [n for n in m.graph.node if n.op_type == op]
+    assert len(layers) == 2, layers
+    for layer, node in enumerate(layers):
+        form = onnx_rnn_form(kind, params, layer)
+        for key, name in zip(["W", "R", "B"], node.input[1:4]):
+            arr = inits.pop(name)
+            ref = form[key].numpy()
+            if arr.shape != ref.shape or not np.array_equal(arr, ref):
+                raise SystemExit("initializer %r is not the layer-%d %s of the module" % (name, layer, key))
+            where[name] = (layer, key)
+            out.append({"name": name, "dtype": arr.dtype.name, "shape": list(arr.shape),
+                        "source": "%s of layer %d: the module's parameters of both directions, gates in ONNX's order" % (key, layer)})
+    if inits:
+        raise SystemExit("initializers %s are not the layers' weights" % sorted(inits))
+    return where, out
 
 
 class BasicBlock(nn.Module):
@@ -572,6 +651,52 @@ def do_gru_loop(out_dir):
         if i == 0:
             print("  onnxruntime:", try_onnxruntime(path, {"xs": xs.numpy()}, [y.numpy()]))
     finish(out_dir, "gru_loop", [{"file": "gru_loop.onnx", "opset": 13}], m, inits, cases, loss="sum(y)")
+
+
+def do_recurrent(out_dir, kind, seed):
+    torch.manual_seed(seed)
+    model = Recurrent(kind).eval()
+    gen = torch.Generator().manual_seed(seed + 1)
+    names = ["x", "h0"] + (["c0"] if kind == "lstm" else [])
+
+    def draw(t, b):
+        vals = [torch.randn(t, b, 5, generator=gen)] + [torch.randn(4, b, 4, generator=gen) for _ in names[1:]]
+        return {k: v.numpy() for k, v in zip(names, vals)}
+
+    first = draw(6, 2)
+    path = os.path.join(out_dir, kind + ".onnx")
+    dyn = {"x": {0: "seq", 1: "batch"}, "y": {0: "n"}}
+    for k in names[1:]:
+        dyn[k] = {1: "batch"}
+    m = export(model, tuple(torch.from_numpy(v) for v in first.values()), path, 14, names, ["y"], dyn)
+    where, inits = rnn_initializers(m, kind, model)
+    cases = []
+    for i, (t, b) in enumerate([(6, 2), (1, 3), (9, 1)]):
+        feeds = first if i == 0 else draw(t, b)
+        with torch.no_grad():
+            y = model(*(torch.from_numpy(v) for v in feeds.values())).numpy()
+        out64, g, gin = grads64(model, feeds, set(names))
+        err = float(np.max(np.abs(out64.detach().numpy() - y)))
+        assert err < 1e-4, err
+        grads = {k: torch.from_numpy(v) for k, v in g.items()}
+        gi = {}
+        for name, (layer, key) in where.items():
+            gi[name] = onnx_rnn_form(kind, grads, layer)[key].numpy()
+        d = "." if i == 0 else "case%d" % i
+        case = {"dir": d, "note": "sequence length %d, batch %d; float64 output differs from float32 by %.2g" % (t, b, err)}
+        case.update(write_case(os.path.join(out_dir, kind, d), feeds, {"y": y}, gi, gin))
+        cases.append(case)
+        if i == 0:
+            print("  onnxruntime:", try_onnxruntime(path, feeds, [y]))
+    finish(out_dir, kind, [{"file": kind + ".onnx", "opset": 14}], m, inits, cases, loss="sum(y)")
+
+
+def do_gru(out_dir):
+    do_recurrent(out_dir, "gru", 60)
+
+
+def do_lstm(out_dir):
+    do_recurrent(out_dir, "lstm", 70)
 
 
 def do_resnet18ish(out_dir):
