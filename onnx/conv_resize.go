@@ -6,12 +6,14 @@ import (
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
 )
 
-// Resize and Upsample, as gopir's resize op, and GridSample. Scales, sizes and the region
-// of interest must be known when the program is built, and so must the
-// input's dims along every axis that is resized (an axis that keeps its
-// size and maps each position to itself may be dynamic).
+// Resize and Upsample, as gopir's resize op when the scales or sizes
+// (and the region of interest) are known when the program is built and
+// the resized dims are static, else as resize_dyn, which reads them at
+// run time (and fails a run where ONNX's readings disagree on the
+// result); and GridSample.
 
 func init() {
 	register(convResize, "Resize")
@@ -69,37 +71,29 @@ func convResize(n *node) ([]*value, error) {
 		}
 	}
 	k := len(axes)
-	known := func(i int, what string) ([]float64, bool, error) {
-		if !n.Has(i) {
-			return nil, false, nil
-		}
-		v, ok := n.KnownFloats(i)
-		if !ok {
-			return nil, false, n.unsupported("%s computed at run time", what)
-		}
-		return v, len(v) > 0, nil
-	}
 	crop := o.CoordinateTransformationMode == "tf_crop_and_resize"
+	// Scales, sizes or roi computed at run time: resize_dyn reads them.
+	runTime := func(i int) bool {
+		_, ok := n.Known(i)
+		return n.Has(i) && !ok
+	}
+	if runTime(2) || runTime(3) || crop && runTime(1) {
+		return n.resizeDyn(x, axes, o, policy)
+	}
+	known := func(i int) ([]float64, bool) {
+		v, _ := n.KnownFloats(i)
+		return v, len(v) > 0
+	}
 	var roi []float64
 	if crop {
 		var hasROI bool
-		var err error
-		if roi, hasROI, err = known(1, "roi"); err != nil {
-			return nil, err
-		}
-		if !hasROI || len(roi) != 2*k {
+		if roi, hasROI = known(1); !hasROI || len(roi) != 2*k {
 			n.fail("tf_crop_and_resize needs roi with %d numbers, got %v", 2*k, roi)
 			return nil, nil
 		}
 	}
-	scales, hasScales, err := known(2, "scales")
-	if err != nil {
-		return nil, err
-	}
-	sizes, hasSizes, err := known(3, "sizes")
-	if err != nil {
-		return nil, err
-	}
+	scales, hasScales := known(2)
+	sizes, hasSizes := known(3)
 	switch {
 	case hasScales == hasSizes:
 		n.fail("Resize needs exactly one of scales and sizes")
@@ -121,7 +115,7 @@ func convResize(n *node) ([]*value, error) {
 		for i := range k {
 			size[i] = int(sizes[i])
 			if in[i] == ir.Dynamic {
-				return nil, n.unsupported("resizing dynamic dim %d of %s", axes[i], xt)
+				return n.resizeDyn(x, axes, o, policy)
 			}
 			scale[i] = float64(size[i]) / float64(in[i])
 			switch {
@@ -157,7 +151,7 @@ func convResize(n *node) ([]*value, error) {
 			case in[i] != ir.Dynamic:
 				size[i] = int(math.Floor(scale[i] * float64(in[i])))
 			case scale[i] != 1:
-				return nil, n.unsupported("resizing dynamic dim %d of %s", axes[i], xt)
+				return n.resizeDyn(x, axes, o, policy)
 			default:
 				size[i] = ir.Dynamic
 			}
@@ -175,7 +169,7 @@ func convResize(n *node) ([]*value, error) {
 			continue
 		}
 		if in[i] == ir.Dynamic {
-			return nil, n.unsupported("resizing dynamic dim %d of %s", a, xt)
+			return n.resizeDyn(x, axes, o, policy)
 		}
 		if o.Mode == "cubic" && o.CoordinateTransformationMode == "pytorch_half_pixel" && scale[i]*float64(in[i]) <= 1 {
 			// ONNX's spec reads coordinate 0 there, its reference −0.5.
@@ -191,6 +185,72 @@ func convResize(n *node) ([]*value, error) {
 		o.ROI = append(starts, ends...)
 	}
 	return outv(ops.Resize(n.b, x, opAxes, opSizes, opScales, o)), nil
+}
+
+// resizeDyn resizes x along axes with resize_dyn, which reads the scales
+// or sizes (and roi) at run time: for values computed at run time, and
+// for known ones along dynamic dims.
+func (n *node) resizeDyn(x *ir.Value, axes []int, o ops.ResizeOptions, policy string) ([]*value, error) {
+	k := len(axes)
+	absent := func(i int) bool {
+		if !n.Has(i) {
+			return true
+		}
+		if v, ok := n.Known(i); ok && v.Len() == 0 {
+			return true
+		}
+		t := n.Type(i)
+		return t.Rank() == 1 && t.Dims[0] == 0
+	}
+	var target *ir.Value
+	by := "scales"
+	switch {
+	case absent(2) && absent(3):
+		n.fail("Resize needs one of scales and sizes")
+	case !absent(2) && !absent(3):
+		if _, ok := n.Known(2); ok {
+			n.fail("Resize needs exactly one of scales and sizes")
+			break
+		}
+		return nil, n.unsupported("scales and sizes both given and computed at run time (one must be empty)")
+	case !absent(3):
+		by, target = "sizes", n.In(3)
+	default:
+		target = n.In(2)
+		policy = "" // it applies to sizes only
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	t := target.Type()
+	switch {
+	case t.IsStack() || t.Rank() != 1 || (by == "sizes") != t.DType.IsInt() || (by == "scales") != t.DType.IsFloat():
+		n.fail("%s %s is not a 1-D tensor of the right type", by, t)
+	case t.Dims[0] != ir.Dynamic && t.Dims[0] != k:
+		n.fail("%s %s does not have %d entries", by, t, k)
+	}
+	switch policy {
+	case "", "not_larger", "not_smaller":
+	case "stretch":
+		policy = ""
+	default:
+		return nil, n.unsupported("keep_aspect_ratio_policy %q", policy)
+	}
+	var roi *ir.Value
+	if o.CoordinateTransformationMode == "tf_crop_and_resize" {
+		if !n.Has(1) {
+			n.fail("tf_crop_and_resize needs roi")
+			return nil, nil
+		}
+		roi = n.In(1)
+		if t := roi.Type(); t.IsStack() || t.Rank() != 1 || !t.DType.IsFloat() || t.Dims[0] != ir.Dynamic && t.Dims[0] != 2*k {
+			n.fail("tf_crop_and_resize needs roi with %d numbers, got %s", 2*k, t)
+		}
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	return outv(ops.ResizeDyn(n.b, x, target, roi, axes, by, o, policy, false)), nil
 }
 
 // identityTransform reports whether o maps each position of an axis with
@@ -218,19 +278,30 @@ func (n *node) upsample(what string) ([]*value, error) {
 	xt := x.Type()
 	mode := n.String("mode", "nearest")
 	var scales []float64
+	var runTime bool
 	if n.Opset() < 9 {
 		scales = n.Floats("scales")
 	} else {
-		var ok bool
-		if scales, ok = n.KnownFloats(1); !ok {
-			return nil, n.unsupported("scales computed at run time")
-		}
+		scales, runTime = n.KnownFloats(1)
+		runTime = !runTime
 	}
 	if mode != "nearest" {
 		return nil, n.unsupported("%s mode %q (its coordinate convention is unspecified before opset 11)", what, mode)
 	}
 	if !xt.DType.IsFloat() {
 		return nil, n.unsupported("resizing %s", xt)
+	}
+	o := ops.ResizeOptions{CoordinateTransformationMode: "asymmetric", NearestMode: "floor"}
+	all := make([]int, xt.Rank())
+	for i := range all {
+		all[i] = i
+	}
+	if runTime {
+		if t := n.Type(1); t.IsStack() || t.Rank() != 1 || !t.DType.IsFloat() || t.Dims[0] != ir.Dynamic && t.Dims[0] != xt.Rank() {
+			n.fail("scales %s do not fit input %s", t, xt)
+			return nil, nil
+		}
+		return outv(ops.ResizeDyn(n.b, x, n.In(1), nil, all, "scales", o, "", true)), nil
 	}
 	if len(scales) != xt.Rank() {
 		n.fail("scales %v do not fit input %s", scales, xt)
@@ -246,14 +317,18 @@ func (n *node) upsample(what string) ([]*value, error) {
 			return nil, n.unsupported("%s by %v (only whole factors are unambiguous before opset 11)", what, s)
 		}
 		if xt.Dims[i] == ir.Dynamic {
-			return nil, n.unsupported("resizing dynamic dim %d of %s", i, xt)
+			t, err := tensor.FromF64(n.im.host, scales, len(scales))
+			if err != nil {
+				return nil, err
+			}
+			return outv(ops.ResizeDyn(n.b, x, ops.ConstantOf(n.b, n.im.keep(t)), nil, all, "scales", o, "", true)), nil
 		}
 		axes, sizes, fs = append(axes, i), append(sizes, int(s)*xt.Dims[i]), append(fs, s)
 	}
 	if axes == nil {
 		return []*value{n.in[0]}, nil
 	}
-	return outv(ops.Resize(n.b, x, axes, sizes, fs, ops.ResizeOptions{CoordinateTransformationMode: "asymmetric", NearestMode: "floor"})), nil
+	return outv(ops.Resize(n.b, x, axes, sizes, fs, o)), nil
 }
 
 // convGridSample: 2-D GridSample (opset 16; opset 20's N-d inputs are

@@ -469,7 +469,8 @@ func ceilMatters(in, kernel, strides, pads []int) bool {
 
 // convPad: the pads (opset 1's paddings attribute, opset 2's pads
 // attribute, later the pads input, for the axes input's dims in opset 18)
-// and the constant must be known when the program is built.
+// and the constant, known when the program is built (pad) or read at run
+// time (pad_dyn; the axes must be known).
 func convPad(n *node) ([]*value, error) {
 	x := n.In(0)
 	r := n.rank(0)
@@ -489,15 +490,13 @@ func convPad(n *node) ([]*value, error) {
 		fval = n.Float("value", 0)
 	default:
 		ps, ok := n.KnownInts(1)
-		if !ok {
-			return nil, n.unsupported("pads computed at run time")
+		_, valueKnown := n.Known(2)
+		if !ok || n.Has(2) && !valueKnown {
+			return n.padDyn(x, mode)
 		}
 		pads = n.ints(ps)
 		if n.Has(2) {
-			t, ok := n.Known(2)
-			if !ok {
-				return nil, n.unsupported("a constant value computed at run time")
-			}
+			t, _ := n.Known(2)
 			if t.Len() != 1 {
 				n.fail("constant_value %s is not a scalar", t.Type())
 				return nil, nil
@@ -541,6 +540,45 @@ func convPad(n *node) ([]*value, error) {
 		attrs = attrs.With("value", ir.Float(fval))
 	}
 	return outv(n.b.Op1("pad", attrs, x)), nil
+}
+
+// padDyn pads x with pad_dyn, which reads the amounts and the constant
+// at run time (the axes must be known).
+func (n *node) padDyn(x *ir.Value, mode string) ([]*value, error) {
+	r := n.rank(0)
+	var axes []int
+	if n.Has(3) {
+		as, ok := n.KnownInts(3)
+		if !ok {
+			return nil, n.unsupported("axes computed at run time")
+		}
+		for _, a := range as {
+			axes = append(axes, n.axis(a, r))
+		}
+		if axes == nil {
+			axes = []int{}
+		}
+	}
+	k := r
+	if axes != nil {
+		k = len(axes)
+	}
+	if t := n.Type(1); t.IsStack() || t.Rank() != 1 || !t.DType.IsInt() || t.Dims[0] != ir.Dynamic && t.Dims[0] != 2*k {
+		n.fail("pads %s do not fit %d axes", t, k)
+	}
+	var value *ir.Value
+	if n.Has(2) {
+		if mode == "constant" {
+			value = n.In(2)
+		}
+		if t := n.Type(2); t.IsStack() || t.DType != x.Type().DType || t.IsStatic() && t.NumElements() != 1 {
+			n.fail("constant_value %s is not one element of %s", t, x.Type().DType)
+		}
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	return outv(ops.PadDyn(n.b, x, n.In(1), value, axes, mode)), nil
 }
 
 // depthSpaceDims reads blocksize and the static dims of an N×C×H×W input

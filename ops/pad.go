@@ -50,23 +50,28 @@ func padDecode(attrs ir.Attrs, rank int) (padSpec, error) {
 	if len(s.pads) != 2*rank {
 		return s, fmt.Errorf("pads %v must have 2·rank = %d entries", s.pads, 2*rank)
 	}
+	s.mode, err = padMode(attrs)
+	return s, err
+}
+
+// padMode decodes the mode attribute of the pad ops.
+func padMode(attrs ir.Attrs) (kernels.PadMode, error) {
 	mode := "constant"
 	if attrs.Has("mode") {
+		var err error
 		if mode, err = attrs.Str("mode"); err != nil {
-			return s, err
+			return 0, err
 		}
 	}
 	switch mode {
 	case "constant":
-		s.mode = kernels.PadConstant
+		return kernels.PadConstant, nil
 	case "reflect":
-		s.mode = kernels.PadReflect
+		return kernels.PadReflect, nil
 	case "edge":
-		s.mode = kernels.PadEdge
-	default:
-		return s, fmt.Errorf("mode %q is not constant, reflect or edge", mode)
+		return kernels.PadEdge, nil
 	}
-	return s, nil
+	return 0, fmt.Errorf("mode %q is not constant, reflect or edge", mode)
 }
 
 // outDims returns the padded dims of in (dynamic dims stay dynamic), or
@@ -148,30 +153,34 @@ func padBind(op *ir.Op) (Kernel, error) {
 		return nil, err
 	}
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		dims, err := s.outDims(x.Shape())
-		if err != nil {
-			return nil, fmt.Errorf("x %s: %w", x.Type(), err)
-		}
-		out, err := c.New(ir.DType(x.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		srcs, th := s.sources(x.Shape()), nnThreads(c)
-		switch x.DType() {
-		case tensor.F32:
-			kernels.Pad(x.Shape(), srcs, x.F32(), out.F32(), float32(v.f), th)
-		case tensor.F64:
-			kernels.Pad(x.Shape(), srcs, x.F64(), out.F64(), v.f, th)
-		case tensor.I32:
-			kernels.Pad(x.Shape(), srcs, x.I32(), out.I32(), int32(v.i), th)
-		case tensor.I64:
-			kernels.Pad(x.Shape(), srcs, x.I64(), out.I64(), v.i, th)
-		case tensor.Bool:
-			kernels.Pad(x.Shape(), srcs, x.Bool(), out.Bool(), v.i != 0, th)
-		}
-		return c.Result(out), nil
+		return s.run(c, in[0], v)
 	}, nil
+}
+
+// run pads x, filling with v in constant mode.
+func (s padSpec) run(c *Ctx, x *tensor.Tensor, v fillValue) ([]*tensor.Tensor, error) {
+	dims, err := s.outDims(x.Shape())
+	if err != nil {
+		return nil, fmt.Errorf("x %s: %w", x.Type(), err)
+	}
+	out, err := c.New(ir.DType(x.DType()), dims)
+	if err != nil {
+		return nil, err
+	}
+	srcs, th := s.sources(x.Shape()), nnThreads(c)
+	switch x.DType() {
+	case tensor.F32:
+		kernels.Pad(x.Shape(), srcs, x.F32(), out.F32(), float32(v.f), th)
+	case tensor.F64:
+		kernels.Pad(x.Shape(), srcs, x.F64(), out.F64(), v.f, th)
+	case tensor.I32:
+		kernels.Pad(x.Shape(), srcs, x.I32(), out.I32(), int32(v.i), th)
+	case tensor.I64:
+		kernels.Pad(x.Shape(), srcs, x.I64(), out.I64(), v.i, th)
+	case tensor.Bool:
+		kernels.Pad(x.Shape(), srcs, x.Bool(), out.Bool(), v.i != 0, th)
+	}
+	return c.Result(out), nil
 }
 
 // Pad appends a padding of x by pads (2·rank amounts, the befores then the
@@ -254,24 +263,28 @@ func padBindGrad(op *ir.Op) (Kernel, error) {
 		return nil, err
 	}
 	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy := in[0]
-		dims, err := s.gradDims(dy.Shape())
-		if err != nil {
-			return nil, fmt.Errorf("dy %s: %w", dy.Type(), err)
-		}
-		dx, err := c.New(ir.DType(dy.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		srcs, th := s.sources(dims), nnThreads(c)
-		switch dy.DType() {
-		case tensor.F32:
-			kernels.PadGrad(dims, srcs, dy.F32(), dx.F32(), th)
-		case tensor.F64:
-			kernels.PadGrad(dims, srcs, dy.F64(), dx.F64(), th)
-		}
-		return c.Result(dx), nil
+		return s.runGrad(c, in[0])
 	}, nil
+}
+
+// runGrad sums dy over the positions that read each element of x.
+func (s padSpec) runGrad(c *Ctx, dy *tensor.Tensor) ([]*tensor.Tensor, error) {
+	dims, err := s.gradDims(dy.Shape())
+	if err != nil {
+		return nil, fmt.Errorf("dy %s: %w", dy.Type(), err)
+	}
+	dx, err := c.New(ir.DType(dy.DType()), dims)
+	if err != nil {
+		return nil, err
+	}
+	srcs, th := s.sources(dims), nnThreads(c)
+	switch dy.DType() {
+	case tensor.F32:
+		kernels.PadGrad(dims, srcs, dy.F32(), dx.F32(), th)
+	case tensor.F64:
+		kernels.PadGrad(dims, srcs, dy.F64(), dx.F64(), th)
+	}
+	return c.Result(dx), nil
 }
 
 // padGradGrad: pad_grad is the adjoint of pad, so its gradient is pad.

@@ -118,6 +118,27 @@ var (
 )
 
 func resizeDecode(attrs ir.Attrs, rank int) (a resizeAttrs, err error) {
+	if a, err = resizeDecodeSpec(attrs, rank); err != nil {
+		return a, err
+	}
+	if a.sizes, err = attrs.Ints("sizes"); err != nil {
+		return a, err
+	}
+	if a.scales, err = resizeFloats(attrs, "scales"); err != nil {
+		return a, err
+	}
+	if a.scales == nil {
+		return a, &ir.AttrError{Name: "scales", Want: "a list of numbers"}
+	}
+	if a.roi, err = resizeFloats(attrs, "roi"); err != nil {
+		return a, err
+	}
+	return a, a.check()
+}
+
+// resizeDecodeSpec decodes the attributes of resize and resize_dyn other
+// than sizes, scales and roi.
+func resizeDecodeSpec(attrs ir.Attrs, rank int) (a resizeAttrs, err error) {
 	mode, err := resizeEnum(attrs, "mode", "nearest", resizeModes)
 	if err != nil {
 		return a, err
@@ -143,41 +164,32 @@ func resizeDecode(attrs ir.Attrs, rank int) (a resizeAttrs, err error) {
 	if a.axes, err = attrs.Ints("axes"); err != nil {
 		return a, err
 	}
-	if a.axes, err = shpAxes("axes", a.axes, rank); err != nil {
-		return a, err
-	}
-	if a.sizes, err = attrs.Ints("sizes"); err != nil {
-		return a, err
-	}
-	if a.scales, err = resizeFloats(attrs, "scales"); err != nil {
-		return a, err
-	}
-	if a.scales == nil {
-		return a, &ir.AttrError{Name: "scales", Want: "a list of numbers"}
-	}
-	if a.roi, err = resizeFloats(attrs, "roi"); err != nil {
-		return a, err
-	}
+	a.axes, err = shpAxes("axes", a.axes, rank)
+	return a, err
+}
+
+// check checks sizes, scales and roi against the axes and each other.
+func (a resizeAttrs) check() error {
 	k := len(a.axes)
 	if len(a.sizes) != k || len(a.scales) != k {
-		return a, fmt.Errorf("axes %v, sizes %v and scales %v differ in length", a.axes, a.sizes, a.scales)
+		return fmt.Errorf("axes %v, sizes %v and scales %v differ in length", a.axes, a.sizes, a.scales)
 	}
 	if len(a.sizes) > 0 && slices.Min(a.sizes) < 0 {
-		return a, fmt.Errorf("sizes %v: a size is negative", a.sizes)
+		return fmt.Errorf("sizes %v: a size is negative", a.sizes)
 	}
 	for _, s := range a.scales {
 		if !(s > 0) || math.IsInf(s, 0) {
-			return a, fmt.Errorf("scales %v: a scale is not a positive number", a.scales)
+			return fmt.Errorf("scales %v: a scale is not a positive number", a.scales)
 		}
 	}
 	crop := a.spec.Transform == kernels.TFCropAndResize
 	switch {
 	case crop && len(a.roi) != 2*k:
-		return a, fmt.Errorf("tf_crop_and_resize needs roi with 2·len(axes) = %d numbers, got %v", 2*k, a.roi)
+		return fmt.Errorf("tf_crop_and_resize needs roi with 2·len(axes) = %d numbers, got %v", 2*k, a.roi)
 	case !crop && a.roi != nil:
-		return a, fmt.Errorf("roi %v applies only to coordinate_transformation_mode tf_crop_and_resize", a.roi)
+		return fmt.Errorf("roi %v applies only to coordinate_transformation_mode tf_crop_and_resize", a.roi)
 	}
-	return a, nil
+	return nil
 }
 
 // outDims returns the resized dims of in, checking that a resized axis of
@@ -241,19 +253,24 @@ func resizeBind(op *ir.Op) (Kernel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("x %s: %w", x.Type(), err)
 		}
-		y, err := c.New(ir.DType(x.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		plan := a.plan(x.Shape())
-		switch x.DType() {
-		case tensor.F32:
-			kernels.Resize(plan, x.F32(), y.F32(), a.extrapolation, nnThreads(c))
-		case tensor.F64:
-			kernels.Resize(plan, x.F64(), y.F64(), a.extrapolation, nnThreads(c))
-		}
-		return c.Result(y), nil
+		return a.run(c, x, dims)
 	}, nil
+}
+
+// run resizes x to dims (a.outDims of its shape).
+func (a resizeAttrs) run(c *Ctx, x *tensor.Tensor, dims []int) ([]*tensor.Tensor, error) {
+	y, err := c.New(ir.DType(x.DType()), dims)
+	if err != nil {
+		return nil, err
+	}
+	plan := a.plan(x.Shape())
+	switch x.DType() {
+	case tensor.F32:
+		kernels.Resize(plan, x.F32(), y.F32(), a.extrapolation, nnThreads(c))
+	case tensor.F64:
+		kernels.Resize(plan, x.F64(), y.F64(), a.extrapolation, nnThreads(c))
+	}
+	return c.Result(y), nil
 }
 
 // ResizeOptions are resize's attributes beyond the axes, their sizes and
@@ -402,20 +419,24 @@ func resizeBindGrad(op *ir.Op) (Kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		dy := in[0]
-		dx, err := c.New(ir.DType(dy.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		plan := a.plan(dims)
-		switch dy.DType() {
-		case tensor.F32:
-			kernels.ResizeGrad(plan, dy.F32(), dx.F32(), nnThreads(c))
-		case tensor.F64:
-			kernels.ResizeGrad(plan, dy.F64(), dx.F64(), nnThreads(c))
-		}
-		return c.Result(dx), nil
+		return a.runGrad(c, in[0], dims)
 	}, nil
+}
+
+// runGrad is the adjoint of run: dx of dims from dy.
+func (a resizeAttrs) runGrad(c *Ctx, dy *tensor.Tensor, dims []int) ([]*tensor.Tensor, error) {
+	dx, err := c.New(ir.DType(dy.DType()), dims)
+	if err != nil {
+		return nil, err
+	}
+	plan := a.plan(dims)
+	switch dy.DType() {
+	case tensor.F32:
+		kernels.ResizeGrad(plan, dy.F32(), dx.F32(), nnThreads(c))
+	case tensor.F64:
+		kernels.ResizeGrad(plan, dy.F64(), dx.F64(), nnThreads(c))
+	}
+	return c.Result(dx), nil
 }
 
 // resizeGradGrad: resize_grad is the adjoint of resize's linear part, so

@@ -3,7 +3,9 @@
 for what ONNX's backend tests leave out: asymmetric padding, groups and
 dilations in transposed convolutions, 1-D and 3-D cases, ceil mode with
 dilation, the Indices output, Pad with axes, Resize with axes and
-keep_aspect_ratio_policy, dynamic batch dims.
+keep_aspect_ratio_policy, dynamic batch dims, and Pad, Resize and
+Upsample with amounts, scales, sizes, roi or the constant given at run
+time (graph inputs) or over dynamic dims.
 
 Run from the repository root with Debian's Python (python3-onnx 1.12,
 python3-numpy, python3-torch 1.13):
@@ -276,6 +278,80 @@ def resize_cases():
           dyn={"x": (0,), "y": (0,)})
 
 
+def runtime_cases():
+    """Pad, Resize and Upsample whose amounts, scales, sizes, roi or
+    constant are graph inputs (the importer's pad_dyn and resize_dyn), or
+    known but over dynamic dims."""
+    # Pad: pads a graph input for axes 2 and 0 (an initializer), edge, all
+    # of x's dims dynamic.
+    x = rand(3, 2, 4)
+    pads = np.array([1, 0, 2, 1], dtype=np.int64)  # begins for axes 2, 0; then ends
+    axes = np.array([2, 0], dtype=np.int64)
+    y = np.pad(x, [(0, 1), (0, 0), (1, 2)], mode="edge")
+    node = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="edge")
+    write("pad_runtime_axes_edge_dynamic", node, [("x", x), ("pads", pads)], [("y", y)], 18,
+          initializers=[("axes", axes)], dyn={"x": (0, 1, 2), "y": (0, 1, 2)})
+    # Pad: pads and the constant are graph inputs, with a crop.
+    x = rand(2, 5)
+    pads = np.array([1, -2, 0, 3], dtype=np.int64)
+    value = np.array(0.75, dtype=np.float32)
+    y = np.pad(x[:, 2:], [(1, 0), (0, 3)], mode="constant", constant_values=0.75)
+    node = helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode="constant")
+    write("pad_runtime_constant_value_crop", node, [("x", x), ("pads", pads), ("value", value)], [("y", y)], 13)
+    # Pad: reflect with pads a graph input (opset 11).
+    x = rand(3, 4)
+    pads = np.array([2, 0, 0, 3], dtype=np.int64)
+    y = np.pad(x, [(2, 0), (0, 3)], mode="reflect")
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")
+    write("pad_runtime_reflect_opset11", node, [("x", x), ("pads", pads)], [("y", y)], 11)
+
+    def resized(x, coeffs, out, scales, **kw):
+        y = np.zeros(out)
+        for pos in itertools.product(*[range(o) for o in out]):
+            y[pos] = ref.interpolate_nd_with_x(x, x.ndim, scales, list(pos), coeffs, **kw)
+        return y.astype(np.float32)
+
+    # Resize: sizes a graph input, not_smaller over axes 2 and 1, x dynamic.
+    x = rand(1, 3, 4, 2)
+    sizes = np.array([6, 5], dtype=np.int64)  # for axes 2, 1
+    scale = max(6 / 4, 5 / 3)
+    full = np.array([1, scale, scale, 1])
+    out = [1, round(scale * 3), round(scale * 4), 2]
+    y = resized(x, lambda r: ref.nearest_coeffs(r, mode="round_prefer_ceil"), out, full,
+                coordinate_transformation_mode="asymmetric")
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", axes=[2, 1],
+                            keep_aspect_ratio_policy="not_smaller", nearest_mode="round_prefer_ceil",
+                            coordinate_transformation_mode="asymmetric")
+    write("resize_runtime_sizes_not_smaller_dynamic", node, [("x", x), ("sizes", sizes)], [("y", y)], 18,
+          dyn={"x": (0, 1, 2, 3), "y": (0, 1, 2, 3)})
+    # Resize: known scales over dims that are all dynamic, cubic.
+    x = rand(2, 1, 4, 3)
+    scales = np.array([1, 1, 1.5, 2], dtype=np.float32)
+    y = resized(x, lambda r: ref.cubic_coeffs(r, A=-0.5), [2, 1, 6, 6], scales.astype(np.float64),
+                exclude_outside=True)
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", cubic_coeff_a=-0.5,
+                            exclude_outside=1)
+    write("resize_known_scales_dynamic_dims", node, [("x", x)], [("y", y)], 13,
+          initializers=[("scales", scales)], dyn={"x": (0, 1, 2, 3), "y": (0, 1, 2, 3)})
+    # Resize: tf_crop_and_resize with roi and scales graph inputs.
+    x = rand(1, 2, 5, 4)
+    roi = np.array([0, 0, 0.2, -0.1, 1, 1, 0.9, 1.3], dtype=np.float32)
+    scales = np.array([1, 1, 0.8, 1.75], dtype=np.float32)
+    out = [1, 2, 4, 7]
+    y = resized(x, ref.linear_coeffs, out, scales.astype(np.float64), roi=roi.astype(np.float64),
+                coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0)
+    node = helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="linear",
+                            coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0)
+    write("resize_runtime_roi_scales", node, [("x", x), ("roi", roi), ("scales", scales)], [("y", y)], 13)
+    # Upsample (opset 9): scales a graph input, x dynamic.
+    x = rand(2, 3, 2)
+    scales = np.array([1, 3, 2], dtype=np.float32)
+    y = x.repeat(3, axis=1).repeat(2, axis=2)
+    node = helper.make_node("Upsample", ["x", "scales"], ["y"], mode="nearest")
+    write("upsample_runtime_dynamic", node, [("x", x), ("scales", scales)], [("y", y)], 9,
+          dyn={"x": (0, 1, 2), "y": (0, 1, 2)})
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     conv_case("conv1d_asym_dil", [2, 3, 11], [4, 3, 3], [2], [2, 1], [2], 1)
@@ -306,6 +382,7 @@ def main():
     instance_norm_case()
     depth_to_space_case()
     resize_cases()
+    runtime_cases()
     print("wrote", len(os.listdir(OUT)), "cases under", os.path.relpath(OUT))
 
 
