@@ -8,8 +8,8 @@ import (
 )
 
 // Indexing ops: GatherElements, ScatterElements (and its old name
-// Scatter), GatherND, ScatterND, NonZero, Compress, OneHot, TopK and
-// CumSum.
+// Scatter), GatherND, ScatterND, NonZero, Compress, OneHot, TopK,
+// CumSum, Unique and NonMaxSuppression.
 
 func init() {
 	register(convGatherElements, "GatherElements")
@@ -21,6 +21,8 @@ func init() {
 	register(convCompress, "Compress")
 	register(convTopK, "TopK")
 	register(convOneHot, "OneHot")
+	register(convUnique, "Unique")
+	register(convNMS, "NonMaxSuppression")
 }
 
 // tensors records a problem unless the first k inputs are given and are
@@ -142,6 +144,59 @@ func convNonZero(n *node) ([]*value, error) {
 		return nil, n.unsupported("NonZero of a scalar")
 	}
 	return outv(ops.Nonzero(n.b, n.In(0))), nil
+}
+
+// convUnique: gopir's unique, which computes all four outputs.
+func convUnique(n *node) ([]*value, error) {
+	if !n.tensors(1) {
+		return nil, nil
+	}
+	sorted := n.Int("sorted", 1) != 0
+	hasAxis := n.HasAttr("axis")
+	axis := 0
+	if hasAxis {
+		axis = n.axis(n.Int("axis", 0), n.rank(0))
+	}
+	switch dt := n.Type(0).DType; dt {
+	case ir.F32, ir.F64, ir.I32, ir.I64, ir.I1:
+	default:
+		return nil, n.unsupported("Unique of %s", n.Type(0))
+	}
+	if n.err != nil {
+		return nil, nil
+	}
+	y, idx, inv, counts := ops.Unique(n.b, n.In(0), axis, hasAxis, sorted)
+	return out(y, idx, inv, counts), nil
+}
+
+// convNMS: gopir's non_max_suppression, with ONNX's defaults for the
+// optional inputs (no box selected without max_output_boxes_per_class,
+// iou_threshold 0, no score threshold).
+func convNMS(n *node) ([]*value, error) {
+	if !n.tensors(2) {
+		return nil, nil
+	}
+	center := n.Int("center_point_box", 0)
+	if center != 0 && center != 1 {
+		n.fail("center_point_box %d is not 0 or 1", center)
+		return nil, nil
+	}
+	dt := n.Type(0).DType
+	if !dt.IsFloat() || n.Type(1).DType != dt {
+		return nil, n.unsupported("NonMaxSuppression of %s and %s", n.Type(0), n.Type(1))
+	}
+	maxOut, iou := ops.Full(n.b, ir.I64, 0), ops.Full(n.b, dt, 0)
+	if n.Has(2) {
+		maxOut = n.In(2)
+	}
+	if n.Has(3) {
+		iou = n.In(3)
+	}
+	var score *ir.Value
+	if n.Has(4) {
+		score = n.In(4)
+	}
+	return outv(ops.NonMaxSuppression(n.b, n.In(0), n.In(1), maxOut, iou, score, center == 1)), nil
 }
 
 // convCompress gathers the slices along axis (of the flattened input

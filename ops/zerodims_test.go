@@ -231,6 +231,9 @@ var zdCases = map[string][]zdCase{
 	"scatter_nd":            {{in: []zdOperand{zdF(3, 4), zdIdx(3, 2, 1), zdF(2, 4)}, dataDep: true}},
 	"scatter_nd_grad":       {{in: []zdOperand{zdF(3, 4), zdIdx(3, 2, 1)}, dataDep: true}},
 	"nonzero":               {{in: []zdOperand{zdF(2, 3)}}},
+	"unique":                {{in: []zdOperand{zdF(2, 3)}}, {attrs: ir.A("axis", 1, "sorted", false), in: []zdOperand{zdI(2, 3)}}},
+	"non_max_suppression": {{attrs: ir.A("center_point_box", true), in: []zdOperand{zdF(2, 3, 4), zdF(2, 2, 3), zdOne(ir.I64), zdOne(ir.F32)}},
+		{in: []zdOperand{zdF(1, 4, 4), zdF(1, 1, 4), zdOne(ir.I64, 1), zdOne(ir.F32, 1), zdF()}, dataDep: true}},
 	// Shapes, axes and sizes read at run time: their values decide
 	// whether a run works (dataDep).
 	"shape":             {{in: []zdOperand{zdF(2, 3)}}},

@@ -26,7 +26,12 @@ data, NLL and SoftmaxCrossEntropy with i32 targets, negative and
 out-of-range ignore_index, OneHot with float and out-of-range indices,
 scatters with repeated indices and other dtypes, TopK smallest on
 integers, CumSum with a constant axis, Compress with a condition longer
-than the axis, NonZero with NaN and -0.
+than the axis, NonZero with NaN and -0, Unique of integers and bools
+along an axis, unsorted, with only some outputs and with NaN (refused at
+run time: readings differ), NonMaxSuppression with center boxes, several
+batches and classes, a score threshold, without max_output_boxes_per_class
+(no box) and with a score equal to the threshold (refused at run time:
+ONNX's text and reference differ).
 """
 
 import argparse
@@ -293,6 +298,85 @@ def build(out):
          [("x", x)], [("y", np.array(np.nonzero(x), np.int64))])
 
 
+def unique_ref(x, axis, sorted_):
+    """Unique's four outputs: numpy's unique (first occurrences, stable),
+    renumbered by first occurrence when not sorted."""
+    y, idx, inv, cnt = np.unique(x, True, True, True, axis=axis)
+    inv = inv.reshape(-1)
+    if not sorted_:
+        order = np.argsort(idx, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        idx, cnt, inv = idx[order], cnt[order], rank[inv]
+        y = np.take(x.reshape(-1) if axis is None else x, idx, axis=0 if axis is None else axis)
+    return [y, idx.astype(np.int64), inv.astype(np.int64), cnt.astype(np.int64)]
+
+
+def nms_ref(boxes, scores, max_out, iou, threshold, center):
+    """NonMaxSuppression from its description: per batch and class, boxes
+    above the threshold by descending score (ties: lower index), each kept
+    unless its IoU with a kept one exceeds iou."""
+    out = []
+    for b in range(boxes.shape[0]):
+        bx = boxes[b].astype(np.float64)
+        if center:
+            bx = np.stack([bx[:, 1] - bx[:, 3] / 2, bx[:, 0] - bx[:, 2] / 2,
+                           bx[:, 1] + bx[:, 3] / 2, bx[:, 0] + bx[:, 2] / 2], 1)
+        lo = np.minimum(bx[:, :2], bx[:, 2:])
+        hi = np.maximum(bx[:, :2], bx[:, 2:])
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            cand = [i for i in sorted(range(len(s)), key=lambda i: (-s[i], i)) if threshold is None or s[i] > threshold]
+            kept = []
+            for i in cand:
+                if len(kept) >= max_out:
+                    break
+                ok = True
+                for j in kept:
+                    ext = np.minimum(hi[i], hi[j]) - np.maximum(lo[i], lo[j])
+                    if (ext <= 0).any():
+                        continue
+                    inter = ext.prod()
+                    union = (hi[i] - lo[i]).prod() + (hi[j] - lo[j]).prod() - inter
+                    if inter / union > iou:
+                        ok = False
+                        break
+                if ok:
+                    kept.append(i)
+                    out.append([b, c, i])
+    return np.array(out, np.int64).reshape(-1, 3)
+
+
+def unique_nms(out, rng):
+    x = rng.integers(-2, 3, (4, 3, 2)).astype(np.int64)
+    x[2] = x[0]
+    case(out, "unique_int64_axis0_unsorted", [node("Unique", ["x"], ["y", "i", "v", "c"], axis=0, sorted=0)],
+         [("x", x)], list(zip("yivc", unique_ref(x, 0, False))), opset=11)
+    x = rng.integers(0, 2, (2, 5)).astype(np.bool_)
+    x[:, 3] = x[:, 1]
+    case(out, "unique_bool_negative_axis", [node("Unique", ["x"], ["y", "", "v"], axis=-1)],
+         [("x", x)], [("y", unique_ref(x, 1, True)[0]), ("v", unique_ref(x, 1, True)[2])], opset=11)
+    x = np.array([3.5, 0.0, -0.0, 1.0, -2.0, 3.5], np.float64)
+    case(out, "unique_f64_zeros_y_counts", [node("Unique", ["x"], ["y", "", "", "c"])],
+         [("x", x)], [("y", unique_ref(x, None, True)[0]), ("c", unique_ref(x, None, True)[3])], opset=11)
+    x = np.array([1.0, np.nan, 1.0], np.float32)
+    case(out, "runerror_unique_nan", [node("Unique", ["x"], ["y"])], [("x", x)], [("y", x)], opset=11)
+
+    boxes = rng.integers(0, 12, (2, 6, 4)).astype(np.float32) / 2
+    boxes[:, :, 2:] += 0.5  # center boxes: positive sizes
+    scores = (rng.integers(0, 100, (2, 3, 6)) / 100 + 0.005).astype(np.float32)
+    mo, iou, th = np.array([4], np.int64), np.array([0.25], np.float32), np.array([0.3], np.float32)
+    case(out, "nms_center_batches_classes_threshold",
+         [node("NonMaxSuppression", ["b", "s", "m", "u", "t"], ["y"], center_point_box=1)],
+         [("b", boxes), ("s", scores), ("m", mo), ("u", iou), ("t", th)],
+         [("y", nms_ref(boxes, scores, 4, np.float32(0.25), np.float32(0.3), True))], opset=11)
+    case(out, "nms_no_max_output", [node("NonMaxSuppression", ["b", "s"], ["y"])],
+         [("b", boxes), ("s", scores)], [("y", np.zeros((0, 3), np.int64))], opset=11)
+    th = np.array([scores[0, 0, 0]], np.float32)
+    case(out, "runerror_nms_score_equals_threshold", [node("NonMaxSuppression", ["b", "s", "m", "u", "t"], ["y"])],
+         [("b", boxes), ("s", scores), ("m", mo), ("u", iou), ("t", th)], [("y", np.zeros((0, 3), np.int64))], opset=11)
+
+
 def malformed(out):
     x = np.zeros((2, 3), np.float32)
     i = np.zeros((2, 3), np.int64)
@@ -329,6 +413,7 @@ def main():
         shutil.rmtree(args.out)
     build(args.out)
     malformed(args.out)
+    unique_nms(args.out, np.random.default_rng(8))
     print("wrote", len(os.listdir(args.out)), "cases to", os.path.normpath(args.out))
 
 
