@@ -12,6 +12,7 @@ import (
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/onnx/onnxpb"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -29,7 +30,7 @@ type Status string
 
 const (
 	Pass        Status = "pass"
-	Unsupported Status = "unsupported" // a clear import error: an op, attribute or type gopir lacks
+	Unsupported Status = "unsupported" // a clear refusal: an op, attribute or type gopir lacks, or values it refuses at run time
 	Error       Status = "error"       // any other failure to import or run: a bug
 	Wrong       Status = "wrong"       // ran, but an output differs beyond the tolerance
 	Panic       Status = "panic"       // a bug that crashed
@@ -96,9 +97,13 @@ func RunTest(tc TestCase) (out Outcome) {
 	return out
 }
 
+// classify makes an outcome of err: unsupported for a refusal, at import
+// (*UnsupportedError) or by a run's values (*ops.RefusedError), else an
+// error.
 func classify(out Outcome, err error) Outcome {
 	var u *UnsupportedError
-	if errors.As(err, &u) {
+	var r *ops.RefusedError
+	if errors.As(err, &u) || errors.As(err, &r) {
 		out.Status = Unsupported
 	} else {
 		out.Status = Error

@@ -105,18 +105,43 @@ func convSoftmax(n *node) ([]*value, error) {
 	return outv(ops.ReshapeLike(n.b, f(n.b, flat, -1), x)), nil
 }
 
-// convDropout: at inference (training_mode absent or false) the output is
-// the input and the mask all true.
+// convDropout: at inference (training_mode absent or false), or in
+// training mode with ratio 0, the output is the input and the mask all
+// true. Training with a ratio above 0 draws random numbers that gopir
+// cannot reproduce (ONNX's reference takes numpy's), so it is refused: at
+// import when training_mode and ratio are known, else by a check that
+// refuses the run when their values ask for it.
 func convDropout(n *node) ([]*value, error) {
-	if n.Has(2) {
-		if t, ok := n.Known(2); !ok || t.Len() != 1 || t.Float64At(0) != 0 {
-			return nil, n.unsupported("training mode")
-		}
-	}
 	n.Int("seed", 0)
 	n.Float("ratio", 0.5)
 	if n.Opset() < 7 {
 		n.Int("is_test", 0)
+	}
+	const why = "Dropout in training mode with a ratio above 0 (its random draws cannot be reproduced)"
+	if n.Has(2) {
+		b := n.b
+		training, trainingKnown := n.Known(2)
+		ratio, ratioKnown := n.Known(1)
+		switch {
+		case trainingKnown && training.Len() != 1, ratioKnown && ratio.Len() != 1:
+			n.fail("ratio and training_mode must hold one element each")
+			return nil, nil
+		case trainingKnown && training.Float64At(0) == 0:
+		case !n.Has(1) || ratioKnown && ratio.Float64At(0) != 0:
+			if trainingKnown {
+				return nil, n.unsupported("%s", why)
+			}
+			ops.Check(b, scalarOf(b, n.In(2)), why)
+		case ratioKnown:
+			// Ratio 0: nothing is dropped.
+		default:
+			r := scalarOf(b, n.In(1))
+			active := ops.GreaterThan(b, r, ops.Full(b, r.Type().DType, 0))
+			if !trainingKnown {
+				active = ops.LogicalAnd(b, active, scalarOf(b, n.In(2)))
+			}
+			ops.Check(b, active, why)
+		}
 	}
 	x := n.In(0)
 	outs := []*value{n.in[0]}

@@ -29,8 +29,8 @@ import (
 // resize's with those sizes, scales and roi; the result has x's rank and
 // dtype, its dims along axes dynamic.
 //
-// What ONNX's readings of Resize disagree on fails the run (an error
-// naming it) rather than pick one: a size that keep_aspect_ratio_policy
+// What ONNX's readings of Resize disagree on is refused (the run fails
+// with a *RefusedError naming it) rather than picked: a size that keep_aspect_ratio_policy
 // puts exactly on a half (ONNX's rounding of halves differs between its
 // text and its reference), and cubic pytorch_half_pixel resizing to a
 // length of at most 1 (coordinate 0 in the text, −½ in the reference).
@@ -189,7 +189,7 @@ func (d resizeDyn) resolve(in []int, target, roi *tensor.Tensor) (resizeAttrs, e
 				}
 				v := ratio * float64(in[ax])
 				if v-math.Floor(v) == 0.5 {
-					return a, fmt.Errorf("keep_aspect_ratio_policy %s gives axis %d a size of exactly %v, which ONNX's readings round differently", d.policy, ax, v)
+					return a, refused("keep_aspect_ratio_policy %s gives axis %d a size of exactly %v, which ONNX's readings round differently", d.policy, ax, v)
 				}
 				a.scales[i], a.sizes[i] = ratio, int(math.Floor(v+0.5))
 			}
@@ -224,7 +224,7 @@ func (d resizeDyn) resolve(in []int, target, roi *tensor.Tensor) (resizeAttrs, e
 	if a.spec.Mode == kernels.ResizeCubic && a.spec.Transform == kernels.PytorchHalfPixel {
 		for i, ax := range a.axes {
 			if in[ax] > 0 && a.sizes[i] > 0 && a.scales[i]*float64(in[ax]) <= 1 {
-				return a, fmt.Errorf("cubic pytorch_half_pixel resizing of axis %d to a length of at most 1: ONNX's text reads coordinate 0 there, its reference −0.5", ax)
+				return a, refused("cubic pytorch_half_pixel resizing of axis %d to a length of at most 1: ONNX's text reads coordinate 0 there, its reference −0.5", ax)
 			}
 		}
 	}

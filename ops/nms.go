@@ -27,10 +27,11 @@ import (
 // box is a row (batch, class, box index) of the result, in that order.
 // The number of rows is known only at run time.
 //
-// The run fails where readings of ONNX's NonMaxSuppression differ: a
-// score equal to score_threshold (removed by ONNX's reference, kept by
-// its text), NaN in boxes, scores or thresholds, and iou_threshold outside
-// [0, 1]. No gradient flows (NoGrad): the result is integer.
+// The run is refused (*RefusedError) where readings of ONNX's
+// NonMaxSuppression differ: a score equal to score_threshold (removed by
+// ONNX's reference, kept by its text), NaN in boxes, scores or the score
+// threshold; it fails for an iou_threshold outside [0, 1]. No gradient
+// flows (NoGrad): the result is integer.
 
 func init() {
 	register(&Def{Name: "non_max_suppression", Infer: nmsInfer, Bind: nmsBind, NoGrad: true})
@@ -93,19 +94,19 @@ func nmsBind(op *ir.Op) (Kernel, error) {
 			return nil, fmt.Errorf("iou_threshold %v is not in [0, 1]", iou)
 		}
 		if math.IsNaN(threshold) {
-			return nil, fmt.Errorf("score_threshold is NaN")
+			return nil, refused("score_threshold is NaN")
 		}
 		for i := range boxes.Len() {
 			if math.IsNaN(boxes.Float64At(i)) {
-				return nil, fmt.Errorf("boxes %s hold NaN", boxes.Type())
+				return nil, refused("boxes %s hold NaN", boxes.Type())
 			}
 		}
 		for i := range scores.Len() {
 			switch v := scores.Float64At(i); {
 			case math.IsNaN(v):
-				return nil, fmt.Errorf("scores %s hold NaN", scores.Type())
+				return nil, refused("scores %s hold NaN", scores.Type())
 			case hasThreshold && v == threshold:
-				return nil, fmt.Errorf("a score equals score_threshold %v: ONNX's text keeps such a box, its reference removes it", threshold)
+				return nil, refused("a score equals score_threshold %v: ONNX's text keeps such a box, its reference removes it", threshold)
 			}
 		}
 		var sel [][3]int64

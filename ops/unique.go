@@ -25,7 +25,7 @@ import (
 // one is represented by its first occurrence (−0 or +0, whichever comes
 // first). x is f32, f64, i32, i64 or i1; floats must not hold NaN, on
 // which readings of unique differ (each NaN apart, or all as one): the
-// run fails. The number of distinct ones is known only at run time.
+// run is refused (*RefusedError). The number of distinct ones is known only at run time.
 //
 // No gradient rule: differentiating unique is refused with an error.
 
@@ -158,7 +158,7 @@ func uniqueBind(op *ir.Op) (Kernel, error) {
 }
 
 func uniqueNaN(x *tensor.Tensor) error {
-	return fmt.Errorf("unique of %s holding NaN: readings differ (each NaN apart, or all as one)", x.Type())
+	return refused("unique of %s holding NaN: readings differ (each NaN apart, or all as one)", x.Type())
 }
 
 // Unique appends the distinct elements of x (flattened), or with hasAxis

@@ -231,6 +231,7 @@ var zdCases = map[string][]zdCase{
 	"scatter_nd":            {{in: []zdOperand{zdF(3, 4), zdIdx(3, 2, 1), zdF(2, 4)}, dataDep: true}},
 	"scatter_nd_grad":       {{in: []zdOperand{zdF(3, 4), zdIdx(3, 2, 1)}, dataDep: true}},
 	"nonzero":               {{in: []zdOperand{zdF(2, 3)}}},
+	"check":                 {{attrs: ir.A("message", "refused"), in: []zdOperand{zdB(2, 3)}, build: zdCheck, dataDep: true}},
 	"unique":                {{in: []zdOperand{zdF(2, 3)}}, {attrs: ir.A("axis", 1, "sorted", false), in: []zdOperand{zdI(2, 3)}}},
 	"non_max_suppression": {{attrs: ir.A("center_point_box", true), in: []zdOperand{zdF(2, 3, 4), zdF(2, 2, 3), zdOne(ir.I64), zdOne(ir.F32)}},
 		{in: []zdOperand{zdF(1, 4, 4), zdF(1, 1, 4), zdOne(ir.I64, 1), zdOne(ir.F32, 1), zdF()}, dataDep: true}},
@@ -339,6 +340,12 @@ func zdReductions(mk func(...int) zdOperand) []zdCase {
 }
 
 func zdIdentity(_ *ir.Builder, in []*ir.Value, _ ir.Attrs) []*ir.Value { return in }
+
+// zdCheck appends a check of the operand and fetches it.
+func zdCheck(b *ir.Builder, in []*ir.Value, attrs ir.Attrs) []*ir.Value {
+	b.Op("check", attrs, in...)
+	return in
+}
 
 // zdStackRoundTrip pushes x twice onto a new stack and pops once.
 func zdStackRoundTrip(b *ir.Builder, in []*ir.Value, _ ir.Attrs) []*ir.Value {

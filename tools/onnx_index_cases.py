@@ -13,7 +13,8 @@ with numpy, from the ONNX operator definitions, written independently of
 ONNX's own reference code. onnx/conv_index_test.go runs every case:
 
     NAME                 must pass
-    unsupported_NAME     must be refused as unsupported at import
+    unsupported_NAME     must be refused as unsupported, at import or by
+                         a check of its values at run time
     runerror_NAME        must fail at run time (never a wrong answer); its
                          output file is a placeholder
     malformed_NAME       a node ONNX does not allow (missing inputs, bad
@@ -31,7 +32,7 @@ along an axis, unsorted, with only some outputs and with NaN (refused at
 run time: readings differ), NonMaxSuppression with center boxes, several
 batches and classes, a score threshold, without max_output_boxes_per_class
 (no box) and with a score equal to the threshold (refused at run time:
-ONNX's text and reference differ).
+ONNX's text and its reference differ).
 """
 
 import argparse
@@ -360,7 +361,7 @@ def unique_nms(out, rng):
     case(out, "unique_f64_zeros_y_counts", [node("Unique", ["x"], ["y", "", "", "c"])],
          [("x", x)], [("y", unique_ref(x, None, True)[0]), ("c", unique_ref(x, None, True)[3])], opset=11)
     x = np.array([1.0, np.nan, 1.0], np.float32)
-    case(out, "runerror_unique_nan", [node("Unique", ["x"], ["y"])], [("x", x)], [("y", x)], opset=11)
+    case(out, "unsupported_unique_nan", [node("Unique", ["x"], ["y"])], [("x", x)], [("y", x)], opset=11)
 
     boxes = rng.integers(0, 12, (2, 6, 4)).astype(np.float32) / 2
     boxes[:, :, 2:] += 0.5  # center boxes: positive sizes
@@ -373,7 +374,7 @@ def unique_nms(out, rng):
     case(out, "nms_no_max_output", [node("NonMaxSuppression", ["b", "s"], ["y"])],
          [("b", boxes), ("s", scores)], [("y", np.zeros((0, 3), np.int64))], opset=11)
     th = np.array([scores[0, 0, 0]], np.float32)
-    case(out, "runerror_nms_score_equals_threshold", [node("NonMaxSuppression", ["b", "s", "m", "u", "t"], ["y"])],
+    case(out, "unsupported_nms_score_equals_threshold", [node("NonMaxSuppression", ["b", "s", "m", "u", "t"], ["y"])],
          [("b", boxes), ("s", scores), ("m", mo), ("u", iou), ("t", th)], [("y", np.zeros((0, 3), np.int64))], opset=11)
 
 
