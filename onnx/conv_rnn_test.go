@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,6 +262,22 @@ func TestRNNPeakIndependentOfLength(t *testing.T) {
 			res.Release()
 			peaks = append(peaks, alloc.Stats().Allocated.Peak)
 		}
+		// No steps at all: Y_h is the initial state (zeros), Y empty.
+		xs, _ := tensor.New(host, tensor.F32, 0, batch, in)
+		res, err := x.Run(context.Background(), map[string]*tensor.Tensor{"a": xs, "b": w, "c": r})
+		xs.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := res["y"]
+		want := []int{2, batch, hidden}
+		if withY {
+			want = []int{0, 2, batch, hidden}
+		}
+		if !slices.Equal(y.Shape(), want) || slices.ContainsFunc(y.F32(), func(v float32) bool { return v != 0 }) {
+			t.Errorf("Y asked for: %v: no steps give %v %v, want zeros of %v", withY, y.Shape(), y.F32(), want)
+		}
+		res.Release()
 		w.Release()
 		r.Release()
 		m.Release()
