@@ -202,7 +202,13 @@ func (s *scope) vjp(op *ir.Op, dys []*ir.Value) error {
 	if def.Grad == nil {
 		return fmt.Errorf("autodiff: %s: op %q has no gradient rule", op.Pos, op.Name())
 	}
+	// The adjoint's ops carry the position of the op they differentiate,
+	// so a memory report or an error in the backward pass points at the
+	// model's line, not at this one.
+	prev := s.b.Pos()
+	s.b.SetPos(op.Pos)
 	dxs, err := def.Grad(ops.NewGradContext(s.b, op, dys, need, s.resolve))
+	s.b.SetPos(prev)
 	if err != nil {
 		return fmt.Errorf("autodiff: %s: gradient of %q: %w", op.Pos, op.Name(), err)
 	}

@@ -85,15 +85,62 @@ func (e *UnplannableError) Error() string {
 	return fmt.Sprintf("%s: %q: cannot plan: %s", e.Pos, e.Op, e.Msg)
 }
 
+// maxBranchPlans bounds how many combinations of unknown branches Plan
+// explores before it gives up on the rest (and says so in Assumed).
+const maxBranchPlans = 1024
+
 // Plan predicts the memory of one run of x with the given feeds' types.
 // The store's parameters must be set (their shapes are read).
+//
+// Where the path is not given, every combination of the unknown
+// conditions is planned and the one that peaks higher kept. Conditions
+// are tied to their values: an "if" on a condition an earlier one read
+// (the backward pass's "if" on the forward's condition) takes the same
+// branch, so each combination is a run that can happen.
 func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p := &planner{e: e, opts: opts, frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}, params: map[string]bool{}}
-	if p.opts.Trips <= 0 {
-		p.opts.Trips = 1
+	if opts.Trips <= 0 {
+		opts.Trips = 1
 	}
+	var best *planner
+	var guess []bool
+	for runs := 0; ; runs++ {
+		p, err := e.planOnce(opts, guess)
+		if err != nil {
+			return nil, err
+		}
+		if best == nil || p.peak > best.peak {
+			best = p
+		}
+		// The next combination: the decisions taken, counted up in
+		// binary from the last (false before true).
+		guess = p.decided
+		for len(guess) > 0 && guess[len(guess)-1] {
+			guess = guess[:len(guess)-1]
+		}
+		if len(guess) == 0 {
+			break
+		}
+		if runs+1 == maxBranchPlans {
+			best.assumed = append(best.assumed, fmt.Sprintf("planned only %d combinations of the unknown branches", maxBranchPlans))
+			break
+		}
+		guess[len(guess)-1] = true
+	}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, Assumed: best.assumed}
+	for _, b := range best.atPeak {
+		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
+	}
+	sort.SliceStable(plan.AtPeak, func(i, j int) bool { return plan.AtPeak[i].Bytes > plan.AtPeak[j].Bytes })
+	return plan, nil
+}
+
+// planOnce plans one run, taking the unknown branches guess says in
+// order (false past its end).
+func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) {
+	p := &planner{e: e, opts: opts, guess: guess, guessed: map[*sbuf]bool{},
+		frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}, params: map[string]bool{}}
 	// The store's values (parameters, optimizer state), or, for those not
 	// created yet, the types the program reads them with.
 	for _, n := range e.store.Names() {
@@ -132,12 +179,7 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 	if err := p.block(e.top); err != nil {
 		return nil, err
 	}
-	plan := &Plan{Base: p.base, Peak: p.peak, End: p.cur, Assumed: p.assumed}
-	for _, b := range p.atPeak {
-		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
-	}
-	sort.SliceStable(plan.AtPeak, func(i, j int) bool { return plan.AtPeak[i].Bytes > plan.AtPeak[j].Bytes })
-	return plan, nil
+	return p, nil
 }
 
 // sbuf is a simulated storage: its allocator bytes and references, and
@@ -175,6 +217,11 @@ type planner struct {
 	params  map[string]bool // parameters planned from their types
 	path    int
 	assumed []string
+	// Unknown branches: the decisions to take (guess), those taken
+	// (decided), and the decision for each condition read so far.
+	guess   []bool
+	decided []bool
+	guessed map[*sbuf]bool
 }
 
 func (p *planner) round(n int64) int64 {
@@ -436,30 +483,29 @@ func (p *planner) kernel(b *blockCode, in *instr) error {
 	return nil
 }
 
-// ifOp mirrors runIf: the recorded branch, or else each branch planned
-// from a copy of the state, the one that peaks higher kept.
+// ifOp mirrors runIf: the recorded branch, or else the one the
+// combination being planned says.
 func (p *planner) ifOp(b *blockCode, in *instr) error {
-	var region *blockCode
+	var then bool
 	if p.path < len(p.opts.Path) {
-		region = in.regions[1]
-		if p.cond(false, "") {
-			region = in.regions[0]
+		then = p.cond(false, "")
+	} else {
+		c := p.get(in.in[0]).b
+		d, ok := p.guessed[c]
+		if !ok {
+			i := len(p.decided)
+			d = i < len(p.guess) && p.guess[i]
+			p.decided = append(p.decided, d)
+			p.guessed[c] = d
+			p.assumed = append(p.assumed, fmt.Sprintf("%s: the branch of the \"if\" is not known; planned both, kept the higher peak", in.op.Pos))
 		}
-		return p.runRegion(b, in, region)
+		then = d
 	}
-	p.assumed = append(p.assumed, fmt.Sprintf("%s: the branch of the \"if\" is not known; planned the one that peaks higher", in.op.Pos))
-	var best *planner
-	for _, r := range in.regions {
-		q := p.clone()
-		if err := q.runRegion(b, in, r); err != nil {
-			return err
-		}
-		if best == nil || q.peak > best.peak {
-			best = q
-		}
+	region := in.regions[1]
+	if then {
+		region = in.regions[0]
 	}
-	*p = *best
-	return nil
+	return p.runRegion(b, in, region)
 }
 
 func (p *planner) runRegion(b *blockCode, in *instr, region *blockCode) error {
@@ -515,67 +561,4 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 		bf[i] = nil
 	}
 	return nil
-}
-
-// clone copies the planner's state, so that a branch can be planned and
-// thrown away.
-func (p *planner) clone() *planner {
-	q := *p
-	bufs := map[*sbuf]*sbuf{}
-	vals := map[*sval]*sval{}
-	var cv func(v *sval) *sval
-	cb := func(b *sbuf) *sbuf {
-		if c, ok := bufs[b]; ok {
-			return c
-		}
-		c := *b
-		bufs[b] = &c
-		c.items = nil
-		for _, it := range b.items {
-			c.items = append(c.items, cv(it))
-		}
-		return &c
-	}
-	cv = func(v *sval) *sval {
-		if v == nil {
-			return nil
-		}
-		if c, ok := vals[v]; ok {
-			return c
-		}
-		c := &sval{typ: v.typ}
-		vals[v] = c
-		c.b = cb(v.b)
-		return c
-	}
-	q.frames = map[*blockCode][]*sval{}
-	for k, f := range p.frames {
-		nf := make([]*sval, len(f))
-		for i, v := range f {
-			nf[i] = cv(v)
-		}
-		q.frames[k] = nf
-	}
-	q.yields = map[*blockCode][]*sval{}
-	for k, ys := range p.yields {
-		nys := make([]*sval, len(ys))
-		for i, v := range ys {
-			nys[i] = cv(v)
-		}
-		q.yields[k] = nys
-	}
-	q.feeds = map[string]*sval{}
-	for k, v := range p.feeds {
-		q.feeds[k] = cv(v)
-	}
-	q.live = nil
-	for _, b := range p.live {
-		q.live = append(q.live, cb(b))
-	}
-	q.atPeak = nil
-	for _, b := range p.atPeak {
-		q.atPeak = append(q.atPeak, cb(b))
-	}
-	q.assumed = slices.Clone(p.assumed)
-	return &q
 }

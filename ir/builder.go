@@ -35,6 +35,14 @@ func (b *Builder) SetPos(p Pos) {
 	*b.pos = p
 }
 
+// Pos is the position SetPos gave, or the zero Pos.
+func (b *Builder) Pos() Pos {
+	if b.pos == nil {
+		return Pos{}
+	}
+	return *b.pos
+}
+
 // here is the position of an op being built: the one SetPos gave, or the
 // first Go caller outside the helper packages.
 func (b *Builder) here() Pos {

@@ -82,13 +82,18 @@ func WorkBytes(pairs ...int) int64 {
 // shapes of in, from its Infer hook: static types, which say the dtype and
 // shape of each result. types, if it has room, holds the operand types.
 func ResultTypes(op *ir.Op, in []*tensor.Tensor, types []ir.Type) ([]ir.Type, error) {
-	d, ok := defs[op.Name()]
-	if !ok {
-		return nil, fmt.Errorf("unknown op %q", op.Name())
-	}
 	types = types[:0]
 	for _, x := range in {
 		types = append(types, ir.Type{DType: ir.DType(x.DType()), Dims: x.Shape()})
+	}
+	return ResultTypesOf(op, types)
+}
+
+// ResultTypesOf is ResultTypes for operands of the given static types.
+func ResultTypesOf(op *ir.Op, types []ir.Type) ([]ir.Type, error) {
+	d, ok := defs[op.Name()]
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q", op.Name())
 	}
 	out, err := d.Infer(types, op.Attrs)
 	if err != nil {

@@ -45,67 +45,13 @@ func New(cfg Config) (*Trainer, error) {
 }
 
 func newTrainer(cfg Config) (*Trainer, error) {
-	name := cfg.Model
-	if name == "" {
-		name = "tinydet"
-	}
-	task, err := models.New(name)
+	t, mod, state, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Save != "" {
-		// Before training: a run must not end in a save that cannot work.
-		if err := checkSaveDir(cfg.Save); err != nil {
-			return nil, fmt.Errorf("--save: %w", err)
-		}
-	}
-	cfg.Model = name
-	r, err := resolve(cfg, task)
-	if err != nil {
-		return nil, err
-	}
-	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir}); err != nil {
-		return nil, err
-	}
-	t := &Trainer{cfg: r, task: task, spe: task.StepsPerEpoch()}
-	if t.spe <= 0 {
-		return nil, fmt.Errorf("model %s: no training batches", name)
-	}
-	switch {
-	case r.Steps > 0:
-		t.cfg.total = r.Steps
-	case r.Epochs > 0:
-		t.cfg.total = r.Epochs * t.spe
-	case r.defaults.Steps > 0:
-		t.cfg.total = r.defaults.Steps
-	default:
-		t.cfg.total = max(1, r.defaults.Epochs) * t.spe
-	}
-	opt, sched, err := t.cfg.optimizer()
-	if err != nil {
-		return nil, err
-	}
-	t.sched = sched
-	t.alloc = memory.New(memory.Options{Limit: r.MemLimit})
-	t.store = exec.NewStore()
-
-	trainProg, mod, state, err := t.buildTrain(opt)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", name, err)
-	}
-	evalProg, err := t.buildEval()
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", name, err)
-	}
-	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog, Conditions: r.Conditions}
-	if t.train, err = exec.Compile(trainProg, opts); err != nil {
-		return nil, fmt.Errorf("model %s: training program: %w", name, err)
-	}
-	if t.eval, err = exec.Compile(evalProg, opts); err != nil {
-		return nil, fmt.Errorf("model %s: evaluation program: %w", name, err)
-	}
+	r := t.cfg
 	// Before a byte is allocated: can a step fit in the limit at all?
-	if err := checkPlan(t.train, task, name, r.Batch, r.MemLimit); err != nil {
+	if err := checkPlan(t.train, t.task, r.Model, r.Batch, r.MemLimit); err != nil {
 		return nil, err
 	}
 	if err := mod.Create(t.alloc, r.Seed, t.store.Set); err != nil {
@@ -124,6 +70,87 @@ func newTrainer(cfg Config) (*Trainer, error) {
 		}
 	}
 	return t, nil
+}
+
+// Plan plans one training step of the run cfg describes (see PlanStep)
+// without allocating its parameters or running anything; with backward
+// false, one step of the evaluation program instead.
+func Plan(cfg Config, backward bool) (*exec.Plan, error) {
+	t, _, _, err := prepare(cfg)
+	if err != nil {
+		return nil, setupError(err)
+	}
+	x := t.train
+	if !backward {
+		x = t.eval
+	}
+	return planStep(x, t.task, t.cfg.Batch, nil)
+}
+
+// prepare loads the task's data and builds and compiles the training and
+// evaluation programs: everything but the parameters and the optimizer
+// state, which the returned module and state create.
+func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
+	name := cfg.Model
+	if name == "" {
+		name = "tinydet"
+	}
+	task, err := models.New(name)
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	if cfg.Save != "" {
+		// Before training: a run must not end in a save that cannot work.
+		if err := checkSaveDir(cfg.Save); err != nil {
+			return nil, nil, optim.State{}, fmt.Errorf("--save: %w", err)
+		}
+	}
+	cfg.Model = name
+	r, err := resolve(cfg, task)
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir}); err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	t := &Trainer{cfg: r, task: task, spe: task.StepsPerEpoch()}
+	if t.spe <= 0 {
+		return nil, nil, optim.State{}, fmt.Errorf("model %s: no training batches", name)
+	}
+	switch {
+	case r.Steps > 0:
+		t.cfg.total = r.Steps
+	case r.Epochs > 0:
+		t.cfg.total = r.Epochs * t.spe
+	case r.defaults.Steps > 0:
+		t.cfg.total = r.defaults.Steps
+	default:
+		t.cfg.total = max(1, r.defaults.Epochs) * t.spe
+	}
+	opt, sched, err := t.cfg.optimizer()
+	if err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	t.sched = sched
+	t.alloc = memory.New(memory.Options{Limit: r.MemLimit})
+	t.store = exec.NewStore()
+
+	trainProg, mod, state, err := t.buildTrain(opt)
+	if err != nil {
+		return nil, nil, optim.State{}, fmt.Errorf("model %s: %w", name, err)
+	}
+	evalProg, err := t.buildEval()
+	if err != nil {
+		return nil, nil, optim.State{}, fmt.Errorf("model %s: %w", name, err)
+	}
+	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog, Conditions: r.Conditions}
+	if t.train, err = exec.Compile(trainProg, opts); err != nil {
+		return nil, nil, optim.State{}, fmt.Errorf("model %s: training program: %w", name, err)
+	}
+	if t.eval, err = exec.Compile(evalProg, opts); err != nil {
+		return nil, nil, optim.State{}, fmt.Errorf("model %s: evaluation program: %w", name, err)
+	}
+	return t, mod, state, nil
 }
 
 // BuildTraining returns the task's training program (forward, loss,

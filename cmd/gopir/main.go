@@ -7,6 +7,7 @@
 //	gopir import   MODEL.onnx -o DIR
 //	gopir train    [--model NAME] [--steps N | --epochs E] ...
 //	gopir memcheck [--model NAME] [--steps N] ...
+//	gopir plan     (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]
 //
 // Bad input of any kind gets one line on stderr and exit code 2; running
 // out of memory exits 1 with the allocator's ResourceExhaustedError.

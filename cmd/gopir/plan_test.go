@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// planJSON runs gopir plan --json and decodes its line.
+func planJSON(t *testing.T, args ...string) (peak int64, assumed []string) {
+	t.Helper()
+	r := gopir(append([]string{"plan", "--json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("plan %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	var rec struct {
+		Peak    int64    `json:"peak"`
+		Assumed []string `json:"assumed"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+		t.Fatalf("plan %v: %v in %q", args, err, r.stdout)
+	}
+	return rec.Peak, rec.Assumed
+}
+
+// The plan of a program is the peak its run reports, for each way of
+// giving the feed's shape.
+func TestPlanMatchesRun(t *testing.T) {
+	for _, rows := range []int{1, 3, 100} {
+		row := "[1,2,3,4]"
+		x := "[" + strings.Repeat(row+",", rows-1) + row + "]"
+		r := gopir("run", "testdata/design_if.pir", "--feed", "x="+x, "--json")
+		if r.code != 0 {
+			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+		}
+		var run struct {
+			Peak int64 `json:"peak_allocated"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &run); err != nil {
+			t.Fatal(err)
+		}
+		n := strconv.Itoa(rows)
+		for _, args := range [][]string{
+			{"testdata/design_if.pir", "--feed-shape", "x=" + n + "x4"},
+			{"testdata/design_if.pir", "--batch", n},
+		} {
+			peak, assumed := planJSON(t, args...)
+			if peak != run.Peak || peak == 0 {
+				t.Errorf("%d rows: plan %v says %d bytes, the run peaked at %d", rows, args, peak, run.Peak)
+			}
+			if len(assumed) != 1 || !strings.Contains(assumed[0], `branch of the "if"`) {
+				t.Errorf("plan %v: assumed %q, want the if's branch", args, assumed)
+			}
+		}
+	}
+}
+
+// --fit finds the batch at the edge of the limit: train refuses one more
+// before allocating anything.
+func TestPlanFitAgreesWithTrain(t *testing.T) {
+	r := gopir("plan", "--model", "mlp", "--backward", "--fit", "12MiB", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rec struct {
+		Fit struct {
+			Batch int   `json:"batch"`
+			Peak  int64 `json:"peak"`
+		} `json:"fit"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+		t.Fatal(err)
+	}
+	b := rec.Fit.Batch
+	if b < 2 || rec.Fit.Peak > 12<<20 {
+		t.Fatalf("fit %+v", rec.Fit)
+	}
+	over, _ := planJSON(t, "--model", "mlp", "--backward", "--batch", strconv.Itoa(b+1))
+	if over <= 12<<20 {
+		t.Errorf("batch %d plans %d bytes, within the limit --fit was given", b+1, over)
+	}
+	tr := gopir("train", "--model", "mlp", "--steps", "1", "--batch", strconv.Itoa(b+1), "--mem-limit", "12MiB")
+	if tr.code != 1 || !strings.Contains(tr.stderr, "ResourceExhaustedError") || !strings.Contains(tr.stderr, "nothing was allocated") {
+		t.Errorf("train at batch %d: exit %d: %s", b+1, tr.code, tr.stderr)
+	}
+}
+
+func TestPlanBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"testdata/design_if.pir"},
+		{"testdata/design_if.pir", "--feed-shape", "x=3xq"},
+		{"testdata/design_if.pir", "--feed-shape", "y=3x4"},
+		{"testdata/design_if.pir", "--feed-shape", "x=3x5"},
+		{"testdata/design_if.pir", "--feed-shape", "x=3x4", "--feed-shape", "x=2x4"},
+		{"testdata/design_if.pir", "--batch", "0"},
+		{"testdata/design_if.pir", "--model", "mlp"},
+		{"testdata/design_if.pir", "--backward"},
+		{"--model", "nosuch"},
+		{"--model", "mlp", "--fit", "lots"},
+		{"--model", "mlp", "--fit", "0"},
+		{},
+	} {
+		r := gopir(append([]string{"plan"}, args...)...)
+		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("plan %v: exit %d, stderr %q; want 2 and one line", args, r.code, r.stderr)
+		}
+	}
+}
