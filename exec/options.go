@@ -2,6 +2,7 @@ package exec
 
 import (
 	"io"
+	"time"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
@@ -53,4 +54,9 @@ type MemoryRecord struct {
 	Depth     int    // region nesting depth (0 = top level)
 	Allocated int64  // allocator's current allocated bytes after the op
 	Reserved  int64  // allocator's current reserved bytes after the op
+	// Node is the op; Start and End are when it began and finished (an
+	// op with regions spans the records of the ops inside it, which come
+	// before its own).
+	Node       *ir.Op
+	Start, End time.Time
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
@@ -136,6 +137,10 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 			e.done = nil
 		}
 		var err error
+		var start time.Time
+		if e.log {
+			start = time.Now()
+		}
 		switch in.kind {
 		case kCompute:
 			err = e.compute(in)
@@ -155,7 +160,7 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 			}
 		}
 		if e.log {
-			e.logMemory(b, in)
+			e.logMemory(b, in, start)
 		}
 	}
 	if b.yields != nil {
@@ -330,11 +335,12 @@ func describeTensor(t *tensor.Tensor) string {
 	return ir.TensorOf(ir.DType(t.DType()), t.Shape()...).String()
 }
 
-func (e *Executable) logMemory(b *blockCode, in *instr) {
+func (e *Executable) logMemory(b *blockCode, in *instr, start time.Time) {
 	st := e.alloc.Stats()
 	rec := MemoryRecord{
 		Run: e.kctx.Run, Op: in.op.Name(), Value: in.tag.Value, Pos: in.tag.Pos, Depth: b.depth,
 		Allocated: st.Allocated.Current, Reserved: st.Reserved.Current,
+		Node: in.op, Start: start, End: time.Now(),
 	}
 	if e.opts.MemoryLog != nil {
 		e.opts.MemoryLog(rec)

@@ -21,6 +21,8 @@ type Allocator struct {
 	tagged                bool // tag is not the zero Tag
 	st                    Stats
 	hist                  *history // nil when history is off
+	observe               func(Event)
+	seq                   uint64 // events made (history or observer on)
 }
 
 // New returns an allocator; see Options for the defaults. It panics on
@@ -177,8 +179,8 @@ func (a *Allocator) carve(seg *segment, rounded int64, b *Block, req int64) {
 	a.live.push(s)
 	a.st.Allocs++
 	a.st.Allocated.add(rounded)
-	if a.hist != nil {
-		a.hist.record("alloc", b, s, &a.st)
+	if a.hist != nil || a.observe != nil {
+		a.event("alloc", b, s)
 	}
 }
 
@@ -213,8 +215,8 @@ func (a *Allocator) Free(b *Block) {
 	a.live.remove(s)
 	a.st.Frees++
 	a.st.Allocated.sub(s.size, "allocated")
-	if a.hist != nil {
-		a.hist.record("free", b, s, &a.st)
+	if a.hist != nil || a.observe != nil {
+		a.event("free", b, s)
 	}
 	b.mem, b.seg, b.state = nil, nil, handleFreed
 	s.blk = nil

@@ -7,7 +7,7 @@ import (
 
 // Event is one alloc or free, for timelines and leak reports.
 type Event struct {
-	Seq       uint64 `json:"seq"`   // event number, from 1, counting dropped ones
+	Seq       uint64 `json:"seq"`   // event number, from 1, counting dropped ones (and those only an observer saw)
 	Kind      string `json:"kind"`  // "alloc" or "free"
 	Block     uint64 `json:"block"` // Block.ID, pairs an alloc with its free
 	Size      int64  `json:"size"`  // rounded bytes, as accounted
@@ -27,13 +27,35 @@ type history struct {
 	seq   uint64
 }
 
-func (h *history) record(kind string, b *Block, s *segment, st *Stats) {
-	h.seq++
+// event records an alloc or free in the history and hands it to the
+// observer.
+func (a *Allocator) event(kind string, b *Block, s *segment) {
+	a.seq++
 	e := Event{
-		Seq: h.seq, Kind: kind, Block: b.id, Size: s.size, Requested: b.req,
+		Seq: a.seq, Kind: kind, Block: b.id, Size: s.size, Requested: b.req,
 		Chunk: s.chunk.id, Offset: s.offset,
-		Allocated: st.Allocated.Current, Reserved: st.Reserved.Current, Tag: b.tag,
+		Allocated: a.st.Allocated.Current, Reserved: a.st.Reserved.Current, Tag: b.tag,
 	}
+	if a.hist != nil {
+		a.hist.record(e)
+	}
+	if a.observe != nil {
+		a.observe(e)
+	}
+}
+
+// Observe makes f receive every alloc and free from now on, as it
+// happens (nil stops it): a timeline or trace records a run this way
+// without a history ring. f runs under the allocator's lock and must not
+// call the allocator.
+func (a *Allocator) Observe(f func(Event)) {
+	a.mu.Lock()
+	a.observe = f
+	a.mu.Unlock()
+}
+
+func (h *history) record(e Event) {
+	h.seq++
 	if h.n < len(h.buf) {
 		h.buf[(h.start+h.n)%len(h.buf)] = e
 		h.n++

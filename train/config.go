@@ -34,6 +34,8 @@ type Config struct {
 	// Conditions, if set, receives every condition the training and
 	// evaluation steps evaluate (exec.Options.Conditions).
 	Conditions func(op *ir.Op, value bool)
+	// Observer, if set, is told when each training step begins and ends.
+	Observer StepObserver
 }
 
 // resolved is a Config with the task's defaults filled in.

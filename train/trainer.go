@@ -30,6 +30,24 @@ type Trainer struct {
 	extra []string       // per-step fetches besides the loss, sorted
 	spe   int            // steps per epoch
 	step  int            // steps done
+	// phases names the phase of each top-level op of the training
+	// program: forward, backward or update.
+	phases map[*ir.Op]string
+}
+
+// Phase returns the phase of a top-level op of the training program
+// ("forward", "backward" or "update"), or "".
+func (t *Trainer) Phase(op *ir.Op) string { return t.phases[op] }
+
+// StepObserver watches training steps: a memory timeline or a trace
+// records them this way (Config.Observer).
+type StepObserver interface {
+	// BeginStep is called right before a step's run: its feeds are
+	// allocated and the allocator's peak is reset.
+	BeginStep(t *Trainer, step int)
+	// EndStep is called when the step is over, its results and feeds
+	// released: with its record, or with the error that ended it.
+	EndStep(t *Trainer, rec StepRecord, err error)
 }
 
 // ErrInterrupted is returned by Run when its context is cancelled; the
@@ -185,6 +203,15 @@ func BuildEvaluation(model string) (*ir.Program, error) {
 func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, optim.State, error) {
 	b := ir.NewBuilder(ir.NewProgram())
 	mod := nn.NewModule(ir.F32, true)
+	t.phases = map[*ir.Op]string{}
+	// phase names the top-level ops built since the last call.
+	phase := func(name string) {
+		for _, op := range b.Block().Ops() {
+			if _, ok := t.phases[op]; !ok {
+				t.phases[op] = name
+			}
+		}
+	}
 	outs, err := t.task.Build(b, mod)
 	if err != nil {
 		return nil, nil, optim.State{}, err
@@ -192,6 +219,7 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 	if outs.Loss == nil {
 		return nil, nil, optim.State{}, errors.New("the training program has no loss")
 	}
+	phase("forward")
 	params := mod.Trainable()
 	grads, err := autodiff.Backward(b, outs.Loss, params)
 	if err != nil {
@@ -200,10 +228,12 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 	if c := t.cfg.defaults.ClipNorm; c > 0 {
 		grads, _ = optim.ClipByGlobalNorm(b, grads, c)
 	}
+	phase("backward")
 	state, err := opt.Apply(b, params, grads)
 	if err != nil {
 		return nil, nil, optim.State{}, err
 	}
+	phase("update")
 	ops.Fetch(b, "loss", outs.Loss)
 	t.extra = t.extra[:0]
 	for name, v := range outs.Fetches {
@@ -278,9 +308,16 @@ func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
 	}
 	t.alloc.ResetPeak()
 	t.train.SetRuns(int64(t.step))
+	obs := t.cfg.Observer
+	if obs != nil {
+		obs.BeginStep(t, t.step)
+	}
 	res, err := t.train.Run(ctx, feeds.Tensors)
 	if err != nil {
 		feeds.Release()
+		if obs != nil {
+			obs.EndStep(t, StepRecord{}, err)
+		}
 		return fail(err)
 	}
 	rec := StepRecord{Epoch: epoch, Step: s + 1, GlobalStep: t.step + 1, Loss: res["loss"].Float64At(0), Extra: map[string]float64{}}
@@ -294,6 +331,9 @@ func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
 	feeds.Release()
 	st := t.alloc.Stats()
 	rec.MemAllocated, rec.MemReserved, rec.PeakAllocated = st.Allocated.Current, st.Reserved.Current, st.Allocated.Peak
+	if obs != nil {
+		obs.EndStep(t, rec, nil)
+	}
 	t.step++
 	return rec, nil
 }

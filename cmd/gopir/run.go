@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/timeline"
 )
 
 type runFlags struct {
@@ -20,6 +22,7 @@ type runFlags struct {
 	memLimit   string
 	checkLeaks bool
 	json       bool
+	view       viewFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -51,6 +54,7 @@ peak_allocated is the peak during that run.`,
 	fl.IntVar(&f.repeat, "repeat", 1, "run the program `N` times")
 	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); running out exits 1")
 	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail if a run leaves any buffer behind besides its fetches")
+	f.view.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run")
 	return cmd
 }
@@ -63,7 +67,7 @@ type runRecord struct {
 	Fetch         map[string]jsonTensor `json:"fetch"`
 }
 
-func runProgram(cmd *cobra.Command, path string, f runFlags) error {
+func runProgram(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if f.repeat < 1 {
 		return badInputf("--repeat %d: want at least 1", f.repeat)
 	}
@@ -77,7 +81,23 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	defer l.release()
-	x, err := exec.Compile(l.prog, exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks})
+	view, err := f.view.open(filepath.Base(path), "run")
+	if err != nil {
+		return err
+	}
+	opts := exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks}
+	started := false
+	if view != nil {
+		opts.MemoryLog = view.rec.Instr
+		defer func() {
+			if !started {
+				view.discard()
+			} else if ferr := view.finish(); err == nil {
+				err = ferr
+			}
+		}()
+	}
+	x, err := exec.Compile(l.prog, opts)
 	if err != nil {
 		return badInput(err)
 	}
@@ -95,10 +115,17 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 		}
 	}()
 	out := cmd.OutOrStdout()
+	started = true
 	for i := range f.repeat {
 		alloc.ResetPeak()
+		if view != nil {
+			view.begin(alloc, fmt.Sprintf("run %d", i))
+		}
 		res, err := x.Run(context.Background(), feeds)
 		if err != nil {
+			if view != nil {
+				view.fail()
+			}
 			return runError(err)
 		}
 		peak := alloc.Stats().Allocated.Peak
@@ -115,6 +142,9 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) error {
 		res.Release()
 		st := alloc.Stats()
 		rec.MemAllocated, rec.MemReserved = st.Allocated.Current, st.Reserved.Current
+		if view != nil {
+			view.end(timeline.StepStat{Step: i, Allocated: rec.MemAllocated, Reserved: rec.MemReserved, Peak: peak})
+		}
 		if f.json {
 			line, err := json.Marshal(rec)
 			if err != nil {

@@ -26,6 +26,7 @@ type trainFlags struct {
 	lr                                      float64
 	seed                                    int64
 	json, checkLeaks                        bool
+	view                                    viewFlags
 }
 
 func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
@@ -74,6 +75,7 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl.StringVar(&f.save, "save", "", "write a checkpoint to `DIR` at the end and on Ctrl-C")
 	fl.StringVar(&f.resume, "resume", "", "continue from the checkpoint in `DIR`")
 	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail a step that leaves any buffer behind")
+	f.view.register(cmd)
 	cmd.MarkFlagsMutuallyExclusive("steps", "epochs")
 }
 
@@ -99,22 +101,38 @@ a detector whose loss has an if on the number of objects in the batch.`,
 			if !f.json && isTerminal(os.Stderr) {
 				cfg.Progress = os.Stderr
 			}
-			return runTraining(cmd.Context(), cfg, cmd.OutOrStdout())
+			return runTraining(cmd.Context(), cfg, cmd.OutOrStdout(), f.view)
 		},
 	}
 	f.register(cmd, true)
 	return cmd
 }
 
-func runTraining(ctx context.Context, cfg train.Config, out io.Writer) error {
+func runTraining(ctx context.Context, cfg train.Config, out io.Writer, view viewFlags) error {
+	m, err := view.open(cfg.Model+" training", "step")
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		cfg.MemoryLog, cfg.Observer = m.rec.Instr, trainView{m}
+	}
 	t, err := train.New(cfg)
 	if err != nil {
+		if m != nil {
+			m.discard()
+		}
 		return classify(err)
 	}
 	defer t.Close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	_, err = t.Run(ctx, out)
+	if m != nil {
+		// Also after an interrupt or a failed step: the steps so far.
+		if ferr := m.finish(); err == nil {
+			err = ferr
+		}
+	}
 	return classify(err)
 }
 
