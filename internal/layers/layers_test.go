@@ -28,11 +28,12 @@ var allowed = map[string][]string{
 	"data":                     {"memory", "tensor"},
 	"models":                   {"data", "exec", "ir", "memory", "nn", "ops", "tensor"},
 	"train":                    {"autodiff", "exec", "ir", "memory", "models", "nn", "ops", "optim", "tensor"},
+	"timeline":                 {"exec", "ir", "memory"},
 	"onnx/onnxpb":              nil,
 	"onnx":                     {"autodiff", "exec", "ir", "memory", "onnx/onnxpb", "ops", "tensor"},
 	"bench":                    {"exec", "ir", "memory", "models", "ops", "tensor", "train"},
 	"bench/internal/runner":    {"bench"},
-	"cmd/gopir":                {"autodiff", "exec", "ir", "memory", "models", "onnx", "ops", "tensor", "train"},
+	"cmd/gopir":                {"autodiff", "exec", "ir", "memory", "models", "onnx", "ops", "tensor", "timeline", "train"},
 	"internal/layers":          nil,
 }
 
