@@ -60,6 +60,12 @@ type Plan struct {
 	// whose branch was guessed, a "while" whose trip count was. Empty when
 	// the plan is exact.
 	Assumed []string
+	// PerTrip is, when trip counts were guessed (PlanOptions.Trips), how
+	// many bytes the peak grows by for each more trip of every guessed
+	// "while": the stacks the backward pass of a loop keeps grow with the
+	// trip count T, so Peak(T) = Peak + PerTrip·(T − Trips). Zero when the
+	// peak does not depend on the trip count.
+	PerTrip int64
 }
 
 // PlannedBuffer is one buffer of a plan: the op, value and position that
@@ -76,13 +82,36 @@ type PlannedBuffer struct {
 // running the program: an op whose results' sizes depend on operand
 // values, or a feed whose type is not static.
 type UnplannableError struct {
-	Op  string
-	Pos ir.Pos
-	Msg string
+	Op    string
+	Value string // the op's first result (%7), or ""
+	Pos   ir.Pos
+	Msg   string
 }
 
 func (e *UnplannableError) Error() string {
+	if e.Value != "" {
+		return fmt.Sprintf("%s: %q (%s): cannot plan: %s", e.Pos, e.Op, e.Value, e.Msg)
+	}
 	return fmt.Sprintf("%s: %q: cannot plan: %s", e.Pos, e.Op, e.Msg)
+}
+
+// unplannable is the UnplannableError of instruction in.
+func unplannable(in *instr, msg string) *UnplannableError {
+	return &UnplannableError{Op: in.op.Name(), Value: in.tag.Value, Pos: in.op.Pos, Msg: msg}
+}
+
+// resultsError explains why the result types of in could not be had from
+// its operands' types.
+func resultsError(in *instr, err error) *UnplannableError {
+	var vd *ops.ValueDependentError
+	if errors.As(err, &vd) {
+		what := in.tag.Value
+		if vd.Result > 0 || what == "" {
+			what = fmt.Sprintf("result %d", vd.Result)
+		}
+		return unplannable(in, fmt.Sprintf("the shape of %s (%s) depends on the values of the op's operands, which a plan does not see; only a run knows it", what, vd.Type))
+	}
+	return unplannable(in, err.Error())
 }
 
 // maxBranchPlans bounds how many combinations of unknown branches Plan
@@ -103,6 +132,38 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 	if opts.Trips <= 0 {
 		opts.Trips = 1
 	}
+	best, err := e.planBest(opts)
+	if err != nil {
+		return nil, err
+	}
+	var perTrip int64
+	if best.guessedTrips {
+		// Stacks that grow with the trip count make the peak grow
+		// with it: one more trip tells by how much.
+		more := opts
+		more.Trips++
+		next, err := e.planBest(more)
+		if err != nil {
+			return nil, err
+		}
+		perTrip = next.peak - best.peak
+		if perTrip != 0 {
+			best.assumed = append(best.assumed, fmt.Sprintf("each more trip of the \"while\" adds %d bytes to the peak: peak = %d + %d × (trips − %d)", perTrip, best.peak, perTrip, opts.Trips))
+		} else {
+			best.assumed = append(best.assumed, "the peak does not depend on the trip counts of the \"while\" loops")
+		}
+	}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, Assumed: best.assumed, PerTrip: perTrip}
+	for _, b := range best.atPeak {
+		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
+	}
+	sort.SliceStable(plan.AtPeak, func(i, j int) bool { return plan.AtPeak[i].Bytes > plan.AtPeak[j].Bytes })
+	return plan, nil
+}
+
+// planBest plans every combination of the unknown branches and returns
+// the one that peaks highest.
+func (e *Executable) planBest(opts PlanOptions) (*planner, error) {
 	var best *planner
 	var guess []bool
 	for runs := 0; ; runs++ {
@@ -120,20 +181,14 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 			guess = guess[:len(guess)-1]
 		}
 		if len(guess) == 0 {
-			break
+			return best, nil
 		}
 		if runs+1 == maxBranchPlans {
 			best.assumed = append(best.assumed, fmt.Sprintf("planned only %d combinations of the unknown branches", maxBranchPlans))
-			break
+			return best, nil
 		}
 		guess[len(guess)-1] = true
 	}
-	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, Assumed: best.assumed}
-	for _, b := range best.atPeak {
-		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
-	}
-	sort.SliceStable(plan.AtPeak, func(i, j int) bool { return plan.AtPeak[i].Bytes > plan.AtPeak[j].Bytes })
-	return plan, nil
 }
 
 // planOnce plans one run, taking the unknown branches guess says in
@@ -222,6 +277,8 @@ type planner struct {
 	guess   []bool
 	decided []bool
 	guessed map[*sbuf]bool
+	// guessedTrips: a "while" ran Trips times, not a recorded count.
+	guessedTrips bool
 }
 
 func (p *planner) round(n int64) int64 {
@@ -345,7 +402,7 @@ func (p *planner) instr(b *blockCode, in *instr) error {
 		case "while":
 			return p.whileOp(b, in)
 		}
-		return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "the planner does not know this op with regions"}
+		return unplannable(in, "the planner does not know this op with regions")
 	}
 	return nil
 }
@@ -362,7 +419,7 @@ func (p *planner) compute(b *blockCode, in *instr) error {
 	}
 	rt, err := ops.ResultTypesOf(in.op, types)
 	if err != nil {
-		return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: err.Error()}
+		return resultsError(in, err)
 	}
 	outs := make([]*sval, len(rt))
 	var taken uint64
@@ -449,7 +506,7 @@ func (p *planner) kernel(b *blockCode, in *instr) error {
 	case "stack_pop":
 		s := exclusive(0)
 		if len(s.b.items) == 0 {
-			return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "pop from an empty stack"}
+			return unplannable(in, "pop from an empty stack")
 		}
 		top := s.b.items[len(s.b.items)-1]
 		s.b.items = s.b.items[:len(s.b.items)-1]
@@ -458,17 +515,13 @@ func (p *planner) kernel(b *blockCode, in *instr) error {
 		types := make([]ir.Type, len(args))
 		for i, a := range args {
 			if a.typ.IsStack() {
-				return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: "the planner does not model this sequence op"}
+				return unplannable(in, "the planner does not model this sequence op")
 			}
 			types[i] = a.typ
 		}
 		rt, err := ops.ResultTypesOf(in.op, types)
 		if err != nil {
-			var u *UnplannableError
-			if errors.As(err, &u) {
-				return u
-			}
-			return &UnplannableError{Op: in.op.Name(), Pos: in.op.Pos, Msg: err.Error()}
+			return resultsError(in, err)
 		}
 		for i, t := range rt {
 			f[in.out[i]] = p.alloc(in, t, false)
@@ -538,7 +591,15 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 		}
 	}
 	guessing := p.path >= len(p.opts.Path)
+	if guessing {
+		p.guessedTrips = true
+	}
+	noted := false
+	carried := make([]ir.Type, n)
 	for cond {
+		for i := range n {
+			carried[i] = bf[i].typ
+		}
 		if err := p.block(body); err != nil {
 			return err
 		}
@@ -547,6 +608,10 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 		p.yields[body] = nil
 		p.release(ys[0])
 		for i := range n {
+			if guessing && !noted && !slices.Equal(carried[i].Dims, ys[i+1].typ.Dims) {
+				noted = true
+				p.assumed = append(p.assumed, fmt.Sprintf("%s: carried value %d of the \"while\" changes shape from %s to %s in a trip: its peak depends on the trip count", in.op.Pos, i, carried[i], ys[i+1].typ))
+			}
 			bf[i] = ys[i+1]
 		}
 		if guessing {

@@ -2,14 +2,18 @@ package exec_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -102,5 +106,82 @@ func TestPlanMatchesRunOnTestdata(t *testing.T) {
 				x.Store().Release()
 			}
 		})
+	}
+}
+
+// The backward pass of a loop keeps a tape that grows with the trip
+// count: planned without the path, the plan gives the growth per trip,
+// and Peak + PerTrip·(T − 1) is the measured peak of a run of T trips.
+func TestPlanPerTripOfALoopsBackward(t *testing.T) {
+	b := ir.NewBuilder(ir.NewProgram())
+	x := ops.Data(b, "x", ir.F32, 8, 64)
+	n := ops.Data(b, "n", ir.I64)
+	w := ops.Parameter(b, "w", ir.F32, 64, 64)
+	zero := ops.Full(b, ir.I64, 0)
+	outs := b.While(ops.LessThan(b, zero, n), []*ir.Value{zero, x}, func(b *ir.Builder, args []*ir.Value) (*ir.Value, []*ir.Value) {
+		i1 := ops.Add(b, args[0], ops.Full(b, ir.I64, 1))
+		h := ops.Tanh(b, ops.Matmul(b, args[1], w, false, false))
+		return ops.LessThan(b, i1, n), []*ir.Value{i1, h}
+	})
+	loss := ops.ReduceSum(b, outs[1], nil, false)
+	grads, err := autodiff.Backward(b, loss, []*ir.Value{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops.Fetch(b, "loss", loss)
+	ops.Fetch(b, "w@GRAD", grads[0])
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := memory.New(memory.Options{})
+	var path []bool
+	x1, err := exec.Compile(p, exec.Options{Alloc: a, Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wv, _ := tensor.Zeros(a, tensor.F32, 64, 64)
+	x1.Store().Set("w", wv)
+	defer x1.Store().Release()
+	types := map[string]ir.Type{"x": ir.TensorOf(ir.F32, 8, 64), "n": ir.TensorOf(ir.I64)}
+	plan, err := x1.Plan(exec.PlanOptions{Feeds: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.PerTrip <= 0 {
+		t.Fatalf("PerTrip %d; assumed %q", plan.PerTrip, plan.Assumed)
+	}
+	host := memory.New(memory.Options{})
+	xv, _ := tensor.Zeros(host, tensor.F32, 8, 64)
+	defer xv.Release()
+	for _, trips := range []int{1, 2, 5, 9} {
+		nv, _ := tensor.FromI64(host, []int64{int64(trips)}, []int{}...)
+		peak, _, exact := measureAndPlan(t, x1, &path, map[string]*tensor.Tensor{"x": xv, "n": nv}, false)
+		nv.Release()
+		if want := plan.Peak + plan.PerTrip*int64(trips-1); peak != want || exact.Peak != peak {
+			t.Errorf("%d trips: measured peak %d, formula %d + %d×%d = %d, exact plan %d", trips, peak, plan.Peak, plan.PerTrip, trips-1, want, exact.Peak)
+		}
+	}
+}
+
+// A value whose size depends on data is named in the planner's error.
+func TestPlanNamesAValueDependentSize(t *testing.T) {
+	src := `{
+  (%x) = "data" () {name:"x", shape:[4], dtype:f32} : () -> tensor<4xf32>
+  (%i) = "nonzero" (%x) : (tensor<4xf32>) -> tensor<1x?xi64>
+  () = "fetch" (%i) {name:"i"} : (tensor<1x?xi64>) -> ()
+}`
+	p, err := ir.Parse("nz.pir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := exec.Compile(p, exec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.Plan(exec.PlanOptions{})
+	var u *exec.UnplannableError
+	if !errors.As(err, &u) || u.Value != "%1" || !strings.Contains(err.Error(), "nz.pir:3:3") || !strings.Contains(err.Error(), "depends on the values") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -101,10 +101,25 @@ func ResultTypesOf(op *ir.Op, types []ir.Type) ([]ir.Type, error) {
 	}
 	for i, t := range out {
 		if !t.IsStatic() {
-			return nil, fmt.Errorf("result %d is %s for operands of static shapes: the op's result shapes depend on operand values, so it cannot have Compute", i, t)
+			return nil, &ValueDependentError{Op: op.Name(), Result: i, Type: t}
 		}
 	}
 	return out, nil
+}
+
+// ValueDependentError says that the shape of an op's result depends on
+// the values of its operands, not only on their shapes (nonzero's count,
+// a reshape to a shape read from a tensor): Infer leaves dims dynamic even
+// for operands of static shapes. Such an op cannot have Compute, and the
+// memory planner cannot size its result.
+type ValueDependentError struct {
+	Op     string
+	Result int
+	Type   ir.Type // as Infer gives it for the operands' static types
+}
+
+func (e *ValueDependentError) Error() string {
+	return fmt.Sprintf("the shape of result %d of %q (%s) depends on the values of its operands, not only on their shapes", e.Result, e.Op, e.Type)
 }
 
 // bindCompute makes a Kernel of an op with Compute, for callers outside
