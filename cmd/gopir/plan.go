@@ -255,7 +255,8 @@ func printPlan(out io.Writer, p *exec.Plan, asJSON bool) error {
 			End     int64    `json:"end"`
 			AtPeak  []buf    `json:"at_peak"`
 			Assumed []string `json:"assumed"`
-		}{Peak: p.Peak, Base: p.Base, End: p.End, Assumed: p.Assumed}
+			PerTrip int64    `json:"per_trip,omitempty"`
+		}{Peak: p.Peak, Base: p.Base, End: p.End, Assumed: p.Assumed, PerTrip: p.PerTrip}
 		for _, b := range p.AtPeak {
 			rec.AtPeak = append(rec.AtPeak, buf{b.Op, b.Value, shortPos(b.Pos), b.Bytes, b.Workspace})
 		}
