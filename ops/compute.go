@@ -125,14 +125,16 @@ func (e *ValueDependentError) Error() string {
 // bindCompute makes a Kernel of an op with Compute, for callers outside
 // the executor (tests, tools): it allocates what the executor would, takes
 // over an owned operand only when nobody else holds it (as kernels with
-// Donate do), and releases owned operands it did not use.
+// Donate do), and releases owned operands it did not use. It returns with
+// c.Owned as it found it, so that a caller may run it again with the same
+// donations.
 func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 	comp, err := d.Compute(op)
 	if err != nil {
 		return nil, err
 	}
 	var types []ir.Type
-	return func(c *Ctx, in []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
+	run := func(c *Ctx, in []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 		rt, err := ResultTypes(op, in, types)
 		if err != nil {
 			releaseOwned(c, in, nil)
@@ -144,9 +146,11 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 		} else {
 			outs = make([]*tensor.Tensor, len(rt))
 		}
+		made := outs // not outs itself: "return nil, err" sets it to nil before deferred calls run
 		defer func() {
 			if err != nil {
-				releaseAll(outs)
+				releaseAll(made)
+				clear(made)
 				outs = nil
 			}
 		}()
@@ -187,6 +191,12 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 			ws.Release()
 		}
 		releaseOwned(c, in, taken)
+		return outs, err
+	}
+	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		owned := c.Owned
+		outs, err := run(c, in)
+		c.Owned = owned // not deferred: after a panic, Owned says what is still owned
 		return outs, err
 	}, nil
 }
