@@ -23,10 +23,15 @@ import (
 //	concat    {axis} (x1, ..., xn)    -> copy of the operands joined along axis
 //	split     {sections, axis} (x)    -> len(sections) copies of consecutive pieces along axis
 //
-// Views share the input's storage (one more reference, no bytes); the
-// other ops allocate their result.
+// Views share the input's storage (one more reference, no bytes). The
+// executor makes those of reshape, unsqueeze and flatten (Compute.View),
+// and the other ops write into results it allocates with the shapes Infer
+// gives (Compute), so Infer makes every run-time check of shapes. squeeze
+// makes its view itself (Bind): without axes it drops the dims the
+// operand's static type says are 1, which Infer, given run-time shapes,
+// cannot tell from dynamic dims that happen to be 1.
 //
-// Gradients (each rule sits after its op's Bind): the views and transpose
+// Gradients (each rule sits after its op's kernel): the views and transpose
 // map dy back to the operand's layout, expand sums dy back to the operand
 // (reduce_sum_to), concat slices dy per operand and split concatenates the
 // result gradients. Only static types are read where they suffice; the
@@ -34,14 +39,14 @@ import (
 // shape_grad.go.
 
 func init() {
-	register(&Def{Name: "reshape", Infer: shpInferReshape, Bind: shpBindReshape, Grad: shpGradView})
-	register(&Def{Name: "transpose", Infer: shpInferTranspose, Bind: shpBindTranspose, Grad: shpGradTranspose})
+	register(&Def{Name: "reshape", Infer: shpInferReshape, Compute: shpComputeReshape, Grad: shpGradView})
+	register(&Def{Name: "transpose", Infer: shpInferTranspose, Compute: shpComputeTranspose, Grad: shpGradTranspose})
 	register(&Def{Name: "squeeze", Infer: shpInferSqueeze, Bind: shpBindSqueeze, Grad: shpGradSqueeze})
-	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Bind: shpBindUnsqueeze, Grad: shpGradUnsqueeze})
-	register(&Def{Name: "flatten", Infer: shpInferFlatten, Bind: shpBindFlatten, Grad: shpGradView})
-	register(&Def{Name: "expand", Infer: shpInferExpand, Bind: shpBindExpand, Grad: shpGradExpand})
-	register(&Def{Name: "concat", Infer: shpInferConcat, Bind: shpBindConcat, Grad: shpGradConcat})
-	register(&Def{Name: "split", Infer: shpInferSplit, Bind: shpBindSplit, Grad: shpGradSplit})
+	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Compute: shpComputeUnsqueeze, Grad: shpGradUnsqueeze})
+	register(&Def{Name: "flatten", Infer: shpInferFlatten, Compute: shpComputeFlatten, Grad: shpGradView})
+	register(&Def{Name: "expand", Infer: shpInferExpand, Compute: shpComputeExpand, Grad: shpGradExpand})
+	register(&Def{Name: "concat", Infer: shpInferConcat, Compute: shpComputeConcat, Grad: shpGradConcat})
+	register(&Def{Name: "split", Infer: shpInferSplit, Compute: shpComputeSplit, Grad: shpGradSplit})
 }
 
 // ---- helpers shared by the shape and index ops ----
@@ -176,6 +181,13 @@ func shpView(x *tensor.Tensor, shape []int) ([]*tensor.Tensor, error) {
 	return []*tensor.Tensor{v}, nil
 }
 
+// shpViewOf is the Compute of an op whose one result is a view of operand
+// 0 in the shape Infer gives: the executor makes it, and nothing is left
+// to run.
+func shpViewOf() Compute { return Compute{Fn: shpNothing, View: []int{0}} }
+
+func shpNothing(*Ctx, []*tensor.Tensor, []*tensor.Tensor) error { return nil }
+
 // shpRelease releases the tensors made so far when a kernel fails.
 func shpRelease(ts []*tensor.Tensor) {
 	for _, t := range ts {
@@ -255,18 +267,11 @@ func shpInferReshape(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func shpBindReshape(op *ir.Op) (Kernel, error) {
-	spec, err := op.Attrs.Ints("shape")
-	if err != nil {
-		return nil, err
+func shpComputeReshape(op *ir.Op) (Compute, error) {
+	if _, err := op.Attrs.Ints("shape"); err != nil {
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		out, err := shpReshapeDims(in[0].Shape(), spec)
-		if err != nil {
-			return nil, err
-		}
-		return shpView(in[0], out)
-	}, nil
+	return shpViewOf(), nil
 }
 
 // Reshape returns a view of x with the given shape: one dim may be -1
@@ -343,27 +348,21 @@ func shpInferTranspose(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func shpBindTranspose(op *ir.Op) (Kernel, error) {
+func shpComputeTranspose(op *ir.Op) (Compute, error) {
 	perm, err := shpPerm(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x := in[0]
 		src := shpStrides(x.Shape())
-		shape := make([]int, len(perm))
 		strides := make([]int, len(perm))
 		for i, p := range perm {
-			shape[i], strides[i] = x.Shape()[p], src[p]
+			strides[i] = src[p]
 		}
-		out, err := c.New(dt, shape)
-		if err != nil {
-			return nil, err
-		}
-		shpStrided(c, out, x, shape, 0, strides)
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		shpStrided(c, out[0], x, out[0].Shape(), 0, strides)
+		return nil
+	}}, nil
 }
 
 // Transpose returns a copy of x with its axes permuted: result axis i is
@@ -521,14 +520,11 @@ func shpInferUnsqueeze(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, shpInsertOnes(in[0].Dims, axes)...)}, nil
 }
 
-func shpBindUnsqueeze(op *ir.Op) (Kernel, error) {
-	axes, err := shpUnsqueezeAxes(op.Attrs, op.Operand(0).Type().Dims)
-	if err != nil {
-		return nil, err
+func shpComputeUnsqueeze(op *ir.Op) (Compute, error) {
+	if _, err := shpUnsqueezeAxes(op.Attrs, op.Operand(0).Type().Dims); err != nil {
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return shpView(in[0], shpInsertOnes(in[0].Shape(), axes))
-	}, nil
+	return shpViewOf(), nil
 }
 
 // Unsqueeze returns a view of x with size-1 dims inserted at the given
@@ -603,17 +599,13 @@ func shpInferFlatten(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, shpFlattenDims(dims, s, e)...)}, nil
 }
 
-func shpBindFlatten(op *ir.Op) (Kernel, error) {
-	s, e := 0, 0
+func shpComputeFlatten(op *ir.Op) (Compute, error) {
 	if dims := op.Operand(0).Type().Dims; len(dims) > 0 {
-		var err error
-		if s, e, err = shpFlattenRange(op.Attrs, dims); err != nil {
-			return nil, err
+		if _, _, err := shpFlattenRange(op.Attrs, dims); err != nil {
+			return Compute{}, err
 		}
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return shpView(in[0], shpFlattenDims(in[0].Shape(), s, e))
-	}, nil
+	return shpViewOf(), nil
 }
 
 // Flatten returns a view of x with axes start..stop (inclusive, negative
@@ -673,34 +665,29 @@ func shpInferExpand(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func shpBindExpand(op *ir.Op) (Kernel, error) {
-	shape, err := op.Attrs.Ints("shape")
-	if err != nil {
-		return nil, err
+func shpComputeExpand(op *ir.Op) (Compute, error) {
+	if _, err := op.Attrs.Ints("shape"); err != nil {
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		dims := x.Shape()
-		out, err := shpExpandDims(dims, shape)
-		if err != nil {
-			return nil, err
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		shpBroadcastInto(c, out[0], in[0])
+		return nil
+	}}, nil
+}
+
+// shpBroadcastInto copies x broadcast (numpy rules, aligned right) to
+// y's shape into y.
+func shpBroadcastInto(c *Ctx, y, x *tensor.Tensor) {
+	dims, out := x.Shape(), y.Shape()
+	lead := len(out) - len(dims)
+	src := shpStrides(dims)
+	strides := make([]int, len(out))
+	for i := lead; i < len(out); i++ {
+		if dims[i-lead] != 1 {
+			strides[i] = src[i-lead]
 		}
-		lead := len(out) - len(dims)
-		src := shpStrides(dims)
-		strides := make([]int, len(out))
-		for i := lead; i < len(out); i++ {
-			if dims[i-lead] != 1 {
-				strides[i] = src[i-lead]
-			}
-		}
-		y, err := c.New(dt, out)
-		if err != nil {
-			return nil, err
-		}
-		shpStrided(c, y, x, out, 0, strides)
-		return []*tensor.Tensor{y}, nil
-	}, nil
+	}
+	shpStrided(c, y, x, out, 0, strides)
 }
 
 // Expand returns a copy of x broadcast (numpy rules) to shape; -1 keeps
@@ -768,23 +755,19 @@ func shpInferConcat(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func shpBindConcat(op *ir.Op) (Kernel, error) {
+func shpComputeConcat(op *ir.Op) (Compute, error) {
 	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		y, err := shpConcat(c, dt, in, axis)
-		if err != nil {
-			return nil, err
-		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		shpConcatInto(c, out[0], in, axis)
+		return nil
+	}}, nil
 }
 
 // shpConcat joins in (at least one, of dtype dt) along axis into a new
-// tensor.
+// tensor (for the sequence ops, which allocate their results).
 func shpConcat(c *Ctx, dt ir.DType, in []*tensor.Tensor, axis int) (*tensor.Tensor, error) {
 	dims := make([][]int, len(in))
 	for i, x := range in {
@@ -794,15 +777,22 @@ func shpConcat(c *Ctx, dt ir.DType, in []*tensor.Tensor, axis int) (*tensor.Tens
 	if err != nil {
 		return nil, err
 	}
+	y, err := c.New(dt, out)
+	if err != nil {
+		return nil, err
+	}
+	shpConcatInto(c, y, in, axis)
+	return y, nil
+}
+
+// shpConcatInto joins in along axis into y, of the joined shape.
+func shpConcatInto(c *Ctx, y *tensor.Tensor, in []*tensor.Tensor, axis int) {
+	out := y.Shape()
 	outer := shpSize(out[:axis])
 	inner := shpSize(out[axis+1:])
 	widths := make([]int, len(in))
 	for i, x := range in {
 		widths[i] = x.Shape()[axis] * inner
-	}
-	y, err := c.New(dt, out)
-	if err != nil {
-		return nil, err
 	}
 	switch y.DType().Size() {
 	case 1:
@@ -812,7 +802,6 @@ func shpConcat(c *Ctx, dt ir.DType, in []*tensor.Tensor, axis int) (*tensor.Tens
 	case 8:
 		kernels.ConcatRows(shpWords[uint64](y), shpWordsOf[uint64](in), outer, widths, c.Threads)
 	}
-	return y, nil
 }
 
 // shpWordsOf is shpWords for each tensor of ts.
@@ -964,7 +953,7 @@ func shpInferSplit(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	}
 	sizes, err := shpSections(sections, dims[axis])
 	if err != nil {
-		return nil, fmt.Errorf("cannot split %s along axis %d: %v", dimsString(dims), axis, err)
+		return nil, fmt.Errorf("cannot split %s, of shape %s, along axis %d: %v", in[0], dimsString(dims), axis, err)
 	}
 	out := make([]ir.Type, len(sizes))
 	for i, s := range sizes {
@@ -975,42 +964,35 @@ func shpInferSplit(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return out, nil
 }
 
-func shpBindSplit(op *ir.Op) (Kernel, error) {
-	sections, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
+func shpComputeSplit(op *ir.Op) (Compute, error) {
+	_, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Operand(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		dims := x.Shape()
-		sizes, err := shpSections(sections, dims[axis])
-		if err != nil {
-			return nil, fmt.Errorf("cannot split %s along axis %d: %v", x.Type(), axis, err)
-		}
-		outer := shpSize(dims[:axis])
-		inner := shpSize(dims[axis+1:])
-		outs := make([]*tensor.Tensor, len(sizes))
-		widths := make([]int, len(sizes))
-		for i, s := range sizes {
-			shape := slices.Clone(dims)
-			shape[axis] = s
-			if outs[i], err = c.New(dt, shape); err != nil {
-				shpRelease(outs)
-				return nil, err
-			}
-			widths[i] = s * inner
-		}
-		switch x.DType().Size() {
-		case 1:
-			kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
-		case 4:
-			kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
-		case 8:
-			kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
-		}
-		return outs, nil
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		shpSplitInto(c, out, in[0], axis)
+		return nil
+	}}, nil
+}
+
+// shpSplitInto cuts x along axis into outs, whose sizes along axis add up
+// to x's.
+func shpSplitInto(c *Ctx, outs []*tensor.Tensor, x *tensor.Tensor, axis int) {
+	dims := x.Shape()
+	outer := shpSize(dims[:axis])
+	inner := shpSize(dims[axis+1:])
+	widths := make([]int, len(outs))
+	for i, y := range outs {
+		widths[i] = y.Shape()[axis] * inner
+	}
+	switch x.DType().Size() {
+	case 1:
+		kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
+	case 4:
+		kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
+	case 8:
+		kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
+	}
 }
 
 // Split cuts x along axis into len(sections) copies of the given sizes;

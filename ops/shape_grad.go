@@ -22,12 +22,13 @@ import (
 // split_like: a section >= 0 is a size; each -1 takes, in order, the size
 // along axis of the next like operand; the sizes must add up to x's.
 // slice_grad's attributes are slice's, for the shape of slice's operand;
-// dy must have the shape slice gives. All three take any dtype.
+// dy must have the shape slice gives. All three take any dtype. The
+// executor allocates the results (Compute), or makes reshape_like's view.
 
 func init() {
-	register(&Def{Name: "reshape_like", Infer: shpInferReshapeLike, Bind: shpBindReshapeLike, Grad: shpGradReshapeLike})
-	register(&Def{Name: "split_like", Infer: shpInferSplitLike, Bind: shpBindSplitLike, Grad: shpGradSplitLike})
-	register(&Def{Name: "slice_grad", Infer: shpInferSliceGrad, Bind: shpBindSliceGrad, Grad: shpGradSliceGrad})
+	register(&Def{Name: "reshape_like", Infer: shpInferReshapeLike, Compute: shpComputeReshapeLike, Grad: shpGradReshapeLike})
+	register(&Def{Name: "split_like", Infer: shpInferSplitLike, Compute: shpComputeSplitLike, Grad: shpGradSplitLike})
+	register(&Def{Name: "slice_grad", Infer: shpInferSliceGrad, Compute: shpComputeSliceGrad, Grad: shpGradSliceGrad})
 }
 
 // ---- reshape_like ----
@@ -40,16 +41,12 @@ func shpInferReshapeLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	n, okx := shpProd(x.Dims)
 	m, okl := shpProd(like.Dims)
 	if okx && okl && n != m {
-		return nil, fmt.Errorf("cannot view %s (%d elements) in the shape of %s (%d elements)", x, n, like, m)
+		return nil, fmt.Errorf("cannot reshape %s (%d elements) to the shape of %s (%d elements)", x, n, like, m)
 	}
 	return []ir.Type{ir.TensorOf(x.DType, like.Dims...)}, nil
 }
 
-func shpBindReshapeLike(op *ir.Op) (Kernel, error) {
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return shpView(in[0], in[1].Shape())
-	}, nil
-}
+func shpComputeReshapeLike(op *ir.Op) (Compute, error) { return shpViewOf(), nil }
 
 // shpGradReshapeLike views dy back in x's shape; like gets none.
 func shpGradReshapeLike(g *GradContext) ([]*ir.Value, error) {
@@ -127,56 +124,15 @@ func shpInferSplitLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return out, nil
 }
 
-func shpBindSplitLike(op *ir.Op) (Kernel, error) {
-	sections, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
+func shpComputeSplitLike(op *ir.Op) (Compute, error) {
+	_, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Operand(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		dims := x.Shape()
-		likes := make([]int, len(in)-1)
-		for i, l := range in[1:] {
-			if l.Rank() != len(dims) {
-				return nil, fmt.Errorf("like operand %s differs in rank from %s", l.Type(), x.Type())
-			}
-			likes[i] = l.Shape()[axis]
-		}
-		sizes, err := shpSplitLikeSizes(sections, likes)
-		if err != nil {
-			return nil, err
-		}
-		sum := 0
-		for _, s := range sizes {
-			sum += s
-		}
-		if sum != dims[axis] {
-			return nil, fmt.Errorf("sizes %v add up to %d, not the size %d of axis %d of %s", sizes, sum, dims[axis], axis, x.Type())
-		}
-		outer := shpSize(dims[:axis])
-		inner := shpSize(dims[axis+1:])
-		outs := make([]*tensor.Tensor, len(sizes))
-		widths := make([]int, len(sizes))
-		for i, s := range sizes {
-			shape := slices.Clone(dims)
-			shape[axis] = s
-			if outs[i], err = c.New(dt, shape); err != nil {
-				shpRelease(outs)
-				return nil, err
-			}
-			widths[i] = s * inner
-		}
-		switch x.DType().Size() {
-		case 1:
-			kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
-		case 4:
-			kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
-		case 8:
-			kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
-		}
-		return outs, nil
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		shpSplitInto(c, out, in[0], axis)
+		return nil
+	}}, nil
 }
 
 // shpGradSplitLike concatenates the result gradients, like split's rule.
@@ -239,39 +195,30 @@ func shpInferSliceGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, target...)}, nil
 }
 
-func shpBindSliceGrad(op *ir.Op) (Kernel, error) {
-	rt := op.Result(0).Type()
-	s, err := shpSliceAttrs(op.Attrs, rt.Dims)
+func shpComputeSliceGrad(op *ir.Op) (Compute, error) {
+	s, err := shpSliceAttrs(op.Attrs, op.Result(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	static := op.NumOperands() == 1
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, to := in[0], rt.Dims
-		if !static {
-			to = in[1].Shape()
-		}
-		if len(to) != dy.Rank() {
-			return nil, fmt.Errorf("dy %s differs in rank from the target shape %v", dy.Type(), to)
-		}
-		shape, off, strides := s.layout(to)
-		if !slices.Equal(shape, dy.Shape()) {
-			return nil, fmt.Errorf("dy %s is not the shape %v this slice of %v gives", dy.Type(), shape, to)
-		}
-		out, err := c.Zeros(rt.DType, to)
-		if err != nil {
-			return nil, err
-		}
-		switch out.DType().Size() {
-		case 1:
-			kernels.StridedScatter(shpWords[uint8](out), shpWords[uint8](dy), shape, off, strides, c.Threads)
-		case 4:
-			kernels.StridedScatter(shpWords[uint32](out), shpWords[uint32](dy), shape, off, strides, c.Threads)
-		case 8:
-			kernels.StridedScatter(shpWords[uint64](out), shpWords[uint64](dy), shape, off, strides, c.Threads)
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		shape, off, strides := s.layout(out[0].Shape())
+		shpScatterInto(c, out[0], in[0], shape, off, strides)
+		return nil
+	}}, nil
+}
+
+// shpScatterInto fills y with zeros and copies dy, of the given shape,
+// into it at offset off with the given strides (kernels.StridedScatter).
+func shpScatterInto(c *Ctx, y, dy *tensor.Tensor, shape []int, off int, strides []int) {
+	clear(y.Raw())
+	switch y.DType().Size() {
+	case 1:
+		kernels.StridedScatter(shpWords[uint8](y), shpWords[uint8](dy), shape, off, strides, c.Threads)
+	case 4:
+		kernels.StridedScatter(shpWords[uint32](y), shpWords[uint32](dy), shape, off, strides, c.Threads)
+	case 8:
+		kernels.StridedScatter(shpWords[uint64](y), shpWords[uint64](dy), shape, off, strides, c.Threads)
+	}
 }
 
 // shpGradSliceGrad: slice_grad is linear in dy, and its adjoint is the
