@@ -35,8 +35,10 @@ import (
 // propagate NaN). Updates that land on one element are applied in order
 // (along the axis; by index row), so with repeated indices "none" keeps
 // the last. "none" works on every dtype, the others on f32, f64, i32 and
-// i64. updates have data's dtype. The scatters may update data in place
-// when it dies at the op (Donate).
+// i64. updates have data's dtype. The executor allocates the results
+// (Compute); a scatter's result may take over data's buffer when data dies
+// at the op (Compute.InPlace), and the scatter then updates it in place
+// instead of copying it first.
 //
 // Gradients (f32, f64): gather_nd scatter-adds dy into zeros of data's
 // shape (keeping data only when its shape is dynamic). A scatter with
@@ -52,11 +54,11 @@ import (
 // the helper ops.
 
 func init() {
-	register(&Def{Name: "scatter_elements", Infer: sctInferElements, Bind: sctBindElements, Grad: sctGradElements, Donate: []int{0}})
-	register(&Def{Name: "gather_nd", Infer: sctInferGatherND, Bind: sctBindGatherND, Grad: sctGradGatherND})
-	register(&Def{Name: "scatter_nd", Infer: sctInferScatterND, Bind: sctBindScatterND, Grad: sctGradScatterND, Donate: []int{0}})
-	register(&Def{Name: "scatter_elements_grad", Infer: sctInferElementsGrad, Bind: sctBindElementsGrad, Grad: noSecondOrder})
-	register(&Def{Name: "scatter_nd_grad", Infer: sctInferNDGrad, Bind: sctBindNDGrad, Grad: noSecondOrder})
+	register(&Def{Name: "scatter_elements", Infer: sctInferElements, Compute: sctComputeElements, Grad: sctGradElements})
+	register(&Def{Name: "gather_nd", Infer: sctInferGatherND, Compute: sctComputeGatherND, Grad: sctGradGatherND})
+	register(&Def{Name: "scatter_nd", Infer: sctInferScatterND, Compute: sctComputeScatterND, Grad: sctGradScatterND})
+	register(&Def{Name: "scatter_elements_grad", Infer: sctInferElementsGrad, Compute: sctComputeElementsGrad, Grad: noSecondOrder})
+	register(&Def{Name: "scatter_nd_grad", Infer: sctInferNDGrad, Compute: sctComputeNDGrad, Grad: noSecondOrder})
 }
 
 var sctReductions = map[string]kernels.ScatterOp{
@@ -87,43 +89,32 @@ func sctReduction(attrs ir.Attrs, dt ir.DType) (string, kernels.ScatterOp, error
 	return name, op, nil
 }
 
-// sctWantUpdates checks that updates has data's dtype and the shape want.
-func sctWantUpdates(data, updates ir.Type, want []int) error {
+// sctWantUpdates checks that updates has data's dtype and the shape want,
+// that of the operand like when like is not empty.
+func sctWantUpdates(data, updates ir.Type, want []int, like string) error {
 	if updates.DType != data.DType {
 		return fmt.Errorf("updates %s must have data's dtype %s", updates, data.DType)
 	}
 	if len(updates.Dims) != len(want) || !slices.EqualFunc(updates.Dims, want, nnDimEq) {
+		if like != "" {
+			return fmt.Errorf("updates %s differ in shape from %s: they must have the shape %s", updates, like, dimsString(want))
+		}
 		return fmt.Errorf("updates %s must have the shape %s", updates, dimsString(want))
 	}
 	return nil
 }
 
-// sctOutput returns the tensor a scatter writes into: data itself when
-// the kernel owns it and nobody else holds it, else a copy (and an owned
-// data is released).
-func sctOutput(c *Ctx, data *tensor.Tensor) (*tensor.Tensor, error) {
-	if c.Owns(0) && data.Refs() == 1 {
-		return data, nil
+// sctInit readies y, a scatter's result, to be scattered into: y holds
+// data's elements already when it took over data's buffer, else they are
+// copied in.
+func sctInit(y, data *tensor.Tensor) {
+	if y != data {
+		copy(y.Raw(), data.Raw())
 	}
-	y, err := c.New(ir.DType(data.DType()), data.Shape())
-	if c.Owns(0) {
-		defer data.Release()
-	}
-	if err != nil {
-		return nil, err
-	}
-	copy(y.Raw(), data.Raw())
-	return y, nil
 }
 
-// sctFail releases an owned data operand when a scatter fails before
-// sctOutput.
-func sctFail(c *Ctx, in []*tensor.Tensor, err error) ([]*tensor.Tensor, error) {
-	if c.Owns(0) {
-		in[0].Release()
-	}
-	return nil, err
-}
+// sctInPlace lets a scatter's result take over data's buffer.
+func sctInPlace() [][]int { return [][]int{{0}} }
 
 // ---- scatter_elements ----
 
@@ -160,38 +151,29 @@ func sctInferElements(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 			return nil, fmt.Errorf("indices %s differ from data %s outside axis %d", idx, data, axis)
 		}
 	}
-	if err := sctWantUpdates(data, upd, idx.Dims); err != nil {
+	if err := sctWantUpdates(data, upd, idx.Dims, "indices "+idx.String()); err != nil {
 		return nil, err
 	}
 	return []ir.Type{data}, nil
 }
 
-func sctBindElements(op *ir.Op) (Kernel, error) {
+func sctComputeElements(op *ir.Op) (Compute, error) {
 	axis, err := sctElementsAxis(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	_, red, err := sctReduction(op.Attrs, op.Operand(0).Type().DType)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		data, idx, upd := in[0], in[1], in[2]
-		if err := shpSameOutside(data, idx, axis, "indices"); err != nil {
-			return sctFail(c, in, err)
-		}
-		if !slices.Equal(idx.Shape(), upd.Shape()) {
-			return sctFail(c, in, fmt.Errorf("updates %s differ in shape from indices %s", upd.Type(), idx.Type()))
-		}
+	return Compute{InPlace: sctInPlace(), Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		data, idx, upd, y := in[0], in[1], in[2], out[0]
 		dims := data.Shape()
 		d := dims[axis]
 		if err := shpCheckIndex(idx, axis, d); err != nil {
-			return sctFail(c, in, err)
+			return err
 		}
-		y, err := sctOutput(c, data)
-		if err != nil {
-			return nil, err
-		}
+		sctInit(y, data)
 		outer, inner, k := shpSize(dims[:axis]), shpSize(dims[axis+1:]), idx.Shape()[axis]
 		th := nnThreads(c)
 		if red == kernels.ScatterNone {
@@ -203,7 +185,7 @@ func sctBindElements(op *ir.Op) (Kernel, error) {
 			case 8:
 				sctAlong(shpWords[uint64](y), shpWords[uint64](upd), idx, outer, d, k, inner, nil, th)
 			}
-			return c.Result(y), nil
+			return nil
 		}
 		switch y.DType() {
 		case tensor.F32:
@@ -215,8 +197,8 @@ func sctBindElements(op *ir.Op) (Kernel, error) {
 		case tensor.I64:
 			sctAlong(y.I64(), upd.I64(), idx, outer, d, k, inner, kernels.Combine[int64](red), th)
 		}
-		return c.Result(y), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func sctAlong[T any](dst, src []T, idx *tensor.Tensor, outer, d, k, inner int, f func(x, u T) T, threads int) {
@@ -309,41 +291,33 @@ func sctInferElementsGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, out...)}, nil
 }
 
-func sctBindElementsGrad(op *ir.Op) (Kernel, error) {
+func sctComputeElementsGrad(op *ir.Op) (Compute, error) {
 	axis, err := sctElementsAxis(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, idx := in[0], in[1]
-		if err := shpSameOutside(dy, idx, axis, "indices"); err != nil {
-			return nil, err
-		}
-		dims := dy.Shape()
-		d := dims[axis]
-		if err := shpCheckIndex(idx, axis, d); err != nil {
-			return nil, err
-		}
-		out, err := c.New(dt, idx.Shape())
-		if err != nil {
-			return nil, err
-		}
-		owner, err := c.New(ir.I64, dims)
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		defer owner.Release()
-		outer, inner, k := shpSize(dims[:axis]), shpSize(dims[axis+1:]), idx.Shape()[axis]
-		th := nnThreads(c)
-		switch dt {
-		case ir.F32:
-			sctLastAlong(out.F32(), dy.F32(), idx, owner.I64(), outer, d, k, inner, th)
-		case ir.F64:
-			sctLastAlong(out.F64(), dy.F64(), idx, owner.I64(), outer, d, k, inner, th)
-		}
-		return c.Result(out), nil
+	return Compute{
+		// The owner of each element of dy: an i64 per element.
+		Work: func(shapes [][]int) int64 { return WorkBytes(shpSize(shapes[0]), 8) },
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			dy, idx, y := in[0], in[1], out[0]
+			dims := dy.Shape()
+			d := dims[axis]
+			if err := shpCheckIndex(idx, axis, d); err != nil {
+				return err
+			}
+			owner := Scratch[int64](c, shpSize(dims))
+			outer, inner, k := shpSize(dims[:axis]), shpSize(dims[axis+1:]), idx.Shape()[axis]
+			th := nnThreads(c)
+			switch dt {
+			case ir.F32:
+				sctLastAlong(y.F32(), dy.F32(), idx, owner, outer, d, k, inner, th)
+			case ir.F64:
+				sctLastAlong(y.F64(), dy.F64(), idx, owner, outer, d, k, inner, th)
+			}
+			return nil
+		},
 	}, nil
 }
 
@@ -391,7 +365,7 @@ func sctNDShape(data, idx ir.Type, attrs ir.Attrs) (int, []int, error) {
 	out := slices.Concat(idx.Dims[:q-1], data.Dims[b+m:])
 	for i := range b {
 		if !nnDimEq(data.Dims[i], idx.Dims[i]) {
-			return 0, nil, fmt.Errorf("data %s and indices %s differ in batch dim %d", data, idx, i)
+			return 0, nil, fmt.Errorf("data %s and indices %s differ in batch dim %d of their %d batch dims", data, idx, i, b)
 		}
 		if out[i] == ir.Dynamic {
 			out[i] = data.Dims[i]
@@ -434,22 +408,16 @@ func sctInferGatherND(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func sctBindGatherND(op *ir.Op) (Kernel, error) {
+func sctComputeGatherND(op *ir.Op) (Compute, error) {
 	b, _, err := sctNDShape(op.Operand(0).Type(), op.Operand(1).Type(), op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		data, idx := in[0], in[1]
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		data, idx, y := in[0], in[1], out[0]
 		l, err := sctNDLayout(data, idx, b)
 		if err != nil {
-			return nil, err
-		}
-		is := idx.Shape()
-		y, err := c.New(dt, slices.Concat(is[:len(is)-1], data.Shape()[b+len(l.dims):]))
-		if err != nil {
-			return nil, err
+			return err
 		}
 		th := nnThreads(c)
 		switch y.DType().Size() {
@@ -460,8 +428,8 @@ func sctBindGatherND(op *ir.Op) (Kernel, error) {
 		case 8:
 			sctGatherND(shpWords[uint64](y), shpWords[uint64](data), idx, l, th)
 		}
-		return c.Result(y), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func sctGatherND[W shpWord](dst, src []W, idx *tensor.Tensor, l *sctND, threads int) {
@@ -513,36 +481,29 @@ func sctInferScatterND(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sctWantUpdates(data, in[2], want); err != nil {
+	if err := sctWantUpdates(data, in[2], want, ""); err != nil {
 		return nil, err
 	}
 	return []ir.Type{data}, nil
 }
 
-func sctBindScatterND(op *ir.Op) (Kernel, error) {
+func sctComputeScatterND(op *ir.Op) (Compute, error) {
 	data := op.Operand(0).Type()
 	b, _, err := sctNDShape(data, op.Operand(1).Type(), op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	_, red, err := sctReduction(op.Attrs, data.DType)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		data, idx, upd := in[0], in[1], in[2]
+	return Compute{InPlace: sctInPlace(), Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		data, idx, upd, y := in[0], in[1], in[2], out[0]
 		l, err := sctNDLayout(data, idx, b)
 		if err != nil {
-			return sctFail(c, in, err)
+			return err
 		}
-		is := idx.Shape()
-		if want := slices.Concat(is[:len(is)-1], data.Shape()[b+len(l.dims):]); !slices.Equal(upd.Shape(), want) {
-			return sctFail(c, in, fmt.Errorf("updates %s must have the shape %v", upd.Type(), want))
-		}
-		y, err := sctOutput(c, data)
-		if err != nil {
-			return nil, err
-		}
+		sctInit(y, data)
 		th := nnThreads(c)
 		if red == kernels.ScatterNone {
 			switch y.DType().Size() {
@@ -553,7 +514,7 @@ func sctBindScatterND(op *ir.Op) (Kernel, error) {
 			case 8:
 				sctScatterND(shpWords[uint64](y), shpWords[uint64](upd), idx, l, nil, th)
 			}
-			return c.Result(y), nil
+			return nil
 		}
 		switch y.DType() {
 		case tensor.F32:
@@ -565,8 +526,8 @@ func sctBindScatterND(op *ir.Op) (Kernel, error) {
 		case tensor.I64:
 			sctScatterND(y.I64(), upd.I64(), idx, l, kernels.Combine[int64](red), th)
 		}
-		return c.Result(y), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func sctScatterND[T any](dst, src []T, idx *tensor.Tensor, l *sctND, f func(x, u T) T, threads int) {
@@ -641,37 +602,35 @@ func sctInferNDGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func sctBindNDGrad(op *ir.Op) (Kernel, error) {
+func sctComputeNDGrad(op *ir.Op) (Compute, error) {
 	b, _, err := sctNDShape(op.Operand(0).Type(), op.Operand(1).Type(), op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, idx := in[0], in[1]
-		l, err := sctNDLayout(dy, idx, b)
-		if err != nil {
-			return nil, err
-		}
-		is := idx.Shape()
-		out, err := c.New(dt, slices.Concat(is[:len(is)-1], dy.Shape()[b+len(l.dims):]))
-		if err != nil {
-			return nil, err
-		}
-		owner, err := c.New(ir.I64, []int{l.batch * shpSize(l.dims)})
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		defer owner.Release()
-		th := nnThreads(c)
-		switch dt {
-		case ir.F32:
-			sctLastND(out.F32(), dy.F32(), idx, owner.I64(), l, th)
-		case ir.F64:
-			sctLastND(out.F64(), dy.F64(), idx, owner.I64(), l, th)
-		}
-		return c.Result(out), nil
+	return Compute{
+		// The owner of each indexed cell: an i64 per cell of dy's first
+		// b+m dims, m the length of an index row.
+		Work: func(shapes [][]int) int64 {
+			ds, is := shapes[0], shapes[1]
+			return WorkBytes(shpSize(ds[:b+is[len(is)-1]]), 8)
+		},
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			dy, idx, y := in[0], in[1], out[0]
+			l, err := sctNDLayout(dy, idx, b)
+			if err != nil {
+				return err
+			}
+			owner := Scratch[int64](c, l.batch*shpSize(l.dims))
+			th := nnThreads(c)
+			switch dt {
+			case ir.F32:
+				sctLastND(y.F32(), dy.F32(), idx, owner, l, th)
+			case ir.F64:
+				sctLastND(y.F64(), dy.F64(), idx, owner, l, th)
+			}
+			return nil
+		},
 	}, nil
 }
 
