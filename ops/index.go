@@ -22,14 +22,18 @@ import (
 // makes any dtype; topk takes f32, f64, i32, i64, and with largest false
 // (default true) returns the k smallest instead, smallest first.
 //
+// slice and gather write into results the executor allocates (Compute).
+// one_hot and topk allocate their own (Bind): with depth or k an operand,
+// their result shapes depend on its value.
+//
 // Gradients: slice writes dy into zeros of the operand's shape
 // (slice_grad), gather and topk scatter-add dy back along the axis
 // (gather_grad, scatter_add_along_axis); those helper ops are in
 // index_grad.go and shape_grad.go. one_hot has none (integer operand).
 
 func init() {
-	register(&Def{Name: "slice", Infer: shpInferSlice, Bind: shpBindSlice, Grad: shpGradSlice})
-	register(&Def{Name: "gather", Infer: shpInferGather, Bind: shpBindGather, Grad: shpGradGather})
+	register(&Def{Name: "slice", Infer: shpInferSlice, Compute: shpComputeSlice, Grad: shpGradSlice})
+	register(&Def{Name: "gather", Infer: shpInferGather, Compute: shpComputeGather, Grad: shpGradGather})
 	register(&Def{Name: "one_hot", Infer: shpInferOneHot, Bind: shpBindOneHot, NoGrad: true})
 	register(&Def{Name: "topk", Infer: shpInferTopK, Bind: shpBindTopK, Grad: shpGradTopK})
 }
@@ -138,22 +142,17 @@ func (s *shpSliceSpec) layout(in []int) (shape []int, off int, strides []int) {
 	return shape, off, strides
 }
 
-func shpBindSlice(op *ir.Op) (Kernel, error) {
+func shpComputeSlice(op *ir.Op) (Compute, error) {
 	s, err := shpSliceAttrs(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x := in[0]
 		shape, off, strides := s.layout(x.Shape())
-		y, err := c.New(dt, shape)
-		if err != nil {
-			return nil, err
-		}
-		shpStrided(c, y, x, shape, off, strides)
-		return []*tensor.Tensor{y}, nil
-	}, nil
+		shpStrided(c, out[0], x, shape, off, strides)
+		return nil
+	}}, nil
 }
 
 // Slice returns a copy of x[starts[i]:ends[i]] along each axes[i], with
@@ -234,23 +233,17 @@ func shpOutOfRange(idx *tensor.Tensor, lo, hi int64) int {
 	return kernels.OutOfRange(idx.I64(), lo, hi)
 }
 
-func shpBindGather(op *ir.Op) (Kernel, error) {
+func shpComputeGather(op *ir.Op) (Compute, error) {
 	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, idx := in[0], in[1]
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x, idx, y := in[0], in[1], out[0]
 		dims := x.Shape()
 		d := dims[axis]
 		if p := shpOutOfRange(idx, -int64(d), int64(d)); p >= 0 {
-			return nil, fmt.Errorf("%v is out of range for axis %d of %s (size %d)", shpIndexError(idx, p), axis, x.Type(), d)
-		}
-		out := slices.Concat(dims[:axis], idx.Shape(), dims[axis+1:])
-		y, err := c.New(dt, out)
-		if err != nil {
-			return nil, err
+			return fmt.Errorf("%v is out of range for axis %d of %s (size %d)", shpIndexError(idx, p), axis, x.Type(), d)
 		}
 		outer, inner := shpSize(dims[:axis]), shpSize(dims[axis+1:])
 		switch y.DType().Size() {
@@ -261,8 +254,8 @@ func shpBindGather(op *ir.Op) (Kernel, error) {
 		case 8:
 			shpGather(shpWords[uint64](y), shpWords[uint64](x), idx, outer, d, inner, c.Threads)
 		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func shpGather[W shpWord](dst, src []W, idx *tensor.Tensor, outer, d, inner, threads int) {

@@ -30,12 +30,13 @@ import (
 //
 // Indices are i32 or i64, negative ones count from the end, and repeated
 // ones accumulate, in a fixed order whatever the thread count. The
-// scatter-adds take f32 or f64; take_along_axis any dtype.
+// scatter-adds take f32 or f64; take_along_axis any dtype. All three write
+// into results the executor allocates (Compute).
 
 func init() {
-	register(&Def{Name: "gather_grad", Infer: shpInferGatherGrad, Bind: shpBindGatherGrad, Grad: shpGradGatherGrad})
-	register(&Def{Name: "take_along_axis", Infer: shpInferTakeAlong, Bind: shpBindTakeAlong, Grad: shpGradTakeAlong})
-	register(&Def{Name: "scatter_add_along_axis", Infer: shpInferScatterAdd, Bind: shpBindScatterAdd, Grad: shpGradScatterAdd})
+	register(&Def{Name: "gather_grad", Infer: shpInferGatherGrad, Compute: shpComputeGatherGrad, Grad: shpGradGatherGrad})
+	register(&Def{Name: "take_along_axis", Infer: shpInferTakeAlong, Compute: shpComputeTakeAlong, Grad: shpGradTakeAlong})
+	register(&Def{Name: "scatter_add_along_axis", Infer: shpInferScatterAdd, Compute: shpComputeScatterAdd, Grad: shpGradScatterAdd})
 }
 
 // shpAxisOfRank normalizes the axis attribute (default 0) against rank.
@@ -76,17 +77,6 @@ func shpLikeSize(in []ir.Type, attrs ir.Attrs, axis, rank int) (int, error) {
 		return in[2].Dims[axis], nil
 	}
 	return 0, fmt.Errorf("takes 2 or 3 operands, got %d", len(in))
-}
-
-// shpRunSize is shpLikeSize at run time: size, or like's dim.
-func shpRunSize(in []*tensor.Tensor, size, axis, rank int) (int, error) {
-	if len(in) < 3 {
-		return size, nil
-	}
-	if in[2].Rank() != rank {
-		return 0, fmt.Errorf("like operand %s is not of the result's rank %d", in[2].Type(), rank)
-	}
-	return in[2].Shape()[axis], nil
 }
 
 // shpCheckIndex fails when an element of idx is outside [-d, d).
@@ -131,39 +121,27 @@ func shpInferGatherGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, out...)}, nil
 }
 
-func shpBindGatherGrad(op *ir.Op) (Kernel, error) {
-	rt := op.Result(0).Type()
-	axis, err := shpAxisOfRank(op.Attrs, rt.Rank())
+func shpComputeGatherGrad(op *ir.Op) (Compute, error) {
+	axis, err := shpAxisOfRank(op.Attrs, op.Result(0).Type().Rank())
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	size := rt.Dims[axis]
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, idx := in[0], in[1]
-		dims, nr := dy.Shape(), idx.Rank()
-		if !slices.Equal(dims[axis:axis+nr], idx.Shape()) {
-			return nil, fmt.Errorf("dy %s does not hold index %s at axis %d", dy.Type(), idx.Type(), axis)
-		}
-		d, err := shpRunSize(in, size, axis, rt.Rank())
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, idx, y := in[0], in[1], out[0]
+		dims, nr, d := dy.Shape(), idx.Rank(), y.Shape()[axis]
 		if err := shpCheckIndex(idx, axis, d); err != nil {
-			return nil, err
+			return err
 		}
-		out, err := c.Zeros(rt.DType, slices.Concat(dims[:axis], []int{d}, dims[axis+nr:]))
-		if err != nil {
-			return nil, err
-		}
+		clear(y.Raw())
 		outer, inner := shpSize(dims[:axis]), shpSize(dims[axis+nr:])
-		switch out.DType() {
+		switch y.DType() {
 		case tensor.F32:
-			shpGatherAdd(out.F32(), dy.F32(), idx, outer, d, inner, c.Threads)
+			shpGatherAdd(y.F32(), dy.F32(), idx, outer, d, inner, c.Threads)
 		case tensor.F64:
-			shpGatherAdd(out.F64(), dy.F64(), idx, outer, d, inner, c.Threads)
+			shpGatherAdd(y.F64(), dy.F64(), idx, outer, d, inner, c.Threads)
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func shpGatherAdd[T float32 | float64](dst, src []T, idx *tensor.Tensor, outer, d, inner, threads int) {
@@ -231,35 +209,17 @@ func shpInferTakeAlong(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, out...)}, nil
 }
 
-// shpSameOutside fails unless a and b have equal dims except along axis.
-func shpSameOutside(a, b *tensor.Tensor, axis int, what string) error {
-	for i, d := range a.Shape() {
-		if i != axis && d != b.Shape()[i] {
-			return fmt.Errorf("%s %s differs from %s outside axis %d", what, b.Type(), a.Type(), axis)
-		}
-	}
-	return nil
-}
-
-func shpBindTakeAlong(op *ir.Op) (Kernel, error) {
+func shpComputeTakeAlong(op *ir.Op) (Compute, error) {
 	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, idx := in[0], in[1]
-		if err := shpSameOutside(x, idx, axis, "index"); err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x, idx, y := in[0], in[1], out[0]
 		dims := x.Shape()
 		d := dims[axis]
 		if err := shpCheckIndex(idx, axis, d); err != nil {
-			return nil, err
-		}
-		y, err := c.New(dt, idx.Shape())
-		if err != nil {
-			return nil, err
+			return err
 		}
 		outer, inner, k := shpSize(dims[:axis]), shpSize(dims[axis+1:]), idx.Shape()[axis]
 		switch y.DType().Size() {
@@ -270,8 +230,8 @@ func shpBindTakeAlong(op *ir.Op) (Kernel, error) {
 		case 8:
 			shpTakeAlong(shpWords[uint64](y), shpWords[uint64](x), idx, outer, d, k, inner, c.Threads)
 		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func shpTakeAlong[W shpWord](dst, src []W, idx *tensor.Tensor, outer, d, k, inner, threads int) {
@@ -342,41 +302,27 @@ func shpInferScatterAdd(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(src.DType, out...)}, nil
 }
 
-func shpBindScatterAdd(op *ir.Op) (Kernel, error) {
-	rt := op.Result(0).Type()
+func shpComputeScatterAdd(op *ir.Op) (Compute, error) {
 	axis, err := shpAxis(op.Attrs, "axis", 0, op.Operand(0).Type().Dims)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	size := rt.Dims[axis]
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		src, idx := in[0], in[1]
-		if !slices.Equal(src.Shape(), idx.Shape()) {
-			return nil, fmt.Errorf("index %s differs in shape from %s", idx.Type(), src.Type())
-		}
-		d, err := shpRunSize(in, size, axis, rt.Rank())
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		src, idx, y := in[0], in[1], out[0]
+		dims, d := src.Shape(), y.Shape()[axis]
 		if err := shpCheckIndex(idx, axis, d); err != nil {
-			return nil, err
+			return err
 		}
-		dims := src.Shape()
-		to := slices.Clone(dims)
-		to[axis] = d
-		out, err := c.Zeros(rt.DType, to)
-		if err != nil {
-			return nil, err
-		}
+		clear(y.Raw())
 		outer, inner, k := shpSize(dims[:axis]), shpSize(dims[axis+1:]), dims[axis]
-		switch out.DType() {
+		switch y.DType() {
 		case tensor.F32:
-			shpScatterAdd(out.F32(), src.F32(), idx, outer, d, k, inner, c.Threads)
+			shpScatterAdd(y.F32(), src.F32(), idx, outer, d, k, inner, c.Threads)
 		case tensor.F64:
-			shpScatterAdd(out.F64(), src.F64(), idx, outer, d, k, inner, c.Threads)
+			shpScatterAdd(y.F64(), src.F64(), idx, outer, d, k, inner, c.Threads)
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func shpScatterAdd[T float32 | float64](dst, src []T, idx *tensor.Tensor, outer, d, k, inner, threads int) {
