@@ -18,13 +18,14 @@ import (
 // or i < k when exclusive (the first element is then 0); reverse sums from
 // the other end (i >= k, or i > k). The axis is an attribute, or a scalar
 // (or one-element) i32/i64 operand read at run time; negative axes count
-// from the end. f32 sums accumulate in f64; integer sums wrap.
+// from the end. f32 sums accumulate in f64; integer sums wrap. The result
+// has x's shape whatever the axis, so the executor allocates it (Compute).
 //
 // Gradient: dx is the cumsum of dy along the same axis with the same
 // exclusive and the opposite direction; the axis operand gets none.
 
 func init() {
-	register(&Def{Name: "cumsum", Infer: cumInfer, Bind: cumBind, Grad: cumGrad})
+	register(&Def{Name: "cumsum", Infer: cumInfer, Compute: cumCompute, Grad: cumGrad})
 }
 
 // cumAttrs decodes exclusive and reverse, and the axis attribute when the
@@ -76,7 +77,7 @@ func cumInfer(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 // an i32 or i64 scalar or one-element vector.
 func wantScalarInt(what string, t ir.Type) error {
 	if !t.DType.IsInt() || t.Rank() > 1 || t.Rank() == 1 && t.Dims[0] != 1 && t.Dims[0] != ir.Dynamic {
-		return fmt.Errorf("%s %s must be an i32 or i64 scalar", what, t)
+		return fmt.Errorf("%s %s must be an i32 or i64 scalar, or a vector of one integer", what, t)
 	}
 	return nil
 }
@@ -93,31 +94,27 @@ func scalarInt(what string, t *tensor.Tensor) (int64, error) {
 	return t.I64()[0], nil
 }
 
-func cumBind(op *ir.Op) (Kernel, error) {
+func cumCompute(op *ir.Op) (Compute, error) {
 	attrAxis, exclusive, reverse, err := cumAttrs(op.Attrs, op.NumOperands())
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dt := op.Result(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x, y := in[0], out[0]
 		axis := attrAxis
 		if len(in) == 2 {
 			a, err := scalarInt("axis", in[1])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if a < -int64(x.Rank()) || a >= int64(x.Rank()) {
-				return nil, fmt.Errorf("axis %d is out of range for %s", a, x.Type())
+				return fmt.Errorf("axis %d is out of range for %s", a, x.Type())
 			}
 			axis = int(a)
 		}
 		if axis < 0 {
 			axis += x.Rank()
-		}
-		y, err := c.New(dt, x.Shape())
-		if err != nil {
-			return nil, err
 		}
 		dims := x.Shape()
 		outer, n, inner := shpSize(dims[:axis]), dims[axis], shpSize(dims[axis+1:])
@@ -132,8 +129,8 @@ func cumBind(op *ir.Op) (Kernel, error) {
 		case ir.I64:
 			kernels.CumSum[int64, int64](y.I64(), x.I64(), outer, n, inner, exclusive, reverse, th)
 		}
-		return c.Result(y), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // cumGrad: the adjoint of a running sum is the running sum the other way.

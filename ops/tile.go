@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -24,13 +23,17 @@ import (
 // checked at run time) says. tile takes any dtype; tile_grad takes f32
 // and f64, and each of dy's dims must be a multiple of the target's.
 //
+// tile allocates its result (Bind): with repeats an operand, the result's
+// shape depends on its values. tile_grad writes into a result the
+// executor allocates (Compute).
+//
 // Gradients: tile sums the tiles of dy back into x's shape (tile_grad,
 // from x's static shape when it has one); tile_grad refuses to be
 // differentiated again.
 
 func init() {
 	register(&Def{Name: "tile", Infer: tileInfer, Bind: tileBind, Grad: tileGrad})
-	register(&Def{Name: "tile_grad", Infer: tileInferGrad, Bind: tileBindGrad, Grad: noSecondOrder})
+	register(&Def{Name: "tile_grad", Infer: tileInferGrad, Compute: tileComputeGrad, Grad: noSecondOrder})
 }
 
 // tileDims multiplies dims by repeats; dynamic dims stay dynamic unless
@@ -205,47 +208,28 @@ func tileInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, target...)}, nil
 }
 
-func tileBindGrad(op *ir.Op) (Kernel, error) {
-	rt := op.Result(0).Type()
-	static := op.NumOperands() == 1
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, to := in[0], rt.Dims
-		if !static {
-			to = in[1].Shape()
-		}
-		dims := dy.Shape()
-		if len(to) != len(dims) {
-			return nil, fmt.Errorf("dy %s differs in rank from the target shape %v", dy.Type(), to)
-		}
+func tileComputeGrad(op *ir.Op) (Compute, error) {
+	dt := op.Result(0).Type().DType
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, y := in[0], out[0]
+		dims, to := dy.Shape(), y.Shape()
 		// dy viewed as [r0, t0, r1, t1, ...], summed over the repeats.
 		shape := make([]int, 0, 2*len(to))
 		axes := make([]int, 0, len(to))
 		for i, t := range to {
-			d := dims[i]
-			if t == 0 && d != 0 || t != 0 && d%t != 0 {
-				return nil, fmt.Errorf("dy %s is not a tiling of shape %v", dy.Type(), to)
-			}
 			r := 0
 			if t != 0 {
-				r = d / t
+				r = dims[i] / t
 			}
 			axes = append(axes, len(shape))
 			shape = append(shape, r, t)
 		}
-		out, err := c.New(rt.DType, slices.Clone(to))
-		if err != nil {
-			return nil, err
-		}
-		switch rt.DType {
+		switch dt {
 		case ir.F32:
-			err = kernels.Reduce(kernels.ReduceSum, c.Threads, out.F32(), dy.F32(), shape, axes)
+			return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F32(), dy.F32(), shape, axes)
 		case ir.F64:
-			err = kernels.Reduce(kernels.ReduceSum, c.Threads, out.F64(), dy.F64(), shape, axes)
+			return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F64(), dy.F64(), shape, axes)
 		}
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
