@@ -30,6 +30,10 @@ import (
 // says. sizes is 1-D i32 or i64 of static length (the number of results),
 // each >= 0, adding up to x's size along axis.
 //
+// slice_dyn_grad's result has the shape attribute's or like's shape, so
+// the executor allocates it (Compute); slice_dyn and split_dyn read their
+// results' shapes from operand values and allocate them (Bind).
+//
 // Gradients: slice_dyn writes dy into zeros of x's shape (slice_dyn_grad,
 // from x's static shape when it has one), slice_dyn_grad's adjoint is
 // slice_dyn, and split_dyn concatenates the result gradients (zeros for
@@ -37,7 +41,7 @@ import (
 
 func init() {
 	register(&Def{Name: "slice_dyn", Infer: dynInferSlice, Bind: dynBindSlice, Grad: dynGradSlice})
-	register(&Def{Name: "slice_dyn_grad", Infer: dynInferSliceGrad, Bind: dynBindSliceGrad, Grad: dynGradSliceGrad})
+	register(&Def{Name: "slice_dyn_grad", Infer: dynInferSliceGrad, Compute: dynComputeSliceGrad, Grad: dynGradSliceGrad})
 	register(&Def{Name: "split_dyn", Infer: dynInferSplit, Bind: dynBindSplit, Grad: dynGradSplit})
 }
 
@@ -245,36 +249,25 @@ func dynInferSliceGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, target...)}, nil
 }
 
-func dynBindSliceGrad(op *ir.Op) (Kernel, error) {
-	rt := op.Result(0).Type()
-	static := op.Attrs.Has("shape")
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, to, idx := in[0], rt.Dims, in[1:]
-		if !static {
-			to, idx = in[1].Shape(), in[2:]
-		}
-		s, err := dynSliceSpec(idx, len(to))
+func dynComputeSliceGrad(op *ir.Op) (Compute, error) {
+	first := 2 // the first index operand
+	if op.Attrs.Has("shape") {
+		first = 1
+	}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, y := in[0], out[0]
+		to := y.Shape()
+		s, err := dynSliceSpec(in[first:], len(to))
 		if err != nil {
-			return nil, fmt.Errorf("cannot slice %v: %w", to, err)
+			return fmt.Errorf("cannot slice %v: %w", to, err)
 		}
 		shape, off, strides := s.layout(to)
 		if !slices.Equal(shape, dy.Shape()) {
-			return nil, fmt.Errorf("dy %s is not the shape %v this slice of %v gives", dy.Type(), shape, to)
+			return fmt.Errorf("dy %s is not the shape %v this slice of %v gives", dy.Type(), shape, to)
 		}
-		out, err := c.Zeros(rt.DType, to)
-		if err != nil {
-			return nil, err
-		}
-		switch out.DType().Size() {
-		case 1:
-			kernels.StridedScatter(shpWords[uint8](out), shpWords[uint8](dy), shape, off, strides, c.Threads)
-		case 4:
-			kernels.StridedScatter(shpWords[uint32](out), shpWords[uint32](dy), shape, off, strides, c.Threads)
-		case 8:
-			kernels.StridedScatter(shpWords[uint64](out), shpWords[uint64](dy), shape, off, strides, c.Threads)
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		shpScatterInto(c, y, dy, shape, off, strides)
+		return nil
+	}}, nil
 }
 
 // dynGradSliceGrad: slice_dyn_grad is linear in dy and its adjoint is

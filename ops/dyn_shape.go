@@ -40,14 +40,18 @@ import (
 // not), such as an importer that sees a reshape to [batch, 784]: Infer
 // puts them in the result type and the kernel checks them at run time.
 //
+// shape and size write into results the executor allocates (Compute):
+// their shapes follow from x's rank. The others read their result's shape
+// from operand values, so their kernels allocate it (Bind).
+//
 // Gradients: the views map dy back to x's shape (reshape_like when x's is
 // dynamic), expand_dyn sums dy back to x (reduce_sum_to). shape, size
 // and constant_of_shape pass none (NoGrad); range refuses to be
 // differentiated with respect to float bounds.
 
 func init() {
-	register(&Def{Name: "shape", Infer: dynInferShape, Bind: dynBindShape, NoGrad: true})
-	register(&Def{Name: "size", Infer: dynInferSize, Bind: dynBindSize, NoGrad: true})
+	register(&Def{Name: "shape", Infer: dynInferShape, Compute: dynComputeShape, NoGrad: true})
+	register(&Def{Name: "size", Infer: dynInferSize, Compute: dynComputeSize, NoGrad: true})
 	register(&Def{Name: "reshape_dyn", Infer: dynInferReshape, Bind: dynBindReshape, Grad: dynGradView})
 	register(&Def{Name: "squeeze_dyn", Infer: dynInferSqueeze, Bind: dynBindSqueeze, Grad: dynGradView})
 	register(&Def{Name: "unsqueeze_dyn", Infer: dynInferUnsqueeze, Bind: dynBindUnsqueeze, Grad: dynGradView})
@@ -206,18 +210,14 @@ func dynInferShape(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(ir.I64, in[0].Rank())}, nil
 }
 
-func dynBindShape(op *ir.Op) (Kernel, error) {
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dims := in[0].Shape()
-		y, err := c.New(ir.I64, []int{len(dims)})
-		if err != nil {
-			return nil, err
+func dynComputeShape(op *ir.Op) (Compute, error) {
+	return Compute{Fn: func(_ *Ctx, in, out []*tensor.Tensor) error {
+		y := out[0].I64()
+		for i, d := range in[0].Shape() {
+			y[i] = int64(d)
 		}
-		for i, d := range dims {
-			y.I64()[i] = int64(d)
-		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // Shape appends the run-time dims of x as a 1-D i64 tensor.
@@ -230,15 +230,11 @@ func dynInferSize(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.Scalar(ir.I64)}, nil
 }
 
-func dynBindSize(op *ir.Op) (Kernel, error) {
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		y, err := c.New(ir.I64, nil)
-		if err != nil {
-			return nil, err
-		}
-		y.I64()[0] = int64(in[0].Len())
-		return []*tensor.Tensor{y}, nil
-	}, nil
+func dynComputeSize(op *ir.Op) (Compute, error) {
+	return Compute{Fn: func(_ *Ctx, in, out []*tensor.Tensor) error {
+		out[0].I64()[0] = int64(in[0].Len())
+		return nil
+	}}, nil
 }
 
 // Size appends the run-time element count of x as an i64 scalar.
