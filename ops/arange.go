@@ -16,10 +16,11 @@ import (
 // step are all written as ints, else to f32 (like Paddle). For integer
 // dtypes the three must be integral and the values are computed exactly;
 // for floats element i is start + i*step computed in float64. It has no
-// operands, so no gradient (NoGrad).
+// operands, so no gradient (NoGrad). The executor allocates the result
+// (Compute).
 
 func init() {
-	register(&Def{Name: "arange", Infer: shpInferArange, Bind: shpBindArange, NoGrad: true})
+	register(&Def{Name: "arange", Infer: shpInferArange, Compute: shpComputeArange, NoGrad: true})
 }
 
 // shpArangeLimit caps the length of an arange (2^40 elements).
@@ -116,16 +117,13 @@ func shpInferArange(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(s.dt, int(s.n))}, nil
 }
 
-func shpBindArange(op *ir.Op) (Kernel, error) {
+func shpComputeArange(op *ir.Op) (Compute, error) {
 	s, err := shpArangeAttrs(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		y, err := c.New(s.dt, []int{int(s.n)})
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, _, out []*tensor.Tensor) error {
+		y := out[0]
 		switch y.DType() {
 		case tensor.F32:
 			kernels.ArangeFloat(y.F32(), s.start, s.step, c.Threads)
@@ -136,8 +134,8 @@ func shpBindArange(op *ir.Op) (Kernel, error) {
 		case tensor.I64:
 			kernels.ArangeInt(y.I64(), s.istart, s.istep, c.Threads)
 		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // Arange returns the 1-D tensor start, start+step, ... (end excluded) of

@@ -13,11 +13,11 @@ import (
 //
 //	constant {value: tensor<2xi64>[3, 4]} () -> tensor<2xi64>
 //
-// Each run makes a fresh copy, so that consumers may take it over like any
-// other value.
+// Each run makes a fresh copy, in a result the executor allocates
+// (Compute), so that consumers may take it over like any other value.
 
 func init() {
-	register(&Def{Name: "constant", Infer: inferConstant, Bind: bindConstant, NoGrad: true})
+	register(&Def{Name: "constant", Infer: inferConstant, Compute: computeConstant, NoGrad: true})
 }
 
 func inferConstant(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -35,23 +35,18 @@ func inferConstant(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 // tensors hold host-order elements.
 var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-func bindConstant(op *ir.Op) (Kernel, error) {
+func computeConstant(op *ir.Op) (Compute, error) {
 	d, err := op.Attrs.Dense("value")
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	if !nativeLittleEndian && d.Type.DType.Size() > 1 {
-		return nil, errors.New("constant: big-endian hosts are not supported")
+		return Compute{}, errors.New("constant: big-endian hosts are not supported")
 	}
-	t := d.Type
-	return func(c *Ctx, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		out, err := c.New(t.DType, t.Dims)
-		if err != nil {
-			return nil, err
-		}
-		copy(out.Raw(), d.Raw())
-		return c.Result(out), nil
-	}, nil
+	return Compute{Fn: func(_ *Ctx, _, out []*tensor.Tensor) error {
+		copy(out[0].Raw(), d.Raw())
+		return nil
+	}}, nil
 }
 
 // Constant appends the constant d.

@@ -15,6 +15,9 @@ import (
 //	parameter {name, shape, dtype} -> a persistable value from the store
 //	fetch     {name} (x)           -> names an output
 //	full      {shape, value, dtype} -> a constant tensor
+//
+// The executor implements data, parameter and fetch itself; full fills a
+// result it allocates (Compute).
 
 func init() {
 	register(&Def{Name: "data", Infer: inferData, Stacks: true})
@@ -25,7 +28,7 @@ func init() {
 		}
 		return nil, nil
 	}})
-	register(&Def{Name: "full", Infer: inferFromShapeAttr(false), Bind: bindFull, NoGrad: true})
+	register(&Def{Name: "full", Infer: inferFromShapeAttr(false), Compute: computeFull, NoGrad: true})
 }
 
 // shapeAttr decodes the "shape" attribute; dynamic allows -1 dims.
@@ -87,20 +90,15 @@ func inferFromShapeAttr(dynamic bool) func([]ir.Type, ir.Attrs) ([]ir.Type, erro
 	}
 }
 
-func bindFull(op *ir.Op) (Kernel, error) {
-	t := op.Result(0).Type()
-	value, err := fillValueAttr(op.Attrs, t.DType)
+func computeFull(op *ir.Op) (Compute, error) {
+	value, err := fillValueAttr(op.Attrs, op.Result(0).Type().DType)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		out, err := c.New(t.DType, t.Dims)
-		if err != nil {
-			return nil, err
-		}
-		value.fill(out)
-		return []*tensor.Tensor{out}, nil
-	}, nil
+	return Compute{Fn: func(_ *Ctx, _, out []*tensor.Tensor) error {
+		value.fill(out[0])
+		return nil
+	}}, nil
 }
 
 // fillValue is a "value" attribute converted for one dtype: integers stay

@@ -1,12 +1,9 @@
 package ops
 
-import (
-	"github.com/gopir/gopir/ir"
-	"github.com/gopir/gopir/tensor"
-)
+import "github.com/gopir/gopir/ir"
 
-// stop_gradient (x) -> x: the identity, shared rather than copied, through
-// which no gradient flows.
+// stop_gradient (x) -> x: the identity, shared rather than copied (a view
+// the executor makes), through which no gradient flows.
 
 func init() {
 	register(&Def{Name: "stop_gradient", NoGrad: true,
@@ -16,11 +13,7 @@ func init() {
 			}
 			return []ir.Type{in[0]}, nil
 		},
-		Bind: func(*ir.Op) (Kernel, error) {
-			return func(_ *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-				return []*tensor.Tensor{in[0].Retain()}, nil
-			}, nil
-		}})
+		Compute: func(*ir.Op) (Compute, error) { return shpViewOf(), nil }})
 }
 
 // StopGradient appends the identity of x that blocks gradients.
