@@ -15,7 +15,8 @@ import (
 // one op (or a chain of cheap views) per program, on one thread: the time
 // per run is the kernel's plus the executor's allocation of its result.
 // "views" is a chain of 64 reshapes, squeezes and unsqueezes of a small
-// tensor: the executor's cost per view.
+// tensor: the executor's cost per view. cpu-ns/op is the process's CPU
+// time per run, steadier than wall time on a shared machine.
 func BenchmarkShapeOps(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	f32 := func(shape ...int) *tensor.Tensor {
@@ -113,10 +114,13 @@ func BenchmarkShapeOps(b *testing.B) {
 				res.Release()
 			}
 			run()
+			cpu0 := cpuTime()
 			b.ResetTimer()
 			for range b.N {
 				run()
 			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 		for _, f := range c.feeds {
 			f.Release()
