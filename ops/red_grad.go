@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -21,7 +20,7 @@ import (
 // Only x's shape is read.
 
 func init() {
-	register(&Def{Name: "reduce_grad", Infer: redInferGrad, Bind: redBindGrad, Grad: redGradGrad})
+	register(&Def{Name: "reduce_grad", Infer: redInferGrad, Compute: redBindGrad, Grad: redGradGrad})
 }
 
 // redGradOpAttrs decodes reduce_grad's attributes against x's type.
@@ -59,20 +58,20 @@ func redInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, x.Dims...)}, nil
 }
 
-func redBindGrad(op *ir.Op) (Kernel, error) {
+// redBindGrad returns reduce_grad's kernel: Infer has checked that dy fits
+// the reduction of x's run-time shape, and the executor allocates the
+// result, of x's shape.
+func redBindGrad(op *ir.Op) (Compute, error) {
 	xt := op.Operand(1).Type()
-	axes, keepdim, mean, err := redGradOpAttrs(op.Attrs, xt)
+	axes, _, mean, err := redGradOpAttrs(op.Attrs, xt)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dt := op.Operand(0).Type().DType
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		dy, xs := in[0], in[1].Shape()
 		if ir.DType(dy.DType()) != dt {
-			return nil, fmt.Errorf("reduce_grad: gradient is %s, compiled for %s", dy.Type(), dt)
-		}
-		if want := redShape(xs, axes, keepdim); !slices.Equal(dy.Shape(), want) {
-			return nil, fmt.Errorf("reduce_grad: gradient shape %v, want %v for operand shape %v", dy.Shape(), want, xs)
+			return fmt.Errorf("reduce_grad: gradient is %s, compiled for %s", dy.Type(), dt)
 		}
 		count := 1
 		for _, a := range axes {
@@ -82,23 +81,19 @@ func redBindGrad(op *ir.Op) (Kernel, error) {
 		if mean && count > 0 {
 			s = 1 / float64(count)
 		}
-		out, err := c.New(dt, xs)
-		if err != nil {
-			return nil, err
-		}
 		kept := redShape(xs, axes, true)
+		var err error
 		switch dt {
 		case ir.F32:
-			err = kernels.BroadcastScale(c.Threads, out.F32(), xs, dy.F32(), kept, float32(s))
+			err = kernels.BroadcastScale(c.Threads, out[0].F32(), xs, dy.F32(), kept, float32(s))
 		default:
-			err = kernels.BroadcastScale(c.Threads, out.F64(), xs, dy.F64(), kept, s)
+			err = kernels.BroadcastScale(c.Threads, out[0].F64(), xs, dy.F64(), kept, s)
 		}
 		if err != nil {
-			out.Release()
-			return nil, fmt.Errorf("reduce_grad: %w", err)
+			return fmt.Errorf("reduce_grad: %w", err)
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // redGradGrad: reduce_grad is the adjoint of the reduction, so its own

@@ -49,9 +49,9 @@ var redOps = []struct {
 func init() {
 	for _, r := range redOps {
 		noIdentity := r.op == kernels.ReduceMax || r.op == kernels.ReduceMin
-		register(&Def{Name: r.name, Infer: redInfer(r.types, noIdentity), Bind: redBind(r.op), Grad: r.grad})
+		register(&Def{Name: r.name, Infer: redInfer(r.types, noIdentity), Compute: redBind(r.op), Grad: r.grad})
 	}
-	register(&Def{Name: "argmax", Infer: redInferArgmax, Bind: redBindArgmax, NoGrad: true})
+	register(&Def{Name: "argmax", Infer: redInferArgmax, Compute: redBindArgmax, NoGrad: true})
 }
 
 // redAxes decodes the axes attribute for an operand of type t: normalized,
@@ -107,7 +107,8 @@ func redShape(dims []int, axes []int, keepdim bool) []int {
 
 // redInfer is the Infer hook of the reductions; with noIdentity (max, min)
 // a static size-0 reduced dim is an error unless the result is empty too
-// (the kernel checks dynamic dims).
+// (dynamic dims are checked when the executor calls it again on the
+// operand's run-time shape, before the kernel runs).
 func redInfer(types ewDTypeSet, noIdentity bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 	return func(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		if err := wantOperands(in, 1); err != nil {
@@ -133,16 +134,15 @@ func redInfer(types ewDTypeSet, noIdentity bool) func([]ir.Type, ir.Attrs) ([]ir
 	}
 }
 
-func redBind(rop kernels.ReduceOp) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+// redBind returns the kernel of a reduction. Infer has checked the
+// operand's shape (size-0 reduced dims of max and min included), and the
+// executor allocates the result of the reduced shape.
+func redBind(rop kernels.ReduceOp) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		xt := op.Operand(0).Type()
 		axes, err := redAxes(op.Attrs, xt)
 		if err != nil {
-			return nil, err
-		}
-		keepdim, err := ewOptBool(op.Attrs, "keepdim", false)
-		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
 		var reduce func(c *Ctx, out, x *tensor.Tensor) error
 		switch xt.DType {
@@ -155,36 +155,25 @@ func redBind(rop kernels.ReduceOp) func(*ir.Op) (Kernel, error) {
 		case ir.I64:
 			reduce = redRun[int64](rop, axes)
 		default:
-			return nil, fmt.Errorf("%s: no kernel for %s", op.Name(), xt.DType)
+			return Compute{}, fmt.Errorf("%s: no kernel for %s", op.Name(), xt.DType)
 		}
 		name, dts := op.Name(), ewOperandDTypes(op)
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			if err := ewCheckInputs(name, in, dts); err != nil {
-				return nil, err
+				return err
 			}
-			x := in[0]
-			shape := redShape(x.Shape(), axes, keepdim)
-			if rop == kernels.ReduceMax || rop == kernels.ReduceMin {
-				if err := redCheckNonEmpty(name, x.Shape(), axes); err != nil {
-					return nil, err
-				}
+			if err := reduce(c, out[0], in[0]); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
-			out, err := c.New(xt.DType, shape)
-			if err != nil {
-				return nil, err
-			}
-			if err := reduce(c, out, x); err != nil {
-				out.Release()
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			return []*tensor.Tensor{out}, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
 
 // redCheckNonEmpty fails if reducing shape over axes has an output element
 // but nothing to reduce into it, as PyTorch's amax, amin and argmax do.
-// Dynamic dims (in Infer) count as nonzero: the kernel checks them.
+// Dynamic dims count as nonzero: Infer checks them again at run time,
+// on the operand's shape.
 func redCheckNonEmpty(name string, shape, axes []int) error {
 	red := make([]bool, len(shape))
 	for _, a := range axes {
@@ -245,11 +234,11 @@ func redInferArgmax(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(ir.I64, redShape(in[0].Dims, []int{axis}, keepdim)...)}, nil
 }
 
-func redBindArgmax(op *ir.Op) (Kernel, error) {
+func redBindArgmax(op *ir.Op) (Compute, error) {
 	xt := op.Operand(0).Type()
-	axis, keepdim, err := redArgmaxAttrs(op.Attrs, xt)
+	axis, _, err := redArgmaxAttrs(op.Attrs, xt)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	var run func(c *Ctx, out, x *tensor.Tensor) error
 	switch xt.DType {
@@ -262,27 +251,18 @@ func redBindArgmax(op *ir.Op) (Kernel, error) {
 	case ir.I64:
 		run = redArgmaxRun[int64](axis)
 	default:
-		return nil, fmt.Errorf("argmax: no kernel for %s", xt.DType)
+		return Compute{}, fmt.Errorf("argmax: no kernel for %s", xt.DType)
 	}
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		if err := ewCheckInputs("argmax", in, dts); err != nil {
-			return nil, err
+			return err
 		}
-		x := in[0]
-		if err := redCheckNonEmpty("argmax", x.Shape(), []int{axis}); err != nil {
-			return nil, err
+		if err := run(c, out[0], in[0]); err != nil {
+			return fmt.Errorf("argmax: %w", err)
 		}
-		out, err := c.New(ir.I64, redShape(x.Shape(), []int{axis}, keepdim))
-		if err != nil {
-			return nil, err
-		}
-		if err := run(c, out, x); err != nil {
-			out.Release()
-			return nil, fmt.Errorf("argmax: %w", err)
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 func redArgmaxRun[T kernels.Numeric](axis int) func(c *Ctx, out, x *tensor.Tensor) error {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -15,10 +16,12 @@ import (
 //	reduce_sum_to (x, like)     the target is like's shape, read at run time
 //
 // Leading dims of x that the target lacks are summed away, and so are dims
-// where the target has 1 and x does not.
+// where the target has 1 and x does not. When x already has the target
+// shape the result is x: shared (a view) when the types say so, else x's
+// own buffer if x dies here, else a copy.
 
 func init() {
-	register(&Def{Name: "reduce_sum_to", Infer: inferReduceSumTo, Bind: bindReduceSumTo,
+	register(&Def{Name: "reduce_sum_to", Infer: inferReduceSumTo, Compute: bindReduceSumTo,
 		Grad: func(g *GradContext) ([]*ir.Value, error) {
 			// The adjoint of summing to a shape is broadcasting back.
 			dx := Add(g.B, FullLike(g.B, g.X(0), 0, ir.InvalidDType), g.DY[0])
@@ -60,36 +63,44 @@ func inferReduceSumTo(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, target...)}, nil
 }
 
-func bindReduceSumTo(op *ir.Op) (Kernel, error) {
+// bindReduceSumTo returns reduce_sum_to's kernel. When x's type already
+// has the target shape the result is x, shared (a view). When that is
+// only known at run time, the result takes over x's buffer if x dies here
+// (Compute.InPlace: the executor hands it over only when the shapes are
+// equal) and is a copy of x otherwise.
+func bindReduceSumTo(op *ir.Op) (Compute, error) {
 	static := op.NumOperands() == 1
 	target := op.Result(0).Type().Dims
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, to := in[0], target
-		if !static {
-			to = in[1].Shape()
-		}
-		axes, err := sumToAxes(x.Shape(), to)
-		if err != nil {
-			return nil, err
-		}
-		if len(axes) == 0 && len(to) == x.Rank() {
-			return []*tensor.Tensor{x.Retain()}, nil
-		}
-		out, err := c.New(ir.DType(x.DType()), to)
-		if err != nil {
-			return nil, err
-		}
-		switch x.DType() {
-		case tensor.F32:
-			err = kernels.Reduce(kernels.ReduceSum, c.Threads, out.F32(), x.F32(), x.Shape(), axes)
-		case tensor.F64:
-			err = kernels.Reduce(kernels.ReduceSum, c.Threads, out.F64(), x.F64(), x.Shape(), axes)
-		}
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		return []*tensor.Tensor{out}, nil
+	xt := op.Operand(0).Type()
+	if xt.IsStatic() && (static || op.Operand(1).Type().IsStatic()) && slices.Equal(xt.Dims, target) {
+		return Compute{Fn: func(*Ctx, []*tensor.Tensor, []*tensor.Tensor) error { return nil }, View: []int{0}}, nil
+	}
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			x, to := in[0], target
+			if !static {
+				to = in[1].Shape()
+			}
+			axes, err := sumToAxes(x.Shape(), to)
+			if err != nil {
+				return err
+			}
+			y := out[0]
+			if len(axes) == 0 && len(to) == x.Rank() {
+				if y != x {
+					kernels.CopyInto(y.Raw(), x.Raw(), c.Threads)
+				}
+				return nil
+			}
+			switch x.DType() {
+			case tensor.F32:
+				return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F32(), x.F32(), x.Shape(), axes)
+			case tensor.F64:
+				return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F64(), x.F64(), x.Shape(), axes)
+			}
+			return fmt.Errorf("reduce_sum_to: no kernel for %s", x.Type())
+		},
+		InPlace: [][]int{{0}},
 	}, nil
 }
 
