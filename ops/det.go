@@ -22,7 +22,7 @@ import (
 // inverse gopir does not have); asking for one is an error.
 
 func init() {
-	register(&Def{Name: "det", Infer: inferDet, Bind: bindDet, Grad: gradDet})
+	register(&Def{Name: "det", Infer: inferDet, Compute: bindDet, Grad: gradDet})
 }
 
 func inferDet(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
@@ -43,7 +43,9 @@ func inferDet(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, x.Dims[:r-2]...)}, nil
 }
 
-func bindDet(op *ir.Op) (Kernel, error) {
+// bindDet returns det's kernel: Infer has checked that the run-time
+// matrices are square, and the executor allocates the result.
+func bindDet(op *ir.Op) (Compute, error) {
 	var run func(c *Ctx, out, x *tensor.Tensor, n int) error
 	switch dt := op.Operand(0).Type().DType; dt {
 	case ir.F32:
@@ -55,29 +57,24 @@ func bindDet(op *ir.Op) (Kernel, error) {
 			return kernels.Det(c.Threads, out.F64(), x.F64(), n)
 		}
 	default:
-		return nil, fmt.Errorf("det: no kernel for %s", dt)
+		return Compute{}, fmt.Errorf("det: no kernel for %s", dt)
 	}
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		if err := ewCheckInputs("det", in, dts); err != nil {
-			return nil, err
+			return err
 		}
 		x := in[0]
 		s := x.Shape()
 		r := len(s)
 		if r < 2 || s[r-2] != s[r-1] {
-			return nil, fmt.Errorf("det: operand of shape %v: the matrices are not square", s)
+			return fmt.Errorf("det: operand of shape %v: the matrices are not square", s)
 		}
-		out, err := c.New(dts[0], s[:r-2])
-		if err != nil {
-			return nil, err
+		if err := run(c, out[0], x, s[r-1]); err != nil {
+			return fmt.Errorf("det: %w", err)
 		}
-		if err := run(c, out, x, s[r-1]); err != nil {
-			out.Release()
-			return nil, fmt.Errorf("det: %w", err)
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // gradDet refuses: see the file comment.

@@ -27,10 +27,10 @@ import (
 // dtype.
 
 func init() {
-	register(&Def{Name: "softmax", Infer: inferSoftmax, Bind: bindSoftmax(false), Grad: nnGradSoftmax("softmax_grad")})
-	register(&Def{Name: "log_softmax", Infer: inferSoftmax, Bind: bindSoftmax(true), Grad: nnGradSoftmax("log_softmax_grad")})
-	register(&Def{Name: "softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Bind: nnBindSoftmaxGrad(false)})
-	register(&Def{Name: "log_softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Bind: nnBindSoftmaxGrad(true)})
+	register(&Def{Name: "softmax", Infer: inferSoftmax, Compute: bindSoftmax(false), Grad: nnGradSoftmax("softmax_grad")})
+	register(&Def{Name: "log_softmax", Infer: inferSoftmax, Compute: bindSoftmax(true), Grad: nnGradSoftmax("log_softmax_grad")})
+	register(&Def{Name: "softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Compute: nnBindSoftmaxGrad(false)})
+	register(&Def{Name: "log_softmax_grad", Grad: noSecondOrder, Infer: nnInferSoftmaxGrad, Compute: nnBindSoftmaxGrad(true)})
 }
 
 // nnAxis normalises the axis attribute (default −1) for x; a scalar
@@ -71,18 +71,14 @@ func inferSoftmax(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, in[0].Dims...)}, nil
 }
 
-func bindSoftmax(log bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func bindSoftmax(log bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		axis, err := nnAxis(op.Attrs, op.Operand(0).Type())
 		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			x := in[0]
-			y, err := c.New(ir.DType(x.DType()), x.Shape())
-			if err != nil {
-				return nil, err
-			}
+		return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			x, y := in[0], out[0]
 			outer, n, inner := nnSplitAxis(x.Shape(), axis)
 			th := nnThreads(c)
 			switch {
@@ -95,8 +91,8 @@ func bindSoftmax(log bool) func(*ir.Op) (Kernel, error) {
 			default:
 				kernels.Softmax(x.F64(), y.F64(), outer, n, inner, th)
 			}
-			return []*tensor.Tensor{y}, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
 
@@ -143,21 +139,16 @@ func nnInferSoftmaxGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{j}, nil
 }
 
-func nnBindSoftmaxGrad(log bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+// nnBindSoftmaxGrad returns the kernel of softmax_grad or
+// log_softmax_grad: Infer has checked that y and dy have one shape.
+func nnBindSoftmaxGrad(log bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		axis, err := nnAxis(op.Attrs, op.Operand(0).Type())
 		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			y, dy := in[0], in[1]
-			if _, ok := nnMatchShape(nnType(y), nnType(dy)); !ok {
-				return nil, fmt.Errorf("dy %s must have the shape of y %s", dy.Type(), y.Type())
-			}
-			dx, err := c.New(ir.DType(y.DType()), y.Shape())
-			if err != nil {
-				return nil, err
-			}
+		return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			y, dy, dx := in[0], in[1], out[0]
 			outer, n, inner := nnSplitAxis(y.Shape(), axis)
 			th := nnThreads(c)
 			switch {
@@ -170,7 +161,7 @@ func nnBindSoftmaxGrad(log bool) func(*ir.Op) (Kernel, error) {
 			default:
 				kernels.SoftmaxGrad(y.F64(), dy.F64(), dx.F64(), outer, n, inner, th)
 			}
-			return []*tensor.Tensor{dx}, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
