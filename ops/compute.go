@@ -168,7 +168,7 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 			}
 			if err != nil {
 				releaseOwned(c, in, taken)
-				return nil, err
+				return outs, err // the deferred release needs outs
 			}
 		}
 		var ws *tensor.Tensor
@@ -180,7 +180,7 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 			if n := comp.Work(shapes); n > 0 {
 				if ws, err = tensor.New(c.Alloc, tensor.I64, int((n+7)/8)); err != nil {
 					releaseOwned(c, in, taken)
-					return nil, err
+					return outs, err
 				}
 				c.SetWork(ws.Raw())
 			}
