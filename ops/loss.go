@@ -43,9 +43,9 @@ import (
 // in both operands: dlogits = (σ(x) − t)·dy and dtargets = −x·dy.
 
 func init() {
-	register(&Def{Name: "cross_entropy_with_softmax", Infer: inferCrossEntropy, Bind: bindCrossEntropy, Grad: nnGradCrossEntropy})
-	register(&Def{Name: "binary_cross_entropy_with_logits", Infer: inferBCELogits, Bind: bindBCELogits, Grad: nnGradBCELogits})
-	register(&Def{Name: "cross_entropy_with_softmax_grad", Grad: noSecondOrder, Infer: nnInferXentGrad, Bind: nnBindXentGrad})
+	register(&Def{Name: "cross_entropy_with_softmax", Infer: inferCrossEntropy, Compute: bindCrossEntropy, Grad: nnGradCrossEntropy})
+	register(&Def{Name: "binary_cross_entropy_with_logits", Infer: inferBCELogits, Compute: bindBCELogits, Grad: nnGradBCELogits})
+	register(&Def{Name: "cross_entropy_with_softmax_grad", Grad: noSecondOrder, Infer: nnInferXentGrad, Compute: nnBindXentGrad})
 }
 
 // nnXentShape checks the operands and returns the class axis and the loss
@@ -98,42 +98,46 @@ func inferCrossEntropy(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, lossDims...), ir.TensorOf(in[0].DType, in[0].Dims...)}, nil
 }
 
-func bindCrossEntropy(op *ir.Op) (Kernel, error) {
+// bindCrossEntropy returns cross_entropy_with_softmax's kernel: Infer has
+// checked the operands' run-time shapes, and the executor allocates the
+// loss and the softmax.
+func bindCrossEntropy(op *ir.Op) (Compute, error) {
 	axisAttr, ignore, err := nnXentDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		logits, labels := in[0], in[1]
-		axis, lossDims, err := nnXentShape(nnType(logits), nnType(labels), axisAttr)
+		axis, err := normAxis(axisAttr, logits.Rank())
 		if err != nil {
-			return nil, err
+			return err
 		}
-		dt := ir.DType(logits.DType())
-		outs, err := nnNewAll(c, ir.Type{DType: dt, Dims: lossDims}, nnType(logits))
-		if err != nil {
-			return nil, err
-		}
+		loss, probs := out[0], out[1]
 		outer, n, inner := nnSplitAxis(logits.Shape(), axis)
 		th := nnThreads(c)
 		bad := -1
 		switch {
-		case dt == ir.F32 && labels.DType() == tensor.I64:
-			bad = kernels.SoftmaxCrossEntropy(logits.F32(), outs[1].F32(), outs[0].F32(), labels.I64(), outer, n, inner, ignore, th)
-		case dt == ir.F32:
-			bad = kernels.SoftmaxCrossEntropy(logits.F32(), outs[1].F32(), outs[0].F32(), labels.I32(), outer, n, inner, ignore, th)
+		case logits.DType() == tensor.F32 && labels.DType() == tensor.I64:
+			bad = kernels.SoftmaxCrossEntropy(logits.F32(), probs.F32(), loss.F32(), labels.I64(), outer, n, inner, ignore, th)
+		case logits.DType() == tensor.F32:
+			bad = kernels.SoftmaxCrossEntropy(logits.F32(), probs.F32(), loss.F32(), labels.I32(), outer, n, inner, ignore, th)
 		case labels.DType() == tensor.I64:
-			bad = kernels.SoftmaxCrossEntropy(logits.F64(), outs[1].F64(), outs[0].F64(), labels.I64(), outer, n, inner, ignore, th)
+			bad = kernels.SoftmaxCrossEntropy(logits.F64(), probs.F64(), loss.F64(), labels.I64(), outer, n, inner, ignore, th)
 		default:
-			bad = kernels.SoftmaxCrossEntropy(logits.F64(), outs[1].F64(), outs[0].F64(), labels.I32(), outer, n, inner, ignore, th)
+			bad = kernels.SoftmaxCrossEntropy(logits.F64(), probs.F64(), loss.F64(), labels.I32(), outer, n, inner, ignore, th)
 		}
 		if bad >= 0 {
-			nnRelease(outs)
-			return nil, fmt.Errorf("label %d at position %v of labels %s is out of range [0, %d) (ignore_index %d)",
-				int64(labels.Float64At(bad)), nnUnravel(bad, labels.Shape()), labels.Type(), n, ignore)
+			return nnBadLabel(labels, bad, n, ignore)
 		}
-		return outs, nil
-	}, nil
+		return nil
+	}}, nil
+}
+
+// nnBadLabel is the error for the out-of-range label at flat position bad
+// of labels, for n classes.
+func nnBadLabel(labels *tensor.Tensor, bad, n int, ignore int64) error {
+	return fmt.Errorf("label %d at position %v of labels %s is out of range [0, %d) (ignore_index %d)",
+		int64(labels.Float64At(bad)), nnUnravel(bad, labels.Shape()), labels.Type(), n, ignore)
 }
 
 // nnUnravel turns a flat row-major index into a multi-index of shape.
@@ -189,24 +193,19 @@ func nnBCEShape(x, t ir.Type) ([]int, error) {
 	return j.Dims, nil
 }
 
-func bindBCELogits(*ir.Op) (Kernel, error) {
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, t := in[0], in[1]
-		if _, err := nnBCEShape(nnType(x), nnType(t)); err != nil {
-			return nil, err
-		}
-		out, err := c.New(ir.DType(x.DType()), x.Shape())
-		if err != nil {
-			return nil, err
-		}
+// bindBCELogits returns binary_cross_entropy_with_logits' kernel: Infer
+// has checked that logits and targets have one shape.
+func bindBCELogits(*ir.Op) (Compute, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x, t, y := in[0], in[1], out[0]
 		switch x.DType() {
 		case tensor.F32:
-			kernels.BCEWithLogits(x.F32(), t.F32(), out.F32(), nnThreads(c))
+			kernels.BCEWithLogits(x.F32(), t.F32(), y.F32(), nnThreads(c))
 		case tensor.F64:
-			kernels.BCEWithLogits(x.F64(), t.F64(), out.F64(), nnThreads(c))
+			kernels.BCEWithLogits(x.F64(), t.F64(), y.F64(), nnThreads(c))
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // BinaryCrossEntropyWithLogits appends the elementwise binary cross-entropy
@@ -282,41 +281,35 @@ func nnInferXentGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, in[0].Dims...)}, nil
 }
 
-func nnBindXentGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	_, ignore, err := nnXentDecode(attrs)
+// nnBindXentGrad returns cross_entropy_with_softmax_grad's kernel: Infer
+// has checked the operands' run-time shapes.
+func nnBindXentGrad(op *ir.Op) (Compute, error) {
+	axisAttr, ignore, err := nnXentDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		probs, labels, dloss := in[0], in[1], in[2]
-		axis, err := nnXentGradShape([]ir.Type{nnType(probs), nnType(labels), nnType(dloss)}, attrs)
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		probs, labels, dloss, dlogits := in[0], in[1], in[2], out[0]
+		axis, err := normAxis(axisAttr, probs.Rank())
 		if err != nil {
-			return nil, err
-		}
-		dt := ir.DType(probs.DType())
-		out, err := c.New(dt, probs.Shape())
-		if err != nil {
-			return nil, err
+			return err
 		}
 		outer, n, inner := nnSplitAxis(probs.Shape(), axis)
 		th := nnThreads(c)
 		var bad int
 		switch {
-		case dt == ir.F32 && labels.DType() == tensor.I64:
-			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I64(), out.F32(), outer, n, inner, ignore, th)
-		case dt == ir.F32:
-			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I32(), out.F32(), outer, n, inner, ignore, th)
+		case probs.DType() == tensor.F32 && labels.DType() == tensor.I64:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I64(), dlogits.F32(), outer, n, inner, ignore, th)
+		case probs.DType() == tensor.F32:
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F32(), dloss.F32(), labels.I32(), dlogits.F32(), outer, n, inner, ignore, th)
 		case labels.DType() == tensor.I64:
-			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I64(), out.F64(), outer, n, inner, ignore, th)
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I64(), dlogits.F64(), outer, n, inner, ignore, th)
 		default:
-			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I32(), out.F64(), outer, n, inner, ignore, th)
+			bad = kernels.SoftmaxCrossEntropyGrad(probs.F64(), dloss.F64(), labels.I32(), dlogits.F64(), outer, n, inner, ignore, th)
 		}
 		if bad >= 0 {
-			out.Release()
-			return nil, fmt.Errorf("label %d at position %v of labels %s is out of range [0, %d) (ignore_index %d)",
-				int64(labels.Float64At(bad)), nnUnravel(bad, labels.Shape()), labels.Type(), n, ignore)
+			return nnBadLabel(labels, bad, n, ignore)
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
