@@ -34,11 +34,16 @@ import (
 // unchanged, saved_mean is 0 and saved_inv_std 1/√epsilon.
 //
 // With training=false it uses the running statistics; running_mean_out and
-// running_var_out are the operands themselves (shared, no copy), and so is
-// saved_mean (= running_mean), while saved_inv_std = 1/√(running_var +
-// epsilon) is a fresh C-sized tensor. So in both modes the saved results
-// are C-sized and hold the mean and inverse deviation y was normalised
-// with, which is what the backward needs.
+// running_var_out are the operands themselves (views sharing their
+// storage, no copy), and so is saved_mean (= running_mean), while
+// saved_inv_std = 1/√(running_var + epsilon) is a fresh C-sized tensor. So
+// in both modes the saved results are C-sized and hold the mean and
+// inverse deviation y was normalised with, which is what the backward
+// needs.
+//
+// The executor allocates the results (Compute); the kernels' float64
+// per-channel vectors (batch_norm's statistics, batch_norm_grad's sums)
+// come from the workspace.
 //
 // layer_norm normalises x over its dims [begin_norm_axis, rank) (default
 // begin_norm_axis −1: the last dim; negative values count from the end),
@@ -70,10 +75,10 @@ import (
 // needs.
 
 func init() {
-	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Bind: bindBatchNorm, Grad: nnGradBatchNorm})
-	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Bind: bindLayerNorm, Grad: nnGradLayerNorm})
-	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Bind: nnBindBNGrad})
-	register(&Def{Name: "layer_norm_grad", Grad: noSecondOrder, Infer: nnInferLNGrad, Bind: nnBindLNGrad})
+	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Compute: bindBatchNorm, Grad: nnGradBatchNorm})
+	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Compute: bindLayerNorm, Grad: nnGradLayerNorm})
+	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Compute: nnBindBNGrad})
+	register(&Def{Name: "layer_norm_grad", Grad: noSecondOrder, Infer: nnInferLNGrad, Compute: nnBindLNGrad})
 }
 
 type nnBNAttrs struct {
@@ -141,95 +146,101 @@ func inferBatchNorm(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), st, st, st, st}, nil
 }
 
-func bindBatchNorm(op *ir.Op) (Kernel, error) {
+// bindBatchNorm returns batch_norm's kernel. Infer has checked the
+// operands' run-time shapes and the executor allocates the results; in
+// inference mode the running statistics results are views of the
+// operands. The float64 per-channel statistics live in the workspace:
+// 11 (training) or 7 vectors of C.
+func bindBatchNorm(op *ir.Op) (Compute, error) {
 	a, err := nnBNDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, 5)
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		ch, err := nnBNShape(types)
-		if err != nil {
-			return nil, err
-		}
-		x := in[0]
-		xs := x.Shape()
-		outer, inner := xs[0], nnProd(xs[2:])
-		count := outer * inner
-		if a.training && count == 1 {
-			return nil, fmt.Errorf("expected more than 1 value per channel when training, got x %s", x.Type())
-		}
-		dt := ir.DType(x.DType())
-		mean, variance := make([]float64, ch), make([]float64, ch)
-		scale, bias := nnFloats(in[1]), nnFloats(in[2])
-		runMean, runVar := nnFloats(in[3]), nnFloats(in[4])
-		th := nnThreads(c)
-		if a.training {
-			switch x.DType() {
-			case tensor.F32:
-				kernels.BatchNormStats(x.F32(), outer, ch, inner, mean, variance, th)
-			case tensor.F64:
-				kernels.BatchNormStats(x.F64(), outer, ch, inner, mean, variance, th)
+	vecs := 7
+	var view []int
+	if a.training {
+		vecs = 11
+	} else {
+		view = []int{-1, 3, 4, 3, -1}
+	}
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			x := in[0]
+			xs := x.Shape()
+			outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
+			count := outer * inner
+			if a.training && count == 1 {
+				return fmt.Errorf("expected more than 1 value per channel when training, got x %s", x.Type())
 			}
-		} else {
-			copy(mean, runMean)
-			copy(variance, runVar)
-		}
-		invStd := make([]float64, ch)
-		mul, add := make([]float64, ch), make([]float64, ch)
-		for i := range ch {
-			invStd[i] = 1 / math.Sqrt(variance[i]+a.eps)
-			mul[i] = scale[i] * invStd[i]
-			add[i] = bias[i] - mean[i]*mul[i]
-		}
-		st := ir.Type{DType: dt, Dims: []int{ch}}
-		var outs []*tensor.Tensor
-		if a.training {
-			outs, err = nnNewAll(c, nnType(x), st, st, st, st)
-			if err != nil {
-				return nil, err
+			buf := Scratch[float64](c, vecs*ch)
+			vec := func() []float64 {
+				v := buf[:ch:ch]
+				buf = buf[ch:]
+				return v
 			}
-			newMean, newVar := make([]float64, ch), make([]float64, ch)
-			for i := range ch {
-				newMean[i], newVar[i] = runMean[i], runVar[i]
-				if count > 0 {
-					unbiased := variance[i] * float64(count) / float64(count-1)
-					newMean[i] = (1-a.momentum)*runMean[i] + a.momentum*mean[i]
-					newVar[i] = (1-a.momentum)*runVar[i] + a.momentum*unbiased
+			scale, bias := nnFloatsInto(vec(), in[1]), nnFloatsInto(vec(), in[2])
+			runMean, runVar := nnFloatsInto(vec(), in[3]), nnFloatsInto(vec(), in[4])
+			invStd, mul, add := vec(), vec(), vec()
+			th := nnThreads(c)
+			mean, variance := runMean, runVar
+			if a.training {
+				mean, variance = vec(), vec()
+				switch x.DType() {
+				case tensor.F32:
+					kernels.BatchNormStats(x.F32(), outer, ch, inner, mean, variance, th)
+				case tensor.F64:
+					kernels.BatchNormStats(x.F64(), outer, ch, inner, mean, variance, th)
 				}
 			}
-			nnSetFloats(outs[1], newMean)
-			nnSetFloats(outs[2], newVar)
-			nnSetFloats(outs[3], mean)
-			nnSetFloats(outs[4], invStd)
-		} else {
-			outs, err = nnNewAll(c, nnType(x), st)
-			if err != nil {
-				return nil, err
+			for i := range ch {
+				invStd[i] = 1 / math.Sqrt(variance[i]+a.eps)
+				mul[i] = scale[i] * invStd[i]
+				add[i] = bias[i] - mean[i]*mul[i]
 			}
-			nnSetFloats(outs[1], invStd)
-			outs = []*tensor.Tensor{outs[0], in[3].Retain(), in[4].Retain(), in[3].Retain(), outs[1]}
-		}
-		switch x.DType() {
-		case tensor.F32:
-			kernels.BatchNormApply(x.F32(), outs[0].F32(), outer, ch, inner, mul, add, th)
-		case tensor.F64:
-			kernels.BatchNormApply(x.F64(), outs[0].F64(), outer, ch, inner, mul, add, th)
-		}
-		return outs, nil
+			if a.training {
+				newMean, newVar := vec(), vec()
+				for i := range ch {
+					newMean[i], newVar[i] = runMean[i], runVar[i]
+					if count > 0 {
+						unbiased := variance[i] * float64(count) / float64(count-1)
+						newMean[i] = (1-a.momentum)*runMean[i] + a.momentum*mean[i]
+						newVar[i] = (1-a.momentum)*runVar[i] + a.momentum*unbiased
+					}
+				}
+				nnSetFloats(out[1], newMean)
+				nnSetFloats(out[2], newVar)
+				nnSetFloats(out[3], mean)
+			}
+			nnSetFloats(out[4], invStd)
+			switch x.DType() {
+			case tensor.F32:
+				kernels.BatchNormApply(x.F32(), out[0].F32(), outer, ch, inner, mul, add, th)
+			case tensor.F64:
+				kernels.BatchNormApply(x.F64(), out[0].F64(), outer, ch, inner, mul, add, th)
+			}
+			return nil
+		},
+		Work: func(shapes [][]int) int64 { return WorkBytes(vecs*shapes[0][1], 8) },
+		View: view,
 	}, nil
 }
 
-// nnFloats copies a small float tensor into a []float64.
-func nnFloats(t *tensor.Tensor) []float64 {
-	out := make([]float64, t.Len())
-	for i := range out {
-		out[i] = t.Float64At(i)
+// nnFloatsInto copies the small float tensor t into dst, of its length,
+// and returns dst.
+func nnFloatsInto(dst []float64, t *tensor.Tensor) []float64 {
+	switch t.DType() {
+	case tensor.F32:
+		for i, v := range t.F32() {
+			dst[i] = float64(v)
+		}
+	case tensor.F64:
+		copy(dst, t.F64())
+	default:
+		for i := range dst {
+			dst[i] = t.Float64At(i)
+		}
 	}
-	return out
+	return dst
 }
 
 // nnSetFloats writes v into the float tensor t.
@@ -308,33 +319,29 @@ func nnLNDecode(attrs ir.Attrs) (eps float64, begin int, err error) {
 	return
 }
 
-func bindLayerNorm(op *ir.Op) (Kernel, error) {
+// bindLayerNorm returns layer_norm's kernel: Infer has checked the
+// operands' run-time shapes.
+func bindLayerNorm(op *ir.Op) (Compute, error) {
 	eps, begin, err := nnLNDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := []ir.Type{nnType(in[0]), nnType(in[1]), nnType(in[2])}
-		axis, err := nnLNShape(types, begin)
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x := in[0]
-		st := ir.Type{DType: types[0].DType, Dims: x.Shape()[:axis]}
-		outs, err := nnNewAll(c, types[0], st, st)
+		axis, err := normAxis(begin, x.Rank())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rows, cols := nnProd(x.Shape()[:axis]), nnProd(x.Shape()[axis:])
 		th := nnThreads(c)
 		switch x.DType() {
 		case tensor.F32:
-			kernels.LayerNorm(x.F32(), in[1].F32(), in[2].F32(), outs[0].F32(), outs[1].F32(), outs[2].F32(), rows, cols, eps, th)
+			kernels.LayerNorm(x.F32(), in[1].F32(), in[2].F32(), out[0].F32(), out[1].F32(), out[2].F32(), rows, cols, eps, th)
 		case tensor.F64:
-			kernels.LayerNorm(x.F64(), in[1].F64(), in[2].F64(), outs[0].F64(), outs[1].F64(), outs[2].F64(), rows, cols, eps, th)
+			kernels.LayerNorm(x.F64(), in[1].F64(), in[2].F64(), out[0].F64(), out[1].F64(), out[2].F64(), rows, cols, eps, th)
 		}
-		return outs, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // LayerNorm appends a layer normalisation of x over its dims from
@@ -482,39 +489,36 @@ func nnInferBNGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), in[2], in[2]}, nil
 }
 
-func nnBindBNGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	training, err := nnBool(attrs, "training", true)
+// nnBindBNGrad returns batch_norm_grad's kernel: Infer has checked the
+// operands' run-time shapes. The float64 per-channel vectors (scale, mean,
+// inv_std, dscale, dbias) live in the workspace.
+func nnBindBNGrad(op *ir.Op) (Compute, error) {
+	training, err := nnBool(op.Attrs, "training", true)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		if _, err := nnNormGradCheck(true, types, attrs); err != nil {
-			return nil, err
-		}
-		dy, x := in[0], in[1]
-		outs, err := nnNewAll(c, types[1], types[2], types[2])
-		if err != nil {
-			return nil, err
-		}
-		xs := x.Shape()
-		outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
-		scale, mean, invStd := nnFloats(in[2]), nnFloats(in[3]), nnFloats(in[4])
-		dscale, dbias := make([]float64, ch), make([]float64, ch)
-		th := nnThreads(c)
-		switch x.DType() {
-		case tensor.F32:
-			kernels.BatchNormGrad(dy.F32(), x.F32(), outer, ch, inner, scale, mean, invStd, training, outs[0].F32(), dscale, dbias, th)
-		case tensor.F64:
-			kernels.BatchNormGrad(dy.F64(), x.F64(), outer, ch, inner, scale, mean, invStd, training, outs[0].F64(), dscale, dbias, th)
-		}
-		nnSetFloats(outs[1], dscale)
-		nnSetFloats(outs[2], dbias)
-		return outs, nil
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			dy, x := in[0], in[1]
+			xs := x.Shape()
+			outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
+			buf := Scratch[float64](c, 5*ch)
+			scale := nnFloatsInto(buf[0*ch:1*ch:1*ch], in[2])
+			mean := nnFloatsInto(buf[1*ch:2*ch:2*ch], in[3])
+			invStd := nnFloatsInto(buf[2*ch:3*ch:3*ch], in[4])
+			dscale, dbias := buf[3*ch:4*ch:4*ch], buf[4*ch:5*ch:5*ch]
+			th := nnThreads(c)
+			switch x.DType() {
+			case tensor.F32:
+				kernels.BatchNormGrad(dy.F32(), x.F32(), outer, ch, inner, scale, mean, invStd, training, out[0].F32(), dscale, dbias, th)
+			case tensor.F64:
+				kernels.BatchNormGrad(dy.F64(), x.F64(), outer, ch, inner, scale, mean, invStd, training, out[0].F64(), dscale, dbias, th)
+			}
+			nnSetFloats(out[1], dscale)
+			nnSetFloats(out[2], dbias)
+			return nil
+		},
+		Work: func(shapes [][]int) int64 { return WorkBytes(5*shapes[1][1], 8) },
 	}, nil
 }
 
@@ -526,30 +530,27 @@ func nnInferLNGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, x.Dims...), in[2], in[2]}, nil
 }
 
-func nnBindLNGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		axis, err := nnNormGradCheck(false, types, attrs)
-		if err != nil {
-			return nil, err
-		}
+// nnBindLNGrad returns layer_norm_grad's kernel: Infer has checked the
+// operands' run-time shapes.
+func nnBindLNGrad(op *ir.Op) (Compute, error) {
+	begin, err := nnInt(op.Attrs, "begin_norm_axis", -1)
+	if err != nil {
+		return Compute{}, err
+	}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		dy, x := in[0], in[1]
-		outs, err := nnNewAll(c, types[1], types[2], types[2])
+		axis, err := normAxis(begin, x.Rank())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rows, cols := nnProd(x.Shape()[:axis]), nnProd(x.Shape()[axis:])
 		th := nnThreads(c)
 		switch x.DType() {
 		case tensor.F32:
-			kernels.LayerNormGrad(dy.F32(), x.F32(), in[2].F32(), in[3].F32(), in[4].F32(), rows, cols, outs[0].F32(), outs[1].F32(), outs[2].F32(), th)
+			kernels.LayerNormGrad(dy.F32(), x.F32(), in[2].F32(), in[3].F32(), in[4].F32(), rows, cols, out[0].F32(), out[1].F32(), out[2].F32(), th)
 		case tensor.F64:
-			kernels.LayerNormGrad(dy.F64(), x.F64(), in[2].F64(), in[3].F64(), in[4].F64(), rows, cols, outs[0].F64(), outs[1].F64(), outs[2].F64(), th)
+			kernels.LayerNormGrad(dy.F64(), x.F64(), in[2].F64(), in[3].F64(), in[4].F64(), rows, cols, out[0].F64(), out[1].F64(), out[2].F64(), th)
 		}
-		return outs, nil
-	}, nil
+		return nil
+	}}, nil
 }
