@@ -17,8 +17,8 @@ import (
 // with probability p (default 0.5, 0 ≤ p ≤ 1) and the others are scaled by
 // 1/(1−p): mask has x's shape and dtype and holds 0 or 1/(1−p), and
 // out = x·mask, so the backward is dy·mask. With training=false, out is x
-// itself (shared, no copy) and mask is a rank-0 tensor holding 1, so dy·mask
-// still broadcasts to the right gradient.
+// itself (a view sharing its storage, no copy) and mask is a rank-0 tensor
+// holding 1, so dy·mask still broadcasts to the right gradient.
 //
 // Randomness is a counter-based stream: element i's draw is a pure function
 // of (key, i), so masks do not depend on the thread count. With a nonzero
@@ -30,7 +30,7 @@ import (
 // and every run of a program is reproducible from its seed.
 
 func init() {
-	register(&Def{Name: "dropout", Infer: inferDropout, Bind: bindDropout, Grad: nnGradDropout})
+	register(&Def{Name: "dropout", Infer: inferDropout, Compute: bindDropout, Grad: nnGradDropout})
 }
 
 type nnDropAttrs struct {
@@ -93,10 +93,20 @@ func nnOpPosition(op *ir.Op) []uint64 {
 	return path
 }
 
-func bindDropout(op *ir.Op) (Kernel, error) {
+func bindDropout(op *ir.Op) (Compute, error) {
 	a, err := nnDropDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
+	}
+	if !a.training {
+		// out is a view of x; mask the scalar 1.
+		return Compute{
+			Fn: func(_ *Ctx, _, out []*tensor.Tensor) error {
+				fill(out[1], 1)
+				return nil
+			},
+			View: []int{0, -1},
+		}, nil
 	}
 	posKey := kernels.DropoutKey(nnOpPosition(op)...)
 	// Calls of this kernel within the current (Seed, Run).
@@ -117,30 +127,17 @@ func bindDropout(op *ir.Op) (Kernel, error) {
 		calls++
 		return k
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x := in[0]
-		dt := ir.DType(x.DType())
-		if !a.training {
-			mask, err := c.New(dt, nil)
-			if err != nil {
-				return nil, err
-			}
-			fill(mask, 1)
-			return []*tensor.Tensor{x.Retain(), mask}, nil
-		}
-		outs, err := nnNewAll(c, nnType(x), nnType(x))
-		if err != nil {
-			return nil, err
-		}
 		key := nextKey(c)
-		switch dt {
-		case ir.F32:
-			kernels.Dropout(x.F32(), outs[0].F32(), outs[1].F32(), a.p, key, nnThreads(c))
-		case ir.F64:
-			kernels.Dropout(x.F64(), outs[0].F64(), outs[1].F64(), a.p, key, nnThreads(c))
+		switch x.DType() {
+		case tensor.F32:
+			kernels.Dropout(x.F32(), out[0].F32(), out[1].F32(), a.p, key, nnThreads(c))
+		case tensor.F64:
+			kernels.Dropout(x.F64(), out[0].F64(), out[1].F64(), a.p, key, nnThreads(c))
 		}
-		return outs, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // Dropout appends a dropout of x with drop probability p and returns out

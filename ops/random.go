@@ -34,8 +34,8 @@ import (
 // No gradient flows through them (NoGrad): they have no operands.
 
 func init() {
-	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Bind: rndBind(true), NoGrad: true})
-	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Bind: rndBind(false), NoGrad: true})
+	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Compute: rndBind(true), NoGrad: true})
+	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Compute: rndBind(false), NoGrad: true})
 }
 
 // rndSpec is the decoded attributes of a random op.
@@ -159,18 +159,15 @@ func (s *rndStream) key(c *Ctx) uint64 {
 	return kernels.RandKey(uint64(c.Seed), uint64(c.Run), s.opKey, k)
 }
 
-func rndBind(uniform bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func rndBind(uniform bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		s, err := rndAttrs(op.Attrs, uniform)
 		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
 		stream := &rndStream{seed: s.seed, opKey: rndOpKey(op)}
-		return func(c *Ctx, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			y, err := c.New(s.dt, s.shape)
-			if err != nil {
-				return nil, err
-			}
+		return Compute{Fn: func(c *Ctx, _, out []*tensor.Tensor) error {
+			y := out[0]
 			key := stream.key(c)
 			switch {
 			case uniform && s.dt == ir.F32:
@@ -182,8 +179,8 @@ func rndBind(uniform bool) func(*ir.Op) (Kernel, error) {
 			default:
 				kernels.NormalF64(y.F64(), key, s.a, s.b, c.Threads)
 			}
-			return []*tensor.Tensor{y}, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
 
