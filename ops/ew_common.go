@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"math"
-	"slices"
 	"unsafe"
 
 	"github.com/gopir/gopir/ir"
@@ -184,74 +183,4 @@ func ewMapKernel(op *ir.Op, run func(c *Ctx, out, x *tensor.Tensor) error) Compu
 	return ewKernel(op, op.Result(0).Type().DType, func(c *Ctx, out *tensor.Tensor, in []*tensor.Tensor) error {
 		return run(c, out, in[0])
 	})
-}
-
-// ewOutput returns a reusable operand (see ewReusable) and its index, or a
-// new tensor and -1.
-func ewOutput(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) (*tensor.Tensor, int, error) {
-	if i := ewReusable(c, in, dt, shape); i >= 0 {
-		return in[i], i, nil
-	}
-	out, err := c.New(dt, shape)
-	return out, -1, err
-}
-
-// ewReusable returns the first operand the kernel owns, nobody else holds
-// and that has dtype dt and exactly shape, or -1.
-func ewReusable(c *Ctx, in []*tensor.Tensor, dt ir.DType, shape []int) int {
-	if c.Owned == 0 {
-		return -1
-	}
-	for i, x := range in {
-		if c.Owns(i) && !x.IsStack() && ir.DType(x.DType()) == dt && x.Refs() == 1 && slices.Equal(x.Shape(), shape) {
-			return i
-		}
-	}
-	return -1
-}
-
-// ewReleaseOwned releases the operands the kernel owns, except in[keep].
-func ewReleaseOwned(c *Ctx, in []*tensor.Tensor, keep int) {
-	if c.Owned == 0 {
-		return
-	}
-	for i, x := range in {
-		if i != keep && c.Owns(i) {
-			c.Disown(i)
-			x.Release()
-		}
-	}
-}
-
-// ewResultShape is the broadcast of the operands' shapes. The common
-// case needs no new slice: one operand already has the broadcast shape
-// (every other operand's dims, aligned from the right, are 1 or equal to
-// its dims, as for equal shapes, scalars and bias rows). The result may be
-// an operand's shape: do not modify it.
-func ewResultShape(in []*tensor.Tensor) ([]int, error) {
-	big := in[0]
-	for _, x := range in[1:] {
-		if x.Rank() > big.Rank() || x.Rank() == big.Rank() && x.Len() > big.Len() {
-			big = x
-		}
-	}
-	bs := big.Shape()
-	fits := true
-	for _, x := range in {
-		s := x.Shape()
-		off := len(bs) - len(s)
-		for i, d := range s {
-			if d != 1 && d != bs[off+i] {
-				fits = false
-			}
-		}
-	}
-	if fits {
-		return bs, nil
-	}
-	shapes := make([][]int, len(in))
-	for i, x := range in {
-		shapes[i] = x.Shape()
-	}
-	return kernels.BroadcastShapes(shapes...)
 }

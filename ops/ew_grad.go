@@ -20,8 +20,8 @@ import (
 // derivative in x is not implemented, and asking for it is an error.
 
 func init() {
-	register(&Def{Name: "gelu_grad", Infer: ewInferActGrad(true), Bind: ewBindActGrad, Grad: ewGradActGrad})
-	register(&Def{Name: "silu_grad", Infer: ewInferActGrad(false), Bind: ewBindActGrad, Grad: ewGradActGrad})
+	register(&Def{Name: "gelu_grad", Infer: ewInferActGrad(true), Compute: ewBindActGrad, Grad: ewGradActGrad})
+	register(&Def{Name: "silu_grad", Infer: ewInferActGrad(false), Compute: ewBindActGrad, Grad: ewGradActGrad})
 }
 
 func ewInferActGrad(hasApprox bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
@@ -57,44 +57,34 @@ func ewInferActGrad(hasApprox bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error)
 	}
 }
 
-func ewBindActGrad(op *ir.Op) (Kernel, error) {
+// ewBindActGrad returns the kernel of gelu_grad or silu_grad: Infer has
+// checked that x and dy have one shape.
+func ewBindActGrad(op *ir.Op) (Compute, error) {
 	approx := false
 	if op.Name() == "gelu_grad" {
 		var err error
 		if approx, err = ewOptBool(op.Attrs, "approximate", false); err != nil {
-			return nil, err
+			return Compute{}, err
 		}
 	}
 	name, dts := op.Name(), ewOperandDTypes(op)
 	dt := dts[0]
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, outs []*tensor.Tensor) error {
 		if err := ewCheckInputs(name, in, dts); err != nil {
-			return nil, err
+			return err
 		}
-		x, dy := in[0], in[1]
-		if !slices.Equal(x.Shape(), dy.Shape()) {
-			return nil, fmt.Errorf("%s: operand shapes %v and %v differ", name, x.Shape(), dy.Shape())
-		}
-		out, err := c.New(dt, x.Shape())
-		if err != nil {
-			return nil, err
-		}
+		x, dy, out := in[0], in[1], outs[0]
 		switch {
 		case name == "gelu_grad" && dt == ir.F32:
-			err = kernels.GeluGrad(c.Threads, out.F32(), x.F32(), dy.F32(), approx)
+			return kernels.GeluGrad(c.Threads, out.F32(), x.F32(), dy.F32(), approx)
 		case name == "gelu_grad":
-			err = kernels.GeluGrad(c.Threads, out.F64(), x.F64(), dy.F64(), approx)
+			return kernels.GeluGrad(c.Threads, out.F64(), x.F64(), dy.F64(), approx)
 		case dt == ir.F32:
-			err = kernels.SiluGrad(c.Threads, out.F32(), x.F32(), dy.F32())
+			return kernels.SiluGrad(c.Threads, out.F32(), x.F32(), dy.F32())
 		default:
-			err = kernels.SiluGrad(c.Threads, out.F64(), x.F64(), dy.F64())
+			return kernels.SiluGrad(c.Threads, out.F64(), x.F64(), dy.F64())
 		}
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+	}}, nil
 }
 
 // ewGradActGrad: the op is dy·f'(x), linear in dy, so d dy = ddx·f'(x),

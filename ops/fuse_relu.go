@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -16,47 +15,43 @@ import (
 // dx = dy where y > 0, else 0 (also where y is NaN): with y = relu(x),
 // the gradient of relu at x. y and dy have one type (no broadcasting) and
 // so does dx. It replaces the three buffers of where(y > 0, dy, 0) by one,
-// which may be y's or dy's when either dies here (both are donated).
+// which may be y's or dy's when either dies here (Compute.InPlace).
 //
 // It is linear in dy and piecewise constant in y, so its gradient is
 // relu_grad(y, ddx) for dy and none for y.
 
 func init() {
-	register(&Def{Name: "relu_grad", Infer: ewInferActGrad(false), Bind: fuseBindReluGrad,
-		Grad: fuseGradReluGrad, Donate: []int{0, 1}})
+	register(&Def{Name: "relu_grad", Infer: ewInferActGrad(false), Compute: fuseBindReluGrad,
+		Grad: fuseGradReluGrad})
 }
 
 // ReluGrad appends the gradient of relu given its output y and the
 // gradient dy of that output.
 func ReluGrad(b *ir.Builder, y, dy *ir.Value) *ir.Value { return b.Op1("relu_grad", nil, y, dy) }
 
-func fuseBindReluGrad(op *ir.Op) (Kernel, error) {
+// fuseBindReluGrad returns relu_grad's kernel: Infer has checked that y
+// and dy have one shape. The result may be y's or dy's buffer
+// (Compute.InPlace); kernels.ReluGrad reads each element before it writes
+// it.
+func fuseBindReluGrad(op *ir.Op) (Compute, error) {
 	dt := op.Operand(0).Type().DType
 	if dt != ir.F32 && dt != ir.F64 {
-		return nil, fmt.Errorf("relu_grad: no kernel for %s", dt)
+		return Compute{}, fmt.Errorf("relu_grad: no kernel for %s", dt)
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		y, dy := in[0], in[1]
-		if ir.DType(y.DType()) != dt || ir.DType(dy.DType()) != dt {
-			ewReleaseOwned(c, in, -1)
-			return nil, fmt.Errorf("relu_grad: operands %s and %s, compiled for %s", y.Type(), dy.Type(), dt)
-		}
-		if !slices.Equal(y.Shape(), dy.Shape()) {
-			ewReleaseOwned(c, in, -1)
-			return nil, fmt.Errorf("relu_grad: operand shapes %v and %v differ", y.Shape(), dy.Shape())
-		}
-		out, keep, err := ewOutput(c, in, dt, y.Shape())
-		if err != nil {
-			ewReleaseOwned(c, in, -1)
-			return nil, err
-		}
-		if dt == ir.F32 {
-			kernels.ReluGrad(out.F32(), y.F32(), dy.F32(), nnThreads(c))
-		} else {
-			kernels.ReluGrad(out.F64(), y.F64(), dy.F64(), nnThreads(c))
-		}
-		ewReleaseOwned(c, in, keep)
-		return c.Result(out), nil
+	return Compute{
+		Fn: func(c *Ctx, in, outs []*tensor.Tensor) error {
+			y, dy, out := in[0], in[1], outs[0]
+			if ir.DType(y.DType()) != dt || ir.DType(dy.DType()) != dt {
+				return fmt.Errorf("relu_grad: operands %s and %s, compiled for %s", y.Type(), dy.Type(), dt)
+			}
+			if dt == ir.F32 {
+				kernels.ReluGrad(out.F32(), y.F32(), dy.F32(), nnThreads(c))
+			} else {
+				kernels.ReluGrad(out.F64(), y.F64(), dy.F64(), nnThreads(c))
+			}
+			return nil
+		},
+		InPlace: [][]int{{0, 1}},
 	}, nil
 }
 
