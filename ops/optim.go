@@ -10,7 +10,8 @@ import (
 
 // In-place updates of persistable values: optimizer steps, running
 // statistics, counters. They have no results; each writes some of its
-// operands (Def.Writes) in place and allocates nothing.
+// operands (Def.Writes) in place and allocates nothing (a Compute kernel
+// with no results and no workspace).
 //
 //	sgd_update      (param, grad, lr)                   {weight_decay}
 //	momentum_update (param, grad, velocity, lr)         {momentum, nesterov, weight_decay}
@@ -56,7 +57,7 @@ var optDefs = []struct {
 	operands []string
 	writes   []int
 	infer    func([]ir.Type, ir.Attrs) ([]ir.Type, error)
-	bind     func(*ir.Op) (Kernel, error)
+	compute  func(*ir.Op) (Compute, error)
 }{
 	{"sgd_update", optSGDNames, []int{0}, optInferSGD, optBindSGD},
 	{"momentum_update", optMomentumNames, []int{0, 2}, optInferMomentum, optBindMomentum},
@@ -68,7 +69,7 @@ var optDefs = []struct {
 func init() {
 	for _, d := range optDefs {
 		register(&Def{
-			Name: d.name, Infer: d.infer, Bind: d.bind, Writes: d.writes,
+			Name: d.name, Infer: d.infer, Compute: d.compute, Writes: d.writes,
 			Verify: optVerifyWrites(d.writes, d.operands), NoGrad: true,
 		})
 	}
@@ -310,15 +311,15 @@ func optSameShape(a, b []int) bool {
 	return true
 }
 
-func optBindSGD(op *ir.Op) (Kernel, error) {
+func optBindSGD(op *ir.Op) (Compute, error) {
 	a, err := optDecodeSGD(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
 		if err := optCheckRun("sgd_update", in, dts, []int{1}); err != nil {
-			return nil, err
+			return err
 		}
 		lr := in[2].Float64At(0)
 		switch in[0].DType() {
@@ -327,19 +328,19 @@ func optBindSGD(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.SGDUpdate(in[0].F64(), in[1].F64(), lr, a.weightDecay, c.Threads)
 		}
-		return nil, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
-func optBindMomentum(op *ir.Op) (Kernel, error) {
+func optBindMomentum(op *ir.Op) (Compute, error) {
 	a, err := optDecodeMomentum(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
 		if err := optCheckRun("momentum_update", in, dts, []int{1, 2}); err != nil {
-			return nil, err
+			return err
 		}
 		lr := in[3].Float64At(0)
 		switch in[0].DType() {
@@ -348,25 +349,25 @@ func optBindMomentum(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.MomentumUpdate(in[0].F64(), in[1].F64(), in[2].F64(), lr, a.momentum, a.weightDecay, a.nesterov, c.Threads)
 		}
-		return nil, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
-func optBindAdam(op *ir.Op) (Kernel, error) {
+func optBindAdam(op *ir.Op) (Compute, error) {
 	hyper, err := optDecodeAdam(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
 		if err := optCheckRun("adam_update", in, dts, []int{1, 2, 3}); err != nil {
-			return nil, err
+			return err
 		}
 		h := hyper
 		h.LR = in[4].Float64At(0)
 		h.Step = in[5].Float64At(0)
 		if !(h.Step >= 1) {
-			return nil, fmt.Errorf("adam_update: step is %v; it counts steps from 1 (increment it before the update)", h.Step)
+			return fmt.Errorf("adam_update: step is %v; it counts steps from 1 (increment it before the update)", h.Step)
 		}
 		switch in[0].DType() {
 		case tensor.F32:
@@ -374,30 +375,30 @@ func optBindAdam(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.AdamUpdate(in[0].F64(), in[1].F64(), in[2].F64(), in[3].F64(), h, c.Threads)
 		}
-		return nil, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
-func optBindAssignInto(op *ir.Op) (Kernel, error) {
+func optBindAssignInto(op *ir.Op) (Compute, error) {
 	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
 		if err := optCheckRun("assign_into", in, dts, []int{1}); err != nil {
-			return nil, err
+			return err
 		}
 		kernels.CopyInto(in[0].Raw(), in[1].Raw(), c.Threads)
-		return nil, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
-func optBindIncrement(op *ir.Op) (Kernel, error) {
+func optBindIncrement(op *ir.Op) (Compute, error) {
 	dt := op.Operand(0).Type().DType
 	by, err := optDecodeBy(op.Attrs, dt)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
 		if err := ewCheckInputs("increment", in, []ir.DType{dt}); err != nil {
-			return nil, err
+			return err
 		}
 		x := in[0]
 		switch x.DType() {
@@ -410,8 +411,8 @@ func optBindIncrement(op *ir.Op) (Kernel, error) {
 		case tensor.I64:
 			kernels.Increment(x.I64(), int64(by), c.Threads)
 		}
-		return nil, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // SGDUpdate appends an in-place SGD step on param (see the file comment).
