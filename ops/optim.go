@@ -104,18 +104,23 @@ func optFloat(what string, t ir.Type) error {
 	return nil
 }
 
-// optLike checks that t has the dtype and rank of ref and dims that agree
-// where both are static.
-func optLike(what string, t ir.Type, refName string, ref ir.Type) error {
+// optLike checks that t, operand i, has the dtype and rank of ref (operand
+// 0) and dims that agree where both are static. Infer runs again on the
+// operands' run-time shapes before the kernel, so this is the run-time
+// shape check too; with static shapes the error names both.
+func optLike(what string, i int, t ir.Type, refName string, ref ir.Type) error {
 	if t.DType != ref.DType {
 		return fmt.Errorf("%s %s must have the dtype of %s %s", what, t, refName, ref)
 	}
 	ok := t.Rank() == ref.Rank()
-	for i := 0; ok && i < t.Rank(); i++ {
-		a, b := t.Dims[i], ref.Dims[i]
+	for k := 0; ok && k < t.Rank(); k++ {
+		a, b := t.Dims[k], ref.Dims[k]
 		ok = a == b || a == ir.Dynamic || b == ir.Dynamic
 	}
 	if !ok {
+		if t.IsStatic() && ref.IsStatic() {
+			return fmt.Errorf("%s %s must have the shape of %s %s (operand %d has shape %v, operand 0 has %v)", what, t, refName, ref, i, t.Dims, ref.Dims)
+		}
 		return fmt.Errorf("%s %s must have the shape of %s %s", what, t, refName, ref)
 	}
 	return nil
@@ -142,7 +147,7 @@ func optInferState(in []ir.Type, n int, names []string) error {
 		if names[i] == "lr" {
 			return optScalar("lr", in[i], "f32 or f64", ir.DType.IsFloat)
 		}
-		if err := optLike(names[i], in[i], names[0], in[0]); err != nil {
+		if err := optLike(names[i], i, in[i], names[0], in[0]); err != nil {
 			return err
 		}
 	}
@@ -183,7 +188,7 @@ func optInferAssignInto(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 	if in[0].DType.Size() == 0 {
 		return nil, fmt.Errorf("dst %s must be a tensor", in[0])
 	}
-	return nil, optLike("src", in[1], "dst", in[0])
+	return nil, optLike("src", 1, in[1], "dst", in[0])
 }
 
 func optInferIncrement(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -284,33 +289,6 @@ func optDecodeBy(attrs ir.Attrs, dt ir.DType) (float64, error) {
 	return by, nil
 }
 
-// optCheckRun verifies at run time what static types could not: dtypes
-// as compiled, and the same shape for the operands in same (indices) as
-// operand 0.
-func optCheckRun(name string, in []*tensor.Tensor, dts []ir.DType, same []int) error {
-	if err := ewCheckInputs(name, in, dts); err != nil {
-		return err
-	}
-	for _, i := range same {
-		if !optSameShape(in[i].Shape(), in[0].Shape()) {
-			return fmt.Errorf("%s: operand %d has shape %v, operand 0 has %v", name, i, in[i].Shape(), in[0].Shape())
-		}
-	}
-	return nil
-}
-
-func optSameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func optBindSGD(op *ir.Op) (Compute, error) {
 	a, err := optDecodeSGD(op.Attrs)
 	if err != nil {
@@ -318,7 +296,7 @@ func optBindSGD(op *ir.Op) (Compute, error) {
 	}
 	dts := ewOperandDTypes(op)
 	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
-		if err := optCheckRun("sgd_update", in, dts, []int{1}); err != nil {
+		if err := ewCheckInputs("sgd_update", in, dts); err != nil {
 			return err
 		}
 		lr := in[2].Float64At(0)
@@ -339,7 +317,7 @@ func optBindMomentum(op *ir.Op) (Compute, error) {
 	}
 	dts := ewOperandDTypes(op)
 	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
-		if err := optCheckRun("momentum_update", in, dts, []int{1, 2}); err != nil {
+		if err := ewCheckInputs("momentum_update", in, dts); err != nil {
 			return err
 		}
 		lr := in[3].Float64At(0)
@@ -360,7 +338,7 @@ func optBindAdam(op *ir.Op) (Compute, error) {
 	}
 	dts := ewOperandDTypes(op)
 	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
-		if err := optCheckRun("adam_update", in, dts, []int{1, 2, 3}); err != nil {
+		if err := ewCheckInputs("adam_update", in, dts); err != nil {
 			return err
 		}
 		h := hyper
@@ -382,7 +360,7 @@ func optBindAdam(op *ir.Op) (Compute, error) {
 func optBindAssignInto(op *ir.Op) (Compute, error) {
 	dts := ewOperandDTypes(op)
 	return Compute{Fn: func(c *Ctx, in, _ []*tensor.Tensor) error {
-		if err := optCheckRun("assign_into", in, dts, []int{1}); err != nil {
+		if err := ewCheckInputs("assign_into", in, dts); err != nil {
 			return err
 		}
 		kernels.CopyInto(in[0].Raw(), in[1].Raw(), c.Threads)
