@@ -383,17 +383,7 @@ func (c *compiler) donations(in *instr, bc *blockCode, at int, lastUse []int) ui
 		if i >= len(in.in) || i >= 64 {
 			continue
 		}
-		r := in.in[i]
-		if r.blk != bc || lastUse[r.slot] != at {
-			continue
-		}
-		once := true
-		for j, other := range in.in {
-			if j != i && other == r {
-				once = false
-			}
-		}
-		if once {
+		if r := in.in[i]; r.blk == bc && lastUse[r.slot] == at && appearsOnce(in.in, i) {
 			mask |= 1 << uint(i)
 		}
 	}

@@ -185,3 +185,38 @@ func TestPlanNamesAValueDependentSize(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Random programs with nested if and while, views, stacks and parameters
+// are planned to the byte, with and without in-place reuse.
+func TestPlanMatchesRandomPrograms(t *testing.T) {
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	const R, C = 2, 3
+	param := make([]float32, R*C)
+	for seed := range n {
+		g := &mixGen{r: rand.New(rand.NewPCG(uint64(seed), 11)), depth: 2, R: R, C: C}
+		p := g.program()
+		r := rand.New(rand.NewPCG(uint64(seed), 12))
+		in := mixFeeds(t, r, R, C)
+		for _, noDonate := range []bool{false, true} {
+			a := newAlloc()
+			store := exec.NewStore()
+			pv, _ := tensor.FromF32(a, param, R, C)
+			store.Set("p", pv)
+			var path []bool
+			x, err := exec.Compile(p, exec.Options{Alloc: a, Store: store, Threads: 1, NoDonate: noDonate,
+				Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			peak, end, plan := measureAndPlan(t, x, &path, in, false)
+			if plan.Peak != peak || plan.End != end {
+				t.Fatalf("seed %d NoDonate %v: planned peak %d and end %d, measured %d and %d\n%s", seed, noDonate, plan.Peak, plan.End, peak, end, p)
+			}
+			store.Release()
+		}
+		releaseFeeds(in)
+	}
+}
