@@ -153,7 +153,12 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 			best.assumed = append(best.assumed, "the peak does not depend on the trip counts of the \"while\" loops")
 		}
 	}
-	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, Assumed: best.assumed, PerTrip: perTrip}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip}
+	for _, a := range best.assumed {
+		if !slices.Contains(plan.Assumed, a) { // a loop's backward loop says it again
+			plan.Assumed = append(plan.Assumed, a)
+		}
+	}
 	for _, b := range best.atPeak {
 		plan.AtPeak = append(plan.AtPeak, PlannedBuffer{Op: b.op, Value: b.value, Pos: b.pos, Bytes: b.bytes, Workspace: b.work})
 	}
@@ -577,7 +582,11 @@ func (p *planner) runRegion(b *blockCode, in *instr, region *blockCode) error {
 func (p *planner) whileOp(b *blockCode, in *instr) error {
 	body := in.regions[0]
 	n := len(in.out)
-	what := fmt.Sprintf("%s: the \"while\" runs %d times (its trip count is not known)", in.op.Pos, p.opts.Trips)
+	times := fmt.Sprintf("%d times", p.opts.Trips)
+	if p.opts.Trips == 1 {
+		times = "once"
+	}
+	what := fmt.Sprintf("%s: the \"while\" runs %s (its trip count is not known)", in.op.Pos, times)
 	trips := 0
 	cond := p.cond(true, what)
 	bf := p.frame(body)

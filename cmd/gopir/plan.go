@@ -284,7 +284,11 @@ func printPlan(out io.Writer, p *exec.Plan, asJSON bool) error {
 			fmt.Fprintf(out, "  %10s  %-20s %-6s %s\n", human(b.Bytes), b.Op, what, shortPos(b.Pos))
 		}
 	}
+	wd, _ := os.Getwd()
 	for _, a := range p.Assumed {
+		if wd != "" {
+			a = strings.ReplaceAll(a, wd+string(filepath.Separator), "")
+		}
 		fmt.Fprintln(out, "assumed:", a)
 	}
 	return nil

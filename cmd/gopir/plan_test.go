@@ -56,10 +56,11 @@ func TestPlanMatchesRun(t *testing.T) {
 	}
 }
 
-// --fit finds the batch at the edge of the limit: train refuses one more
-// before allocating anything.
+// --fit finds the batch at the edge of the limit: training at it stays
+// under the limit, and train refuses one more before allocating anything.
 func TestPlanFitAgreesWithTrain(t *testing.T) {
-	r := gopir("plan", "--model", "mlp", "--backward", "--fit", "12MiB", "--json")
+	const limit = 16 << 20
+	r := gopir("plan", "--model", "mlp", "--backward", "--fit", "16MiB", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -73,16 +74,46 @@ func TestPlanFitAgreesWithTrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := rec.Fit.Batch
-	if b < 2 || rec.Fit.Peak > 12<<20 {
+	if b < 2 || rec.Fit.Peak > limit {
 		t.Fatalf("fit %+v", rec.Fit)
 	}
+	at := gopir("train", "--model", "mlp", "--steps", "1", "--batch", strconv.Itoa(b), "--mem-limit", "16MiB", "--json")
+	if at.code != 0 {
+		t.Fatalf("train at batch %d: exit %d: %s", b, at.code, at.stderr)
+	}
+	var step struct {
+		Peak int64 `json:"peak_allocated"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(at.stdout, "\n", 2)[0]), &step); err != nil {
+		t.Fatal(err)
+	}
+	if step.Peak != rec.Fit.Peak || step.Peak > limit {
+		t.Errorf("batch %d: the step peaked at %d bytes, the plan said %d, the limit is %d", b, step.Peak, rec.Fit.Peak, limit)
+	}
 	over, _ := planJSON(t, "--model", "mlp", "--backward", "--batch", strconv.Itoa(b+1))
-	if over <= 12<<20 {
+	if over <= limit {
 		t.Errorf("batch %d plans %d bytes, within the limit --fit was given", b+1, over)
 	}
-	tr := gopir("train", "--model", "mlp", "--steps", "1", "--batch", strconv.Itoa(b+1), "--mem-limit", "12MiB")
+	tr := gopir("train", "--model", "mlp", "--steps", "1", "--batch", strconv.Itoa(b+1), "--mem-limit", "16MiB")
 	if tr.code != 1 || !strings.Contains(tr.stderr, "ResourceExhaustedError") || !strings.Contains(tr.stderr, "nothing was allocated") {
 		t.Errorf("train at batch %d: exit %d: %s", b+1, tr.code, tr.stderr)
+	}
+}
+
+// The plan of lenet's training step is the peak its training reports.
+func TestPlanLenetAsTrainReports(t *testing.T) {
+	peak, _ := planJSON(t, "--model", "lenet", "--backward", "--batch", "64")
+	r := gopir("train", "--model", "lenet", "--batch", "64", "--steps", "2", "--log-every", "1", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var step struct {
+			Peak *int64 `json:"peak_allocated"`
+		}
+		if json.Unmarshal([]byte(line), &step) == nil && step.Peak != nil && *step.Peak != peak {
+			t.Errorf("train reports peak_allocated %d, plan says %d", *step.Peak, peak)
+		}
 	}
 }
 
