@@ -7,7 +7,12 @@
 // family: io.go for program inputs and outputs, elementwise.go, unary.go,
 // reduce.go, and so on.
 //
-// Kernels allocate their results through the Ctx they receive, so that the
-// memory allocator's statistics see every buffer, and they release whatever
-// they allocated when they fail.
+// An op whose result shapes follow from its operands' shapes has a Compute:
+// its kernel writes into results and a workspace that the executor
+// allocates from Infer's types and Work's bytes, and never allocates, so
+// the memory of a run is known before it runs (docs/memory.md). The few
+// ops whose results depend on operand values (nonzero, unique, the ops
+// that read a shape from a tensor), stacks and sequences keep a Bind
+// kernel, which allocates its results through the Ctx it receives and
+// releases whatever it allocated when it fails.
 package ops
