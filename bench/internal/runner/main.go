@@ -1,8 +1,10 @@
 // Command runner is bench/run: it measures gopir side by side with
 // OpenBLAS (through numpy), PyTorch and GoMLX on this machine and prints
-// one table of absolute figures and ratios (issue 8; docs/benchmarks.md).
+// one table of absolute figures and ratios (issue 8; docs/benchmarks.md),
+// then a second one of inference on exported ONNX models against ONNX
+// Runtime (issue 13).
 //
-//	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-benchstat]
+//	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-no-ort] [-inference] [-benchstat]
 //
 // Timings run in rounds; in each round every contender of a comparison
 // runs back to back (the order alternates between rounds), so that a
@@ -33,6 +35,8 @@ var (
 	quick     = flag.Bool("quick", false, "shorter timings (a smoke test of the script)")
 	raw       = flag.String("raw", "", "also write every raw measurement line to this file")
 	noGoMLX   = flag.Bool("no-gomlx", false, "skip GoMLX")
+	noORT     = flag.Bool("no-ort", false, "skip ONNX Runtime (gopir's inference rows still run)")
+	infOnly   = flag.Bool("inference", false, "only the inference rows (gopir vs ONNX Runtime on the exported ONNX models)")
 	benchstat = flag.Bool("benchstat", false, "also install benchstat (golang.org/x/perf) and print its summary of gopir's Go benchmarks over the rounds")
 	python    = flag.String("python", "/usr/bin/python3", "the Python with Debian's python3-torch and python3-numpy")
 )
@@ -79,12 +83,16 @@ func (s samples) spread(key string, format string) string {
 
 type runner struct {
 	root, tmp string
+	bin       map[string]string // test binary by the key goBench takes
 	rawOut    io.Writer
 	s         samples
 	fail      map[string]string // why a contender has no figure
 	goOut     map[string]*bytes.Buffer
 	torch     bool
 	numpy     bool
+
+	inf                []infModel // the models of the inference rows
+	ortVersion, ortLib string     // ONNX Runtime's version and library, when it loads
 }
 
 func main() {
@@ -101,7 +109,7 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	r := &runner{root: root, tmp: tmp, rawOut: io.Discard, s: samples{}, fail: map[string]string{}, goOut: map[string]*bytes.Buffer{}}
+	r := &runner{root: root, tmp: tmp, bin: map[string]string{}, rawOut: io.Discard, s: samples{}, fail: map[string]string{}, goOut: map[string]*bytes.Buffer{}}
 	if *raw != "" {
 		f, err := os.Create(*raw)
 		if err != nil {
@@ -113,16 +121,23 @@ func main() {
 	start := time.Now()
 	header := r.machine()
 	r.build()
+	header += r.inferenceSetup()
 	for i := range *rounds {
 		progress("round %d of %d", i+1, *rounds)
 		r.round(i)
 	}
-	progress("memory")
-	mem := r.memory()
+	var mem []bench.MemRow
+	if !*infOnly {
+		progress("memory")
+		mem = r.memory()
+	}
 	fmt.Println()
 	fmt.Print(header)
-	fmt.Println()
-	r.table(mem)
+	if !*infOnly {
+		fmt.Println()
+		r.table(mem)
+	}
+	r.inferenceTable()
 	if *benchstat {
 		r.benchstat()
 	}
@@ -203,6 +218,9 @@ func (r *runner) machine() string {
 	fmt.Fprintf(&b, "date:     %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "machine:  %s, %d cores, load average at start %s\n", cpu, runtime.NumCPU(), load)
 	fmt.Fprintf(&b, "gopir:    %s, %d kernel threads (GOMAXPROCS %d)\n", runtime.Version(), threads, runtime.GOMAXPROCS(0))
+	if *infOnly {
+		return b.String()
+	}
 	if _, err := r.cmd(nil, *python, "-c", "import torch"); err == nil {
 		r.torch = true
 		v, _ := r.cmd(nil, *python, "-c", "import torch; print(torch.__version__)")
@@ -236,17 +254,26 @@ func (r *runner) machine() string {
 	return b.String()
 }
 
-// build compiles the test binaries and the GoMLX peer.
+// build compiles the test binaries, the GoMLX peer and the ORT peer.
 func (r *runner) build() {
 	progress("building")
-	for _, pkg := range []string{"bench", "kernels", "exec"} {
+	pkgs := []string{"bench", "kernels", "exec"}
+	if *infOnly {
+		pkgs = pkgs[:1]
+	}
+	for _, pkg := range pkgs {
 		out := filepath.Join(r.tmp, pkg+".test")
+		r.bin[pkg] = out
 		if _, err := r.cmd(nil, "go", "test", "-c", "-o", out, "./"+pkg); err != nil {
 			r.fail[pkg] = "build failed: " + err.Error()
 			progress("%s", r.fail[pkg])
 		}
 	}
-	if *noGoMLX {
+	// The inference benchmark lives in bench.test too, under a key of its
+	// own: a failure of one (a wrong answer) does not stop the other.
+	r.bin["inference"], r.fail["inference"] = r.bin["bench"], r.fail["bench"]
+	r.buildORT()
+	if *noGoMLX || *infOnly {
 		r.fail["gomlx"] = "skipped (-no-gomlx)"
 		return
 	}
@@ -274,7 +301,7 @@ func (r *runner) goBench(pkg, pattern, benchtime, cpus, prefix string) {
 }
 
 func (r *runner) goBench1(pkg, pattern, benchtime, cpu, prefix string) {
-	out, err := r.cmd(nil, filepath.Join(r.tmp, pkg+".test"), "-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime, "-test.cpu", cpu)
+	out, err := r.cmd(nil, r.bin[pkg], "-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime, "-test.cpu", cpu)
 	if err != nil {
 		r.fail[pkg] = err.Error()
 		progress("%s", err)
@@ -311,14 +338,14 @@ func (r *runner) record(key string, v float64) {
 }
 
 // peer runs a peer (script or binary) and records its lines
-// "WHO WHAT VALUE ..." (WHO torch, numpy or gomlx) under the key made of
+// "WHO WHAT VALUE ..." (WHO torch, numpy, gomlx or ort) under the key made of
 // the first fields fields, with the next field as the value; a line
 // "WHO WHAT FAIL REASON" records why WHAT has no figure.
 func (r *runner) peer(fields int, env []string, failKey string, name string, args ...string) {
 	out, err := r.cmd(env, name, args...)
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) <= fields || (f[0] != "torch" && f[0] != "numpy" && f[0] != "gomlx") {
+		if len(f) <= fields || (f[0] != "torch" && f[0] != "numpy" && f[0] != "gomlx" && f[0] != "ort") {
 			continue
 		}
 		if f[2] == "FAIL" {
@@ -347,6 +374,10 @@ func (r *runner) round(i int) {
 		}
 		a()
 		b()
+	}
+	if *infOnly {
+		pair(func() { r.inferenceGopir() }, func() { r.inferenceORT() })
+		return
 	}
 	// GEMM: gopir, then OpenBLAS with 2 threads and with 1.
 	sizes := make([]string, len(gemmSizes))
@@ -405,6 +436,8 @@ func (r *runner) round(i int) {
 			r.peer(2, nil, "gomlx", filepath.Join(r.tmp, "gomlx-step"), "-seconds", "0", "-warmup", "1", "-min-steps", map[bool]string{true: "1", false: "2"}[*quick])
 		}
 	})
+	// Inference of the exported ONNX models: gopir, then ONNX Runtime.
+	pair(func() { r.inferenceGopir() }, func() { r.inferenceORT() })
 }
 
 func (r *runner) memory() []bench.MemRow {
@@ -636,7 +669,7 @@ func (r *runner) benchstat() {
 		return
 	}
 	fmt.Println("\ngopir's Go benchmarks over the rounds (benchstat):")
-	for _, pkg := range []string{"kernels", "bench", "exec"} {
+	for _, pkg := range []string{"kernels", "bench", "exec", "inference"} {
 		buf := r.goOut[pkg]
 		if buf == nil {
 			continue

@@ -15,6 +15,10 @@
 //	ort MODEL/check/CASE ok|FAIL OUTPUT: max abs err E, max rel err R, max |want| W ...
 //
 // "ok" means every element is within 1e-4·|want| + 1e-5·max(1, max|want|).
+// When every check passes, a last line gives the largest absolute error:
+//
+//	ort MODEL/max-abs-err E (over N outputs of K cases)
+//
 // Timing makes a batch of each size in -batch by repeating the timing
 // inputs' rows along their "batch" dimension (the manifest's dim_param; axis
 // 0 without a manifest), opens a session per thread count (N intra-op
@@ -23,11 +27,13 @@
 //
 //	ort MODEL/bB/tT MS ms/inference (median of R rounds, range LO–HI, N runs; CPU C ms/inference)
 //
-// where each round runs for -round (at least 5 runs) after -warmup, the
+// (MODEL/bB/tT/no-spin with -no-spin), where each round runs for -round (at least 5 runs) after -warmup, the
 // round's figure is its median run, and MS is the median of the rounds; C
 // is the process CPU time (all threads) per run, median over the rounds.
 // -batch 0 times the inputs as they are (models without a batch dimension).
-// The library comes from $GOPIR_ORT_LIB or install.sh's place.
+// The library comes from $GOPIR_ORT_LIB or install.sh's place; -version
+// prints "ort version VERSION LIBRARY" and exits, or fails when the
+// library is missing.
 package main
 
 import (
@@ -60,6 +66,7 @@ var (
 	noSpin  = flag.Bool("no-spin", false, "intra-op threads sleep instead of spinning")
 	opt     = flag.String("opt", "all", "ORT graph optimization level: all, extended, basic or none")
 	noCheck = flag.Bool("no-check", false, "skip the golden checks")
+	version = flag.Bool("version", false, "print ORT's version and library path, and exit (an error if the library is missing)")
 	ins     pairs
 	wants   pairs
 )
@@ -101,12 +108,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	version, err := ort.Init()
+	v, err := ort.Init()
 	if err != nil {
 		return err
 	}
 	lib, _ := ort.Library()
-	fmt.Printf("# ONNX Runtime %s (%s), onnxruntime_go v1.27.0 (C API version 24)\n", version, lib)
+	if *version {
+		fmt.Printf("ort version %s %s\n", v, lib)
+		return nil
+	}
+	fmt.Printf("# ONNX Runtime %s (%s), onnxruntime_go v1.27.0 (C API version 24)\n", v, lib)
 
 	var man *ort.Manifest
 	path := *model
@@ -171,6 +182,7 @@ func run() error {
 
 	failed := false
 	if !*noCheck {
+		worst, compared := 0.0, 0
 		for _, c := range checks {
 			got, err := sess.Run(c.inputs)
 			if err != nil {
@@ -183,6 +195,7 @@ func run() error {
 					continue
 				}
 				d := ort.Compare(got[i], want)
+				worst, compared = max(worst, d.MaxAbs), compared+1
 				status := "ok"
 				if !d.OK(got[i], want) {
 					status, failed = "FAIL", true
@@ -195,10 +208,17 @@ func run() error {
 					name, c.name, status, sess.Outputs[i].Name, d.MaxAbs, d.MaxRel, d.MaxWant, want.Shape)
 			}
 		}
+		if !failed && compared > 0 {
+			fmt.Printf("ort %s/max-abs-err %.3g (over %d outputs of %d cases)\n", name, worst, compared, len(checks))
+		}
 	}
 	sess.Close()
 
 	timing := checks[0].inputs
+	tag := ""
+	if *noSpin {
+		tag = "/no-spin"
+	}
 	for _, t := range ts {
 		s, err := ort.Open(path, ort.Options{IntraOpThreads: t, NoSpin: *noSpin, Optimization: *opt})
 		if err != nil {
@@ -219,11 +239,11 @@ func run() error {
 			}
 			ms, lo, hi, cpu, n, err := bench(s, inputs)
 			if err != nil {
-				fmt.Printf("ort %s/b%d/t%d FAIL %v\n", name, b, t, err)
+				fmt.Printf("ort %s/b%d/t%d%s FAIL %v\n", name, b, t, tag, err)
 				failed = true
 				continue
 			}
-			fmt.Printf("ort %s/b%d/t%d %.4f ms/inference (median of %d rounds, range %.4f–%.4f, %d runs; CPU %.4f ms/inference)\n", name, b, t, ms, *rounds, lo, hi, n, cpu)
+			fmt.Printf("ort %s/b%d/t%d%s %.4g ms/inference (median of %d rounds, range %.4g–%.4g, %d runs; CPU %.4g ms/inference)\n", name, b, t, tag, ms, *rounds, lo, hi, n, cpu)
 		}
 		s.Close()
 	}
