@@ -154,7 +154,7 @@ func (r *runner) inferenceTable() {
 	fmt.Println("Inference of the exported ONNX models: ms per inference (round-to-round range), gopir / ORT (below 1: gopir")
 	fmt.Println("faster), and each one's largest |output − PyTorch's golden output| over the golden cases.")
 	fmt.Println()
-	hdr := []string{"model", "batch", "threads", "gopir (ms)", "ONNX Runtime (ms)", "gopir / ORT", "gopir max abs err", "ORT max abs err"}
+	hdr := []string{"model", "batch", "threads", "gopir (ms)", "ONNX Runtime (ms)", "gopir / ORT", "CPU time, gopir / ORT", "gopir max abs err", "ORT max abs err"}
 	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
 	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
 	row := func(c ...string) {
@@ -165,7 +165,7 @@ func (r *runner) inferenceTable() {
 	}
 	for _, m := range r.inf {
 		if m.absent != "" {
-			row(m.name, "-", "-", "- ("+m.absent+")", "-", "-", "-", "-")
+			row(m.name, "-", "-", "- ("+m.absent+")", "-", "-", "-", "-", "-")
 			continue
 		}
 		oerr := "-"
@@ -215,13 +215,21 @@ func (r *runner) inferenceTable() {
 				if gok && ook {
 					ratio = fmt.Sprintf("%.2f", g/o)
 				}
-				row(m.name, strconv.Itoa(b), strconv.Itoa(t), gs, ocell, ratio, gerr, oerr)
+				// CPU time per inference, 1 thread: what each one's run
+				// costs, whatever else the machine is doing.
+				cpuRatio := "-"
+				gc, gcok := r.s.median(gk + "cpu-ms/inference")
+				oc, ocok := r.s.median(okey + " cpu")
+				if t == 1 && gcok && ocok {
+					cpuRatio = fmt.Sprintf("%.2f (%.4g / %.4g)", gc/oc, gc, oc)
+				}
+				row(m.name, strconv.Itoa(b), strconv.Itoa(t), gs, ocell, ratio, cpuRatio, gerr, oerr)
 			}
 		}
 	}
 	for _, name := range bench.InferenceModels {
 		if e := r.fail["onnx "+name]; e != "" {
-			row(name, "-", "-", "- ("+e+")", "-", "-", "-", "-")
+			row(name, "-", "-", "- ("+e+")", "-", "-", "-", "-", "-")
 		}
 	}
 	if e := r.fail["ort"]; e != "" {
@@ -234,6 +242,8 @@ func (r *runner) inferenceTable() {
 	fmt.Printf("\nMedians over %d rounds; in each round gopir (BenchmarkONNXInference, about %s s per row after a warm-up of at\n", *rounds, bt)
 	fmt.Printf("least 2 runs, its median run) and ORT (ortbench, %s s per row after a %s s warm-up, at least 5 runs, its median\n", round, warmup)
 	fmt.Println("run) run back to back, in alternating order. Batches repeat the golden input rows; ctrlflow has a fixed batch")
-	fmt.Println("of 2. ORT's 2-thread figure is the faster of spinning and non-spinning intra-op threads (both shown). The errors")
-	fmt.Println("are measured at the golden batch (2): gopir's with the row's thread count, ORT's with 2 threads.")
+	fmt.Println("of 2. ORT's 2-thread figure is the faster of spinning and non-spinning intra-op threads (both shown). With one")
+	fmt.Println("thread, the CPU-time column compares process CPU time per inference (ms, mean over the timed runs; the median over")
+	fmt.Println("rounds): a cross-check that does not count time another process holds the core. The errors are measured at the")
+	fmt.Println("golden batch (2): gopir's with the row's thread count, ORT's with 2 threads.")
 }

@@ -340,7 +340,8 @@ func (r *runner) record(key string, v float64) {
 // peer runs a peer (script or binary) and records its lines
 // "WHO WHAT VALUE ..." (WHO torch, numpy, gomlx or ort) under the key made of
 // the first fields fields, with the next field as the value; a line
-// "WHO WHAT FAIL REASON" records why WHAT has no figure.
+// "WHO WHAT FAIL REASON" records why WHAT has no figure. For ort, the
+// number after "CPU" is also recorded, as "KEY cpu".
 func (r *runner) peer(fields int, env []string, failKey string, name string, args ...string) {
 	out, err := r.cmd(env, name, args...)
 	for _, l := range strings.Split(out, "\n") {
@@ -354,6 +355,13 @@ func (r *runner) peer(fields int, env []string, failKey string, name string, arg
 		}
 		if v, err := strconv.ParseFloat(f[fields], 64); err == nil {
 			r.record(strings.Join(f[:fields], " "), v)
+		}
+		// ortbench's lines end "...; CPU C ms/inference)": recorded as
+		// "KEY cpu".
+		if i := slices.Index(f, "CPU"); f[0] == "ort" && i > fields && i+1 < len(f) {
+			if v, err := strconv.ParseFloat(f[i+1], 64); err == nil {
+				r.record(strings.Join(f[:fields], " ")+" cpu", v)
+			}
 		}
 	}
 	if err != nil {
