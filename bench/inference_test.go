@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -87,6 +88,73 @@ func BenchmarkONNXInference(b *testing.B) {
 					b.ReportMetric(float64(cpu.Nanoseconds())/1e6/float64(len(wall)), "cpu-ms/inference")
 					b.ReportMetric(maxErr*1e9, "max-abs-err-nano")
 				})
+			}
+		})
+	}
+}
+
+// TestInference checks what BenchmarkONNXInference relies on: each model
+// imports, matches its goldens, and Feeds makes batches of the golden rows
+// in order. resnet18ish runs when its .onnx file is there and not in
+// -short mode.
+func TestInference(t *testing.T) {
+	models, err := ModelsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range InferenceModels {
+		t.Run(model, func(t *testing.T) {
+			man, err := ReadManifest(models, model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(man.ModelPath()); modelMissing(err) || (model == "resnet18ish" && testing.Short()) {
+				t.Skipf("%s absent or -short", man.ModelPath())
+			}
+			in, err := NewInference(models, model, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			worst, err := in.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("max abs err %.3g, batches %v", worst, man.Batches())
+			golden, err := in.caseInputs(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ReleaseFeeds(golden)
+			if want := map[string][]int{"mlp": {1, 64}, "cnn": {1, 64}, "resnet18ish": {1, 64}, "ctrlflow": {2}}[model]; !slices.Equal(man.Batches(), want) {
+				t.Errorf("batches %v, want %v", man.Batches(), want)
+			}
+			feeds, err := in.Feeds(5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ReleaseFeeds(feeds)
+			for i, v := range man.Inputs {
+				g, f := golden[v.Name], feeds[v.Name]
+				if man.batchAxis(i) < 0 {
+					if !slices.Equal(f.Shape(), g.Shape()) {
+						t.Errorf("%s: shape %v, want %v as it is", v.Name, f.Shape(), g.Shape())
+					}
+					continue
+				}
+				// Batch axis 0 in every model: row r of the batch is golden row r mod rows.
+				rows, row := g.Shape()[0], g.Len()/g.Shape()[0]
+				if f.Shape()[0] != 5 || !slices.Equal(f.Shape()[1:], g.Shape()[1:]) {
+					t.Fatalf("%s: shape %v from %v", v.Name, f.Shape(), g.Shape())
+				}
+				for r := range 5 {
+					if !slices.Equal(f.F32()[r*row:(r+1)*row], g.F32()[r%rows*row:(r%rows+1)*row]) {
+						t.Errorf("%s: row %d is not golden row %d", v.Name, r, r%rows)
+					}
+				}
+			}
+			if err := in.Run(feeds); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

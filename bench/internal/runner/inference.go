@@ -148,6 +148,25 @@ func (r *runner) withRange(key, format string) (float64, string, bool) {
 	return v, s, true
 }
 
+// ortTime is ORT's figure for key "ort MODEL/bB/tT" and its cell: with 2
+// or more threads, the faster of the spinning and non-spinning medians,
+// the cell saying which and giving the other.
+func (r *runner) ortTime(key string) (float64, string, bool) {
+	o, cell, ok := r.withRange(key, "%.4g")
+	ns, nscell, nsok := r.withRange(key+"/no-spin", "%.4g")
+	switch {
+	case nsok && (!ok || ns < o):
+		other := "-"
+		if ok {
+			other = fmt.Sprintf("%.4g", o)
+		}
+		return ns, nscell + ", no spin (spin " + other + ")", true
+	case ok && nsok:
+		cell += fmt.Sprintf(", spin (no spin %.4g)", ns)
+	}
+	return o, cell, ok
+}
+
 // inferenceTable prints the inference rows, in Markdown.
 func (r *runner) inferenceTable() {
 	fmt.Println()
@@ -190,21 +209,7 @@ func (r *runner) inferenceTable() {
 					gerr = fmt.Sprintf("%.2g", v/1e9)
 				}
 				okey := fmt.Sprintf("ort %s/b%d/t%d", m.name, ob, t)
-				o, ocell, ook := r.withRange(okey, "%.4g")
-				if t > 1 {
-					// The faster of spinning and not.
-					ns, nscell, nsok := r.withRange(okey+"/no-spin", "%.4g")
-					switch {
-					case nsok && (!ook || ns < o):
-						other := "-"
-						if ook {
-							other = fmt.Sprintf("%.4g", o)
-						}
-						o, ocell, ook = ns, nscell+", no spin (spin "+other+")", true
-					case ook && nsok:
-						ocell += fmt.Sprintf(", spin (no spin %.4g)", ns)
-					}
-				}
+				o, ocell, ook := r.ortTime(okey)
 				if !ook {
 					ocell = "-"
 					if r.fail["ort"] == "" { // else said once, below the table
