@@ -245,7 +245,7 @@ func (r *runner) inferenceTable() {
 		bt, round, warmup = "0.1", "0.1", "0.05"
 	}
 	fmt.Printf("\nMedians over %d rounds; in each round gopir (BenchmarkONNXInference, about %s s per row after a warm-up of at\n", *rounds, bt)
-	fmt.Printf("least one run and 0.05 s, its median run) and ORT (ortbench, %s s per row after a %s s warm-up, at least 5 runs, its median\n", round, warmup)
+	fmt.Printf("least one run and 0.05 s, its median run) and ORT (ortbench, %s s per row after a warm-up of at least 3 runs and %s s, at least 5 runs, its median\n", round, warmup)
 	fmt.Println("run) run back to back, in alternating order. Batches repeat the golden input rows; ctrlflow has a fixed batch")
 	fmt.Println("of 2. ORT's 2-thread figure is the faster of spinning and non-spinning intra-op threads (both shown). With one")
 	fmt.Println("thread, the CPU-time column compares process CPU time per inference (ms, mean over the timed runs; the median over")
