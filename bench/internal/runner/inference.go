@@ -244,11 +244,12 @@ func (r *runner) inferenceTable() {
 	if *quick {
 		bt, round, warmup = "0.1", "0.1", "0.05"
 	}
-	fmt.Printf("\nMedians over %d rounds; in each round gopir (BenchmarkONNXInference, about %s s per row after a warm-up of at\n", *rounds, bt)
-	fmt.Printf("least one run and 0.05 s, its median run) and ORT (ortbench, %s s per row after a warm-up of at least 3 runs and %s s, at least 5 runs, its median\n", round, warmup)
-	fmt.Println("run) run back to back, in alternating order. Batches repeat the golden input rows; ctrlflow has a fixed batch")
-	fmt.Println("of 2. ORT's 2-thread figure is the faster of spinning and non-spinning intra-op threads (both shown). With one")
-	fmt.Println("thread, the CPU-time column compares process CPU time per inference (ms, mean over the timed runs; the median over")
-	fmt.Println("rounds): a cross-check that does not count time another process holds the core. The errors are measured at the")
-	fmt.Println("golden batch (2): gopir's with the row's thread count, ORT's with 2 threads.")
+	fmt.Printf("\nMedians over %d rounds. In each round gopir (BenchmarkONNXInference: about %s s per row after a warm-up\n", *rounds, bt)
+	fmt.Printf("of at least one run and 0.05 s; its median run) and ORT (ortbench: %s s and at least 5 runs per row after a\n", round)
+	fmt.Printf("warm-up of at least 3 runs and %s s; its median run) run back to back, in alternating order. Batches repeat\n", warmup)
+	fmt.Println("the golden input rows; ctrlflow has a fixed batch of 2. ORT's 2-thread figure is the faster of spinning and")
+	fmt.Println("non-spinning intra-op threads (both shown). With one thread, the CPU-time column compares process CPU time per")
+	fmt.Println("inference (ms, mean over a round's runs; median over rounds): a cross-check that does not count the time another")
+	fmt.Println("process holds the core. The errors are measured at the golden batch (2): gopir's with the row's thread count,")
+	fmt.Println("ORT's with 2 threads.")
 }
