@@ -3,9 +3,10 @@ package autodiff_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gopir/gopir/internal/fdcheck"
 
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
@@ -111,23 +112,7 @@ func checkGradients(t *testing.T, m model, feeds map[string]*tensor.Tensor) {
 		if !ok {
 			continue
 		}
-		x := feeds[wname].F64()
-		if g.Len() != len(x) {
-			t.Fatalf("%s has %d elements, %s has %d", name, g.Len(), wname, len(x))
-		}
-		for i := range x {
-			const h = 1e-6
-			orig := x[i]
-			x[i] = orig + h
-			up := lossAt()
-			x[i] = orig - h
-			down := lossAt()
-			x[i] = orig
-			fd := (up - down) / (2 * h)
-			if got := g.F64()[i]; math.Abs(got-fd) > 1e-5*(1+math.Abs(fd)) {
-				t.Errorf("%s[%d] = %.9g, finite difference %.9g", name, i, got, fd)
-			}
-		}
+		fdcheck.Check(t, wname, feeds[wname].F64(), g.F64(), lossAt, 1e-5)
 	}
 	res.Release()
 	if got := a.Stats().Allocated.Current; got != 0 {

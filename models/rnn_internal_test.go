@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gopir/gopir/internal/fdcheck"
+
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/data"
 	"github.com/gopir/gopir/exec"
@@ -116,7 +118,6 @@ func rnnGradCheck(t *testing.T, cfg rnnConfig) {
 		defer r.Release()
 		return r["loss"].F64()[0]
 	}
-	const eps = 1e-6
 	checked, worst := 0, 0.0
 	for _, name := range names {
 		p, _ := store.Get(name)
@@ -125,14 +126,13 @@ func rnnGradCheck(t *testing.T, cfg rnnConfig) {
 		// A spread of elements: first, last and a few in between.
 		for _, k := range []int{0, len(vals) / 3, len(vals) / 2, 2 * len(vals) / 3, len(vals) - 1} {
 			orig := vals[k]
-			vals[k] = orig + eps
-			up := loss()
-			vals[k] = orig - eps
-			down := loss()
+			num := fdcheck.Derivative(orig, func(d float64) float64 {
+				vals[k] = orig + d
+				return loss()
+			})
 			vals[k] = orig
-			num := (up - down) / (2 * eps)
 			diff := math.Abs(num - g[k])
-			if diff > 1e-7+1e-5*math.Abs(num) {
+			if !fdcheck.Close(g[k], num, 1e-5) {
 				t.Errorf("%s[%d]: autodiff %.10g, finite differences %.10g", name, k, g[k], num)
 			}
 			worst = max(worst, diff)

@@ -3,11 +3,12 @@ package onnx_test
 import (
 	"context"
 	"errors"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gopir/gopir/internal/fdcheck"
 
 	"google.golang.org/protobuf/proto"
 
@@ -134,23 +135,13 @@ func checkRNNGradients(t *testing.T, tc onnx.TestCase) {
 	}
 	_, res := run()
 	defer res.Release()
-	const eps = 1e-6
+	lossAt := func() float64 {
+		l, r := run()
+		r.Release()
+		return l
+	}
 	for _, name := range names {
-		g, in := res[name+"@GRAD"].F64(), feeds[name].F64()
-		for j := range in {
-			v := in[j]
-			in[j] = v + eps
-			up, r := run()
-			r.Release()
-			in[j] = v - eps
-			down, r := run()
-			r.Release()
-			in[j] = v
-			fd := (up - down) / (2 * eps)
-			if d := math.Abs(fd - g[j]); d > 1e-6+1e-5*math.Abs(fd) {
-				t.Errorf("d loss / d %s[%d] = %v, finite differences %v", name, j, g[j], fd)
-			}
-		}
+		fdcheck.Check(t, name, feeds[name].F64(), res[name+"@GRAD"].F64(), lossAt, 1e-5)
 	}
 	base := alloc.Stats().Allocated.Current
 	for range 20 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopir/gopir/internal/fdcheck"
+
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
@@ -298,19 +300,7 @@ func ewgCheckModel(t *testing.T, tol float64, m ewgModel, feeds map[string]*tens
 		if !slices.Equal(g.Shape(), feeds[n].Shape()) {
 			t.Fatalf("gradient of %s has shape %v, want %v", n, g.Shape(), feeds[n].Shape())
 		}
-		for i := range x {
-			h := 1e-6 * math.Max(1, math.Abs(x[i]))
-			orig := x[i]
-			x[i] = orig + h
-			up := lossAt()
-			x[i] = orig - h
-			down := lossAt()
-			x[i] = orig
-			fd := (up - down) / (2 * h)
-			if got := g.F64()[i]; math.Abs(got-fd) > tol*(1+math.Abs(fd)) {
-				t.Errorf("d loss / d %s[%d] = %.9g, finite difference %.9g", n, i, got, fd)
-			}
-		}
+		fdcheck.Check(t, n, x, g.F64(), lossAt, tol)
 	}
 	return gp
 }

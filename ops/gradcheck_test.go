@@ -3,9 +3,10 @@ package ops_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gopir/gopir/internal/fdcheck"
 
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
@@ -147,19 +148,7 @@ func checkOpGradTol(t *testing.T, tol float64, name string, attrs ir.Attrs, in .
 		if g.Len() != len(x) {
 			t.Fatalf("%s: gradient of %s has %d elements, want %d", name, n, g.Len(), len(x))
 		}
-		for i := range x {
-			h := 1e-6 * math.Max(1, math.Abs(x[i]))
-			orig := x[i]
-			x[i] = orig + h
-			up := lossAt()
-			x[i] = orig - h
-			down := lossAt()
-			x[i] = orig
-			fd := (up - down) / (2 * h)
-			if got := g.F64()[i]; math.Abs(got-fd) > tol*(1+math.Abs(fd)) {
-				t.Errorf("%s: d loss / d %s[%d] = %.9g, finite difference %.9g", name, n, i, got, fd)
-			}
-		}
+		fdcheck.Check(t, name+": "+n, x, g.F64(), lossAt, tol)
 	}
 }
 

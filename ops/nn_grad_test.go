@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopir/gopir/internal/fdcheck"
+
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
@@ -146,19 +148,7 @@ func nnCheckGrad(t *testing.T, tol float64, dynamic bool, in []*tensor.Tensor, w
 		if g.Len() != len(x) || !equalInts(g.Shape(), feeds[n].Shape()) {
 			t.Fatalf("gradient of %s has shape %v, want %v", n, g.Shape(), feeds[n].Shape())
 		}
-		for j := range x {
-			h := 1e-6 * math.Max(1, math.Abs(x[j]))
-			orig := x[j]
-			x[j] = orig + h
-			up := lossAt()
-			x[j] = orig - h
-			down := lossAt()
-			x[j] = orig
-			fd := (up - down) / (2 * h)
-			if got := g.F64()[j]; math.Abs(got-fd) > tol*(1+math.Abs(fd)) {
-				t.Errorf("d loss / d %s[%d] = %.9g, finite difference %.9g", n, j, got, fd)
-			}
-		}
+		fdcheck.Check(t, n, x, g.F64(), lossAt, tol)
 	}
 }
 

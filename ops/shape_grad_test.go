@@ -3,10 +3,11 @@ package ops_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/gopir/gopir/internal/fdcheck"
 
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/exec"
@@ -196,19 +197,7 @@ func shpCheckGrad(t *testing.T, mode int, c shpGradCase) {
 		if !slices.Equal(g.Shape(), feeds[n].Shape()) {
 			t.Fatalf("%s: gradient of %s has shape %v, want %v", c.name, n, g.Shape(), feeds[n].Shape())
 		}
-		for i := range x {
-			h := 1e-6 * math.Max(1, math.Abs(x[i]))
-			orig := x[i]
-			x[i] = orig + h
-			up := lossAt()
-			x[i] = orig - h
-			down := lossAt()
-			x[i] = orig
-			fd := (up - down) / (2 * h)
-			if got := g.F64()[i]; math.Abs(got-fd) > 1e-5*(1+math.Abs(fd)) {
-				t.Errorf("%s: d loss / d %s[%d] = %.9g, finite difference %.9g", c.name, n, i, got, fd)
-			}
-		}
+		fdcheck.Check(t, c.name+": "+n, x, g.F64(), lossAt, 1e-5)
 	}
 }
 

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gopir/gopir/internal/fdcheck"
 )
 
 // runJSON runs gopir run --json once and returns the fetched values.
@@ -89,15 +90,13 @@ func TestGradMatchesFiniteDifferences(t *testing.T) {
 					t.Fatalf("%s@GRAD has %d elements, want %d", in.name, len(grad), len(in.val))
 				}
 				for i := range in.val {
-					const h = 1e-6
-					loss := func(delta float64) float64 {
+					fd := fdcheck.Derivative(in.val[i], func(delta float64) float64 {
 						ins := append([]input{}, tc.inputs...)
 						ins[k].val = append([]float64{}, in.val...)
 						ins[k].val[i] += delta
 						return runJSON(t, append([]string{src}, feedArgs(ins)...)...)["loss"][0]
-					}
-					fd := (loss(h) - loss(-h)) / (2 * h)
-					if math.Abs(grad[i]-fd) > 1e-5*(1+math.Abs(fd)) {
+					})
+					if !fdcheck.Close(grad[i], fd, 1e-5) {
 						t.Errorf("%s@GRAD[%d] = %v, finite difference %v", in.name, i, grad[i], fd)
 					}
 				}

@@ -31,10 +31,11 @@ var allowed = map[string][]string{
 	"timeline":                 {"exec", "ir", "memory"},
 	"onnx/onnxpb":              nil,
 	"onnx":                     {"autodiff", "exec", "ir", "memory", "onnx/onnxpb", "ops", "tensor"},
-	"bench":                    {"exec", "ir", "memory", "models", "ops", "tensor", "train"},
+	"bench":                    {"exec", "ir", "memory", "models", "onnx", "ops", "tensor", "train"},
 	"bench/internal/runner":    {"bench"},
 	"cmd/gopir":                {"autodiff", "exec", "ir", "memory", "models", "onnx", "ops", "tensor", "timeline", "train"},
 	"internal/layers":          nil,
+	"internal/fdcheck":         nil,
 }
 
 func TestImportsGoDownward(t *testing.T) {
