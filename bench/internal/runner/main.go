@@ -5,6 +5,7 @@
 // Runtime (issue 13).
 //
 //	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-no-ort] [-inference] [-benchstat]
+//	bash bench/run -base REV [-rounds 3] [-quick]
 //
 // Timings run in rounds; in each round every contender of a comparison
 // runs back to back (the order alternates between rounds), so that a
@@ -39,6 +40,7 @@ var (
 	infOnly   = flag.Bool("inference", false, "only the inference rows (gopir vs ONNX Runtime on the exported ONNX models)")
 	benchstat = flag.Bool("benchstat", false, "also install benchstat (golang.org/x/perf) and print its summary of gopir's Go benchmarks over the rounds")
 	python    = flag.String("python", "/usr/bin/python3", "the Python with Debian's python3-torch and python3-numpy")
+	base      = flag.String("base", "", "instead of the peers: compare the training steps' time and memory with those of git revision `REV`, side by side")
 )
 
 const threads = 2
@@ -93,6 +95,7 @@ type runner struct {
 
 	inf                []infModel // the models of the inference rows
 	ortVersion, ortLib string     // ONNX Runtime's version and library, when it loads
+	cleanup            []func()   // run before exiting (a -base worktree)
 }
 
 func main() {
@@ -108,8 +111,8 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	defer os.RemoveAll(tmp)
 	r := &runner{root: root, tmp: tmp, bin: map[string]string{}, rawOut: io.Discard, s: samples{}, fail: map[string]string{}, goOut: map[string]*bytes.Buffer{}}
+	defer r.removeAll()
 	if *raw != "" {
 		f, err := os.Create(*raw)
 		if err != nil {
@@ -119,6 +122,10 @@ func main() {
 		r.rawOut = f
 	}
 	start := time.Now()
+	if *base != "" {
+		r.compareWithBase(start)
+		return
+	}
 	header := r.machine()
 	r.build()
 	header += r.inferenceSetup()
@@ -141,6 +148,34 @@ func main() {
 	if *benchstat {
 		r.benchstat()
 	}
+	fmt.Printf("\n(bench/run took %s)\n", time.Since(start).Round(time.Second))
+}
+
+// compareWithBase is bench/run -base REV.
+func (r *runner) compareWithBase(start time.Time) {
+	fmt.Fprintf(os.Stderr, "bench/run: building %s and the working tree\n", *base)
+	desc, err := r.baseSetup(*base)
+	if err != nil {
+		r.removeAll()
+		fatal(err)
+	}
+	if _, err := r.cmd(nil, "go", "test", "-c", "-o", filepath.Join(r.tmp, "bench.test"), "./bench"); err != nil {
+		r.removeAll()
+		fatal(err)
+	}
+	r.bin["bench"] = filepath.Join(r.tmp, "bench.test")
+	header := r.machine()
+	bt := "1s"
+	if *quick {
+		bt = "0.3s"
+	}
+	for i := range *rounds {
+		progress("round %d of %d", i+1, *rounds)
+		r.baseRound(i%2 == 1, bt)
+	}
+	fmt.Println()
+	fmt.Print(header)
+	r.baseTable(desc)
 	fmt.Printf("\n(bench/run took %s)\n", time.Since(start).Round(time.Second))
 }
 
@@ -218,7 +253,7 @@ func (r *runner) machine() string {
 	fmt.Fprintf(&b, "date:     %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "machine:  %s, %d cores, load average at start %s\n", cpu, runtime.NumCPU(), load)
 	fmt.Fprintf(&b, "gopir:    %s, %d kernel threads (GOMAXPROCS %d)\n", runtime.Version(), threads, runtime.GOMAXPROCS(0))
-	if *infOnly {
+	if *infOnly || *base != "" {
 		return b.String()
 	}
 	if _, err := r.cmd(nil, *python, "-c", "import torch"); err == nil {
