@@ -37,7 +37,7 @@ func TestParallelFor(t *testing.T) {
 			}
 			continue
 		}
-		if len(got) > tc.threads {
+		if len(got) > perfItemsPerWorker*tc.threads {
 			t.Errorf("%+v: %d ranges for %d threads", tc, len(got), tc.threads)
 		}
 		next := 0
@@ -67,5 +67,31 @@ func TestParallelForInline(t *testing.T) {
 	ParallelFor(8, 10, 10, func(lo, hi int) { x += hi - lo })
 	if x != 20 {
 		t.Errorf("x = %d, want 20", x)
+	}
+}
+
+// TestParallelForBoundsGoroutines checks that no more than threads calls
+// run at once.
+func TestParallelForBoundsGoroutines(t *testing.T) {
+	for _, threads := range []int{2, 3, 8} {
+		var mu sync.Mutex
+		running, most := 0, 0
+		ParallelFor(threads, 1000, 1, func(lo, hi int) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			s := 0
+			for i := range 20000 {
+				s += i
+			}
+			_ = s
+			mu.Lock()
+			running--
+			mu.Unlock()
+		})
+		if most > threads {
+			t.Errorf("%d threads: %d calls ran at once", threads, most)
+		}
 	}
 }
