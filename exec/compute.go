@@ -45,8 +45,10 @@ func (sc *shapeCache) matches(args []*tensor.Tensor) bool {
 	return len(k) == 0
 }
 
-// resultTypes returns the results' types and the workspace for args.
-func (in *instr) resultTypes(args []*tensor.Tensor) ([]ir.Type, int64, error) {
+// resultTypes returns the results' types and the workspace for args, for
+// kernels that run with the given threads (fixed for an executable, so
+// the cache need not hold it).
+func (in *instr) resultTypes(args []*tensor.Tensor, threads int) ([]ir.Type, int64, error) {
 	sc := &in.shapes
 	if sc.matches(args) {
 		return sc.types, sc.work, nil
@@ -65,7 +67,7 @@ func (in *instr) resultTypes(args []*tensor.Tensor) ([]ir.Type, int64, error) {
 	}
 	sc.types, sc.work = types, 0
 	if in.comp.Work != nil {
-		sc.work = in.comp.Work(sc.shape)
+		sc.work = in.comp.Work(sc.shape, threads)
 	}
 	sc.valid = true
 	return sc.types, sc.work, nil
@@ -85,7 +87,7 @@ func (e *Executable) compute(in *instr) error {
 }
 
 func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
-	types, work, err := in.resultTypes(args)
+	types, work, err := in.resultTypes(args, e.threads)
 	if err != nil {
 		return err
 	}

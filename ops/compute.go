@@ -24,16 +24,22 @@ import (
 //     kernel must then read each element before it writes it;
 //   - or allocates a new tensor of the inferred dtype and shape.
 //
-// It then gives the kernel a workspace of Work(shapes) bytes (see
-// Scratch), runs Fn, and frees the workspace.
+// It then gives the kernel a workspace of Work(shapes, threads) bytes
+// (see Scratch), runs Fn, and frees the workspace.
 type Compute struct {
 	// Fn computes the results into out. in are the operands, which it must
 	// not keep or release (an operand handed to a result is out's). On
 	// error the executor releases out.
 	Fn func(c *Ctx, in, out []*tensor.Tensor) error
 	// Work returns the workspace bytes Fn needs for operands of these
-	// shapes; nil means none.
-	Work func(shapes [][]int) int64
+	// shapes when Fn runs with Ctx.Threads = threads; nil means none. It
+	// must depend on nothing else (not on operand values), and most
+	// kernels ignore threads. Kernels that give each of their goroutines
+	// scratch of its own (the convolutions) take more with more threads:
+	// an executable's thread count is fixed when it is compiled (its
+	// Options.Threads, GOMAXPROCS for 0), so the executor and the planner
+	// know it as well as the shapes.
+	Work func(shapes [][]int, threads int) int64
 	// View, if set, has one entry per result: the operand the result is a
 	// view of, or -1.
 	View []int
@@ -177,7 +183,7 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 			for i, x := range in {
 				shapes[i] = x.Shape()
 			}
-			if n := comp.Work(shapes); n > 0 {
+			if n := comp.Work(shapes, c.Threads); n > 0 {
 				if ws, err = tensor.New(c.Alloc, tensor.I64, int((n+7)/8)); err != nil {
 					releaseOwned(c, in, taken)
 					return outs, err
