@@ -23,7 +23,7 @@ import (
 // GEMM over the stacked rows, without copies.
 
 func init() {
-	register(&Def{Name: "matmul", Infer: inferMatmul, Bind: bindMatmul, Grad: nnGradMatmul})
+	register(&Def{Name: "matmul", Infer: inferMatmul, Compute: bindMatmul, Grad: nnGradMatmul})
 }
 
 // nnMatmulDims is the decomposition of a matmul's operands.
@@ -115,30 +115,26 @@ func nnMatmulAttrs(attrs ir.Attrs) (tx, ty bool, err error) {
 	return
 }
 
-func bindMatmul(op *ir.Op) (Kernel, error) {
+func bindMatmul(op *ir.Op) (Compute, error) {
 	tx, ty, err := nnMatmulAttrs(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x, y := in[0], in[1]
 		d, err := nnMatmulShape(nnType(x), nnType(y), tx, ty)
 		if err != nil {
-			return nil, err
-		}
-		out, err := c.New(ir.DType(x.DType()), d.out)
-		if err != nil {
-			return nil, err
+			return err
 		}
 		xo, yo := nnMatmulOffsets(d)
 		switch x.DType() {
 		case tensor.F32:
-			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out.F32(), nnThreads(c))
+			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out[0].F32(), nnThreads(c))
 		case tensor.F64:
-			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F64(), xo.off, y.F64(), yo, out.F64(), nnThreads(c))
+			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F64(), xo.off, y.F64(), yo, out[0].F64(), nnThreads(c))
 		}
-		return []*tensor.Tensor{out}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // nnMatmulX is x's side of the batched product: its offsets and the rows
