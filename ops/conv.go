@@ -26,9 +26,14 @@ import (
 // W).
 //
 // The kernel runs im2col + GEMM per sample and group, samples spread over
-// threads; the im2col workspace comes from the context's allocator and is
-// released before the kernel returns. 1×1 convolutions with unit strides
-// and no padding multiply the input directly, with no workspace.
+// threads, or for float32 with unit strides and few output channels per
+// group a direct convolution over a zero-padded copy of each sample. Its
+// scratch (one im2col block per goroutine, or the reordered weights and a
+// padded sample per goroutine) is the op's workspace (Compute.Work), which
+// the executor allocates before the kernel and frees after it: its size
+// follows from the shapes, the dtype and the thread count, since each
+// goroutine has its own. 1×1 convolutions with unit strides and no padding
+// multiply the input directly, with no workspace.
 //
 // Its gradient uses two helper ops, which take conv2d's attributes:
 //
@@ -43,7 +48,9 @@ import (
 // the gradient with respect to w: O×(C/groups)×KH×KW with O from dy, and
 // KH, KW from filter_size or the third operand's dims 2 and 3. Both check
 // that dy has the shape conv2d would give. They run GEMM + col2im (input)
-// and im2col + GEMM (filter) with a workspace like conv2d's.
+// and im2col + GEMM (filter), or direct kernels for float32 with unit
+// strides, with a workspace like conv2d's (for the filter gradient also
+// the partial sums of its fixed chunks of samples).
 //
 // Both are linear in each operand, and differentiate through each other:
 // conv2d_grad_input(dy, w) is the adjoint of conv2d in x, so its gradient
@@ -54,9 +61,9 @@ import (
 // transposed convolution, trains.
 
 func init() {
-	register(&Def{Name: "conv2d", Infer: inferConv2D, Bind: bindConv2D, Grad: nnGradConv2D})
-	register(&Def{Name: "conv2d_grad_input", Grad: nnGradConvGradInput, Infer: nnInferConvGrad(true), Bind: nnBindConvGrad(true)})
-	register(&Def{Name: "conv2d_grad_filter", Grad: nnGradConvGradFilter, Infer: nnInferConvGrad(false), Bind: nnBindConvGrad(false)})
+	register(&Def{Name: "conv2d", Infer: inferConv2D, Compute: bindConv2D, Grad: nnGradConv2D})
+	register(&Def{Name: "conv2d_grad_input", Grad: nnGradConvGradInput, Infer: nnInferConvGrad(true), Compute: nnBindConvGrad(true)})
+	register(&Def{Name: "conv2d_grad_filter", Grad: nnGradConvGradFilter, Infer: nnInferConvGrad(false), Compute: nnBindConvGrad(false)})
 }
 
 type nnConvAttrs struct {
@@ -144,52 +151,48 @@ func inferConv2D(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, out...)}, nil
 }
 
-func bindConv2D(op *ir.Op) (Kernel, error) {
+// nnConvParams is the kernels' description of a convolution of x by w,
+// of static shapes xs and ws.
+func nnConvParams(xs, ws []int, a nnConvAttrs) kernels.Conv2DParams {
+	return kernels.Conv2DParams{
+		N: xs[0], C: xs[1], H: xs[2], W: xs[3], O: ws[0], KH: ws[2], KW: ws[3],
+		SH: a.strides[0], SW: a.strides[1], PH: a.paddings[0], PW: a.paddings[1],
+		DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups,
+	}
+}
+
+// nnConvWorkBytes is the workspace of a convolution kernel that takes
+// elems elements of dtype dt.
+func nnConvWorkBytes(elems int, dt ir.DType) int64 { return WorkBytes(elems, dt.Size()) }
+
+func bindConv2D(op *ir.Op) (Compute, error) {
 	a, err := nnConvDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, w := in[0], in[1]
-		dims, err := nnConvShape(nnType(x), nnType(w), a)
-		if err != nil {
-			return nil, err
-		}
-		xs, ws := x.Shape(), w.Shape()
-		p := kernels.Conv2DParams{
-			N: xs[0], C: xs[1], H: xs[2], W: xs[3], O: ws[0], KH: ws[2], KW: ws[3],
-			SH: a.strides[0], SW: a.strides[1], PH: a.paddings[0], PW: a.paddings[1],
-			DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups,
-		}
-		dt := ir.DType(x.DType())
-		out, err := c.New(dt, dims)
-		if err != nil {
-			return nil, err
-		}
-		th := nnThreads(c)
-		var work *tensor.Tensor
-		if n := kernels.Conv2DWorkspaceFor(p, th, dt == ir.F32); n > 0 {
-			if work, err = c.New(dt, []int{n}); err != nil {
-				out.Release()
-				return nil, err
+	name, dts := op.Name(), ewOperandDTypes(op)
+	dt := dts[0]
+	f32 := dt == ir.F32
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			if err := ewCheckInputs(name, in, dts); err != nil {
+				return err
 			}
-			defer work.Release()
-		}
-		switch x.DType() {
-		case tensor.F32:
-			var buf []float32
-			if work != nil {
-				buf = work.F32()
+			x, w := in[0], in[1]
+			p, th := nnConvParams(x.Shape(), w.Shape(), a), nnThreads(c)
+			n := kernels.Conv2DWorkspaceFor(p, th, f32)
+			switch dt {
+			case ir.F32:
+				kernels.Conv2D(p, x.F32(), w.F32(), out[0].F32(), Scratch[float32](c, n), th)
+			case ir.F64:
+				kernels.Conv2D(p, x.F64(), w.F64(), out[0].F64(), Scratch[float64](c, n), th)
 			}
-			kernels.Conv2D(p, x.F32(), w.F32(), out.F32(), buf, th)
-		case tensor.F64:
-			var buf []float64
-			if work != nil {
-				buf = work.F64()
-			}
-			kernels.Conv2D(p, x.F64(), w.F64(), out.F64(), buf, th)
-		}
-		return []*tensor.Tensor{out}, nil
+			return nil
+		},
+		Work: func(shapes [][]int, threads int) int64 {
+			p := nnConvParams(shapes[0], shapes[1], a)
+			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
+		},
 	}, nil
 }
 
@@ -393,67 +396,68 @@ func nnInferConvGrad(input bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 	}
 }
 
-func nnBindConvGrad(input bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+// nnConvGradParams is the kernels' description of the convolution whose
+// gradient conv2d_grad_input (input) or conv2d_grad_filter computes, from
+// the static shapes of its operand 1 (w or x) and its result (dx or dw).
+func nnConvGradParams(input bool, a nnConvAttrs, other, res []int) kernels.Conv2DParams {
+	if input {
+		return nnConvParams(res, other, a)
+	}
+	return nnConvParams(other, res, a)
+}
+
+func nnBindConvGrad(input bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		attrs := op.Attrs
-		if _, err := nnConvDecode(attrs); err != nil {
-			return nil, err
+		a, err := nnConvDecode(attrs)
+		if err != nil {
+			return Compute{}, err
 		}
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			types := make([]ir.Type, len(in))
-			for i, t := range in {
-				types[i] = nnType(t)
-			}
-			a, xt, wt, out, err := nnConvGradTypes(input, types, attrs)
-			if err != nil {
-				return nil, err
-			}
-			p := kernels.Conv2DParams{
-				N: xt.Dims[0], C: xt.Dims[1], H: xt.Dims[2], W: xt.Dims[3], O: wt.Dims[0], KH: wt.Dims[2], KW: wt.Dims[3],
-				SH: a.strides[0], SW: a.strides[1], PH: a.paddings[0], PW: a.paddings[1],
-				DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups,
-			}
-			th := nnThreads(c)
-			n := kernels.Conv2DGradFilterWorkspaceFor(p, th, out.DType == ir.F32)
-			if input {
-				n = kernels.Conv2DGradInputWorkspaceFor(p, th, out.DType == ir.F32)
-			}
-			res, err := c.New(out.DType, out.Dims)
-			if err != nil {
-				return nil, err
-			}
-			var work *tensor.Tensor
-			if n > 0 {
-				if work, err = c.New(out.DType, []int{n}); err != nil {
-					res.Release()
-					return nil, err
+		name, dts := op.Name(), ewOperandDTypes(op)
+		dt := dts[0]
+		f32 := dt == ir.F32
+		workspace := kernels.Conv2DGradFilterWorkspaceFor
+		if input {
+			workspace = kernels.Conv2DGradInputWorkspaceFor
+		}
+		return Compute{
+			Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+				if err := ewCheckInputs(name, in, dts); err != nil {
+					return err
 				}
-				defer work.Release()
-			}
-			dy, other := in[0], in[1]
-			switch out.DType {
-			case ir.F32:
-				var buf []float32
-				if work != nil {
-					buf = work.F32()
+				dy, other, res := in[0], in[1], out[0]
+				p, th := nnConvGradParams(input, a, other.Shape(), res.Shape()), nnThreads(c)
+				n := workspace(p, th, f32)
+				switch dt {
+				case ir.F32:
+					buf := Scratch[float32](c, n)
+					if input {
+						kernels.Conv2DGradInput(p, dy.F32(), other.F32(), res.F32(), buf, th)
+					} else {
+						kernels.Conv2DGradFilter(p, dy.F32(), other.F32(), res.F32(), buf, th)
+					}
+				case ir.F64:
+					buf := Scratch[float64](c, n)
+					if input {
+						kernels.Conv2DGradInput(p, dy.F64(), other.F64(), res.F64(), buf, th)
+					} else {
+						kernels.Conv2DGradFilter(p, dy.F64(), other.F64(), res.F64(), buf, th)
+					}
 				}
-				if input {
-					kernels.Conv2DGradInput(p, dy.F32(), other.F32(), res.F32(), buf, th)
-				} else {
-					kernels.Conv2DGradFilter(p, dy.F32(), other.F32(), res.F32(), buf, th)
+				return nil
+			},
+			Work: func(shapes [][]int, threads int) int64 {
+				types := make([]ir.Type, len(shapes))
+				for i, s := range shapes {
+					types[i] = ir.Type{DType: dts[i], Dims: s}
 				}
-			case ir.F64:
-				var buf []float64
-				if work != nil {
-					buf = work.F64()
+				_, _, _, out, err := nnConvGradTypes(input, types, attrs)
+				if err != nil {
+					return 0 // Infer failed first: the kernel does not run
 				}
-				if input {
-					kernels.Conv2DGradInput(p, dy.F64(), other.F64(), res.F64(), buf, th)
-				} else {
-					kernels.Conv2DGradFilter(p, dy.F64(), other.F64(), res.F64(), buf, th)
-				}
-			}
-			return []*tensor.Tensor{res}, nil
+				p := nnConvGradParams(input, a, shapes[1], out.Dims)
+				return nnConvWorkBytes(workspace(p, max(threads, 1), f32), dt)
+			},
 		}, nil
 	}
 }
