@@ -55,11 +55,11 @@ import (
 // have the shape avg_pool2d gives for dx's shape.
 
 func init() {
-	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Bind: bindPool(true), Grad: nnGradMaxPool})
-	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Bind: bindPool(false), Grad: nnGradAvgPool})
-	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Bind: nnBindMaxPoolGrad})
-	register(&Def{Name: "max_pool2d_grad_x", Grad: noSecondOrder, Infer: nnInferMaxPoolGradX, Bind: nnBindMaxPoolGradX})
-	register(&Def{Name: "avg_pool2d_grad", Grad: noSecondOrder, Infer: nnInferAvgPoolGrad, Bind: nnBindAvgPoolGrad})
+	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Compute: bindPool(true), Grad: nnGradMaxPool})
+	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Compute: bindPool(false), Grad: nnGradAvgPool})
+	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Compute: nnBindMaxPoolGrad})
+	register(&Def{Name: "max_pool2d_grad_x", Grad: noSecondOrder, Infer: nnInferMaxPoolGradX, Compute: nnBindMaxPoolGradX})
+	register(&Def{Name: "avg_pool2d_grad", Grad: noSecondOrder, Infer: nnInferAvgPoolGrad, Compute: nnBindAvgPoolGrad})
 }
 
 type nnPoolAttrs struct{ kernel, strides, paddings [2]int }
@@ -123,44 +123,36 @@ func inferPool(isMax bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 	}
 }
 
-func bindPool(isMax bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+// nnPoolParams is the kernels' description of a pooling of x, of static
+// shape xs (N×C×H×W).
+func nnPoolParams(xs []int, a nnPoolAttrs) kernels.Pool2DParams {
+	return kernels.Pool2DParams{N: xs[0], C: xs[1], H: xs[2], W: xs[3],
+		KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
+		PH: a.paddings[0], PW: a.paddings[1]}
+}
+
+func bindPool(isMax bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		a, err := nnPoolDecode(op.Attrs)
 		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			x := in[0]
-			dims, err := nnPoolShape(nnType(x), a)
-			if err != nil {
-				return nil, err
-			}
-			xs := x.Shape()
-			p := kernels.Pool2DParams{N: xs[0], C: xs[1], H: xs[2], W: xs[3],
-				KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
-				PH: a.paddings[0], PW: a.paddings[1]}
-			dt := ir.DType(x.DType())
-			types := []ir.Type{{DType: dt, Dims: dims}}
-			if isMax {
-				types = append(types, ir.Type{DType: ir.I64, Dims: dims})
-			}
-			outs, err := nnNewAll(c, types...)
-			if err != nil {
-				return nil, err
-			}
-			th := nnThreads(c)
+			p, th := nnPoolParams(x.Shape(), a), nnThreads(c)
+			f32 := x.DType() == tensor.F32
 			switch {
-			case isMax && dt == ir.F32:
-				kernels.MaxPool2D(p, x.F32(), outs[0].F32(), outs[1].I64(), th)
+			case isMax && f32:
+				kernels.MaxPool2D(p, x.F32(), out[0].F32(), out[1].I64(), th)
 			case isMax:
-				kernels.MaxPool2D(p, x.F64(), outs[0].F64(), outs[1].I64(), th)
-			case dt == ir.F32:
-				kernels.AvgPool2D(p, x.F32(), outs[0].F32(), th)
+				kernels.MaxPool2D(p, x.F64(), out[0].F64(), out[1].I64(), th)
+			case f32:
+				kernels.AvgPool2D(p, x.F32(), out[0].F32(), th)
 			default:
-				kernels.AvgPool2D(p, x.F64(), outs[0].F64(), th)
+				kernels.AvgPool2D(p, x.F64(), out[0].F64(), th)
 			}
-			return outs, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
 
@@ -255,33 +247,22 @@ func nnInferMaxPoolGradX(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{x}, nil
 }
 
-func nnBindMaxPoolGradX(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	a, err := nnPoolDecode(attrs)
+func nnBindMaxPoolGradX(op *ir.Op) (Compute, error) {
+	a, err := nnPoolDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		dy, x := in[0], in[1]
-		if _, err := nnInferMaxPoolGradX([]ir.Type{nnType(dy), nnType(x)}, attrs); err != nil {
-			return nil, err
-		}
-		xs := x.Shape()
-		p := kernels.Pool2DParams{N: xs[0], C: xs[1], H: xs[2], W: xs[3],
-			KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
-			PH: a.paddings[0], PW: a.paddings[1]}
-		dx, err := c.New(ir.DType(x.DType()), xs)
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, x, dx := in[0], in[1], out[0]
+		p := nnPoolParams(x.Shape(), a)
 		switch dx.DType() {
 		case tensor.F32:
 			kernels.MaxPool2DGradX(p, dy.F32(), x.F32(), dx.F32(), nnThreads(c))
 		case tensor.F64:
 			kernels.MaxPool2DGradX(p, dy.F64(), x.F64(), dx.F64(), nnThreads(c))
 		}
-		return []*tensor.Tensor{dx}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // nnGradAvgPool spreads dy over each window; it keeps nothing from the
@@ -353,26 +334,14 @@ func nnInferMaxPoolGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func nnBindMaxPoolGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		outs, err := nnInferMaxPoolGrad(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		dy, idx := in[0], in[1]
-		hw := outs[0].Dims[2] * outs[0].Dims[3]
+func nnBindMaxPoolGrad(op *ir.Op) (Compute, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, idx, dx := in[0], in[1], out[0]
+		xs := dx.Shape()
+		hw := xs[2] * xs[3]
 		if bad := kernels.OutOfRange(idx.I64(), 0, int64(hw)); bad >= 0 {
-			return nil, fmt.Errorf("index %d at position %v of indices %s is outside the %d×%d input plane",
-				idx.I64()[bad], nnUnravel(bad, idx.Shape()), idx.Type(), outs[0].Dims[2], outs[0].Dims[3])
-		}
-		dx, err := c.New(outs[0].DType, outs[0].Dims)
-		if err != nil {
-			return nil, err
+			return fmt.Errorf("index %d at position %v of indices %s is outside the %d×%d input plane",
+				idx.I64()[bad], nnUnravel(bad, idx.Shape()), idx.Type(), xs[2], xs[3])
 		}
 		ds := dy.Shape()
 		planes, ohw := ds[0]*ds[1], ds[2]*ds[3]
@@ -382,8 +351,8 @@ func nnBindMaxPoolGrad(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.MaxPool2DGrad(planes, hw, ohw, dy.F64(), idx.I64(), dx.F64(), nnThreads(c))
 		}
-		return []*tensor.Tensor{dx}, nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // nnAvgPoolGradCheck checks avg_pool2d_grad's operands and returns its
@@ -425,34 +394,20 @@ func nnInferAvgPoolGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func nnBindAvgPoolGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	if _, err := nnPoolDecode(attrs); err != nil {
-		return nil, err
+func nnBindAvgPoolGrad(op *ir.Op) (Compute, error) {
+	a, err := nnPoolDecode(op.Attrs)
+	if err != nil {
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		a, dims, err := nnAvgPoolGradCheck(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		dy := in[0]
-		dx, err := c.New(ir.DType(dy.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		p := kernels.Pool2DParams{N: dims[0], C: dims[1], H: dims[2], W: dims[3],
-			KH: a.kernel[0], KW: a.kernel[1], SH: a.strides[0], SW: a.strides[1],
-			PH: a.paddings[0], PW: a.paddings[1]}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, dx := in[0], out[0]
+		p := nnPoolParams(dx.Shape(), a)
 		switch dx.DType() {
 		case tensor.F32:
 			kernels.AvgPool2DGrad(p, dy.F32(), dx.F32(), nnThreads(c))
 		case tensor.F64:
 			kernels.AvgPool2DGrad(p, dy.F64(), dx.F64(), nnThreads(c))
 		}
-		return []*tensor.Tensor{dx}, nil
-	}, nil
+		return nil
+	}}, nil
 }
