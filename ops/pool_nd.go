@@ -46,10 +46,10 @@ import (
 // the window's divisor, over the window's input taps.
 
 func init() {
-	register(&Def{Name: "max_pool", Infer: poolInfer(true), Bind: poolBind(true), Grad: poolGradMax})
-	register(&Def{Name: "avg_pool", Infer: poolInfer(false), Bind: poolBind(false), Grad: poolGradAvg})
-	register(&Def{Name: "max_pool_grad", Grad: noSecondOrder, Infer: poolInferMaxGrad, Bind: poolBindMaxGrad})
-	register(&Def{Name: "avg_pool_grad", Grad: noSecondOrder, Infer: poolInferAvgGrad, Bind: poolBindAvgGrad})
+	register(&Def{Name: "max_pool", Infer: poolInfer(true), Compute: poolBind(true), Grad: poolGradMax})
+	register(&Def{Name: "avg_pool", Infer: poolInfer(false), Compute: poolBind(false), Grad: poolGradAvg})
+	register(&Def{Name: "max_pool_grad", Grad: noSecondOrder, Infer: poolInferMaxGrad, Compute: poolBindMaxGrad})
+	register(&Def{Name: "avg_pool_grad", Grad: noSecondOrder, Infer: poolInferAvgGrad, Compute: poolBindAvgGrad})
 }
 
 // poolSpec is the decoded attributes of max_pool and avg_pool.
@@ -188,40 +188,28 @@ func poolInfer(isMax bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {
 	}
 }
 
-func poolBind(isMax bool) func(*ir.Op) (Kernel, error) {
-	return func(op *ir.Op) (Kernel, error) {
+func poolBind(isMax bool) func(*ir.Op) (Compute, error) {
+	return func(op *ir.Op) (Compute, error) {
 		s, err := poolDecode(op.Attrs, isMax)
 		if err != nil {
-			return nil, err
+			return Compute{}, err
 		}
-		return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			x := in[0]
-			dims, err := s.outDims(nnType(x))
-			if err != nil {
-				return nil, err
-			}
-			dt := ir.DType(x.DType())
-			types := []ir.Type{{DType: dt, Dims: dims}}
-			if isMax {
-				types = append(types, ir.Type{DType: ir.I64, Dims: dims})
-			}
-			outs, err := nnNewAll(c, types...)
-			if err != nil {
-				return nil, err
-			}
-			p, th := s.params(x.Shape(), dims), nnThreads(c)
+			p, th := s.params(x.Shape(), out[0].Shape()), nnThreads(c)
+			f32 := x.DType() == tensor.F32
 			switch {
-			case isMax && dt == ir.F32:
-				kernels.MaxPoolND(p, x.F32(), outs[0].F32(), outs[1].I64(), th)
+			case isMax && f32:
+				kernels.MaxPoolND(p, x.F32(), out[0].F32(), out[1].I64(), th)
 			case isMax:
-				kernels.MaxPoolND(p, x.F64(), outs[0].F64(), outs[1].I64(), th)
-			case dt == ir.F32:
-				kernels.AvgPoolND(p, s.countPad, x.F32(), outs[0].F32(), th)
+				kernels.MaxPoolND(p, x.F64(), out[0].F64(), out[1].I64(), th)
+			case f32:
+				kernels.AvgPoolND(p, s.countPad, x.F32(), out[0].F32(), th)
 			default:
-				kernels.AvgPoolND(p, s.countPad, x.F64(), outs[0].F64(), th)
+				kernels.AvgPoolND(p, s.countPad, x.F64(), out[0].F64(), th)
 			}
-			return outs, nil
-		}, nil
+			return nil
+		}}, nil
 	}
 }
 
@@ -354,26 +342,14 @@ func poolInferMaxGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func poolBindMaxGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		outs, err := poolInferMaxGrad(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		dy, idx := in[0], in[1]
-		vol := nnProd(outs[0].Dims[2:])
+func poolBindMaxGrad(op *ir.Op) (Compute, error) {
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, idx, dx := in[0], in[1], out[0]
+		xs := dx.Shape()
+		vol := nnProd(xs[2:])
 		if bad := kernels.OutOfRange(idx.I64(), 0, int64(vol)); bad >= 0 {
-			return nil, fmt.Errorf("index %d at position %v of indices %s is outside the input volume %s",
-				idx.I64()[bad], nnUnravel(bad, idx.Shape()), idx.Type(), dimsString(outs[0].Dims[2:]))
-		}
-		dx, err := c.New(outs[0].DType, outs[0].Dims)
-		if err != nil {
-			return nil, err
+			return fmt.Errorf("index %d at position %v of indices %s is outside the input volume %s",
+				idx.I64()[bad], nnUnravel(bad, idx.Shape()), idx.Type(), dimsString(xs[2:]))
 		}
 		ds := dy.Shape()
 		planes, ovol := ds[0]*ds[1], nnProd(ds[2:])
@@ -383,8 +359,8 @@ func poolBindMaxGrad(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.MaxPool2DGrad(planes, vol, ovol, dy.F64(), idx.I64(), dx.F64(), nnThreads(c))
 		}
-		return c.Result(dx), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // poolAvgGradCheck checks avg_pool_grad's operands and returns its
@@ -426,32 +402,20 @@ func poolInferAvgGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func poolBindAvgGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	if _, err := poolDecode(attrs, false); err != nil {
-		return nil, err
+func poolBindAvgGrad(op *ir.Op) (Compute, error) {
+	s, err := poolDecode(op.Attrs, false)
+	if err != nil {
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		s, dims, err := poolAvgGradCheck(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		dy := in[0]
-		dx, err := c.New(ir.DType(dy.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
-		p := s.params(dims, dy.Shape())
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		dy, dx := in[0], out[0]
+		p := s.params(dx.Shape(), dy.Shape())
 		switch dx.DType() {
 		case tensor.F32:
 			kernels.AvgPoolNDGrad(p, s.countPad, dy.F32(), dx.F32(), nnThreads(c))
 		case tensor.F64:
 			kernels.AvgPoolNDGrad(p, s.countPad, dy.F64(), dx.F64(), nnThreads(c))
 		}
-		return c.Result(dx), nil
-	}, nil
+		return nil
+	}}, nil
 }
