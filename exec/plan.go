@@ -444,7 +444,7 @@ func (p *planner) compute(b *blockCode, in *instr) error {
 		outs[i] = p.alloc(in, t, false)
 	}
 	if in.comp.Work != nil {
-		if n := in.comp.Work(shapes); n > 0 {
+		if n := in.comp.Work(shapes, p.e.threads); n > 0 {
 			ws := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), true)
 			p.release(ws)
 		}

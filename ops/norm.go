@@ -220,7 +220,7 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 			}
 			return nil
 		},
-		Work: func(shapes [][]int) int64 { return WorkBytes(vecs*shapes[0][1], 8) },
+		Work: func(shapes [][]int, _ int) int64 { return WorkBytes(vecs*shapes[0][1], 8) },
 		View: view,
 	}, nil
 }
@@ -518,7 +518,7 @@ func nnBindBNGrad(op *ir.Op) (Compute, error) {
 			nnSetFloats(out[2], dbias)
 			return nil
 		},
-		Work: func(shapes [][]int) int64 { return WorkBytes(5*shapes[1][1], 8) },
+		Work: func(shapes [][]int, _ int) int64 { return WorkBytes(5*shapes[1][1], 8) },
 	}, nil
 }
 

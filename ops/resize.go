@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -56,10 +57,17 @@ import (
 // dy's dims but along axes, where it has input_size's entries or, when
 // that is absent, the optional x's dims (only its shape is read).
 // resize_grad's own gradient is resize extrapolating 0.
+//
+// Both write their result directly and take no workspace. The taps of
+// each axis (ResizeTaps: an index and a weight per tap of each output
+// position along the axis, so the sum over axes of their output sizes
+// times 1, 2 or 4, not a number per element) are Go memory that each
+// kernel keeps for the last shape it ran on, rather than recompute them
+// every call.
 
 func init() {
-	register(&Def{Name: "resize", Infer: resizeInfer, Bind: resizeBind, Grad: resizeGrad})
-	register(&Def{Name: "resize_grad", Infer: resizeInferGrad, Bind: resizeBindGrad, Grad: resizeGradGrad})
+	register(&Def{Name: "resize", Infer: resizeInfer, Compute: resizeBind, Grad: resizeGrad})
+	register(&Def{Name: "resize_grad", Infer: resizeInferGrad, Compute: resizeBindGrad, Grad: resizeGradGrad})
 }
 
 // resizeAttrs is the decoded attributes of resize and resize_grad.
@@ -242,35 +250,57 @@ func resizeInfer(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, dims...)}, nil
 }
 
-func resizeBind(op *ir.Op) (Kernel, error) {
-	a, err := resizeDecode(op.Attrs, op.Operand(0).Type().Rank())
-	if err != nil {
-		return nil, err
-	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		dims, err := a.outDims(x.Shape())
-		if err != nil {
-			return nil, fmt.Errorf("x %s: %w", x.Type(), err)
-		}
-		return a.run(c, x, dims)
-	}, nil
+// resizePlans keeps the plan (see resizeAttrs.plan) of the last input
+// dims a kernel ran on. The kernels only read a plan, so calls running at
+// the same time may share one.
+type resizePlans struct{ last atomic.Pointer[resizePlan] }
+
+type resizePlan struct {
+	in   []int
+	axes []kernels.ResizeAxis
 }
 
-// run resizes x to dims (a.outDims of its shape).
+// get returns the plan of a for input dims in.
+func (c *resizePlans) get(a resizeAttrs, in []int) []kernels.ResizeAxis {
+	if p := c.last.Load(); p != nil && slices.Equal(p.in, in) {
+		return p.axes
+	}
+	p := &resizePlan{in: slices.Clone(in), axes: a.plan(in)}
+	c.last.Store(p)
+	return p.axes
+}
+
+func resizeBind(op *ir.Op) (Compute, error) {
+	a, err := resizeDecode(op.Attrs, op.Operand(0).Type().Rank())
+	if err != nil {
+		return Compute{}, err
+	}
+	plans := new(resizePlans)
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		a.into(c, plans.get(a, in[0].Shape()), in[0], out[0])
+		return nil
+	}}, nil
+}
+
+// run resizes x to dims (a.outDims of its shape), for resize_dyn, whose
+// sizes are read at run time.
 func (a resizeAttrs) run(c *Ctx, x *tensor.Tensor, dims []int) ([]*tensor.Tensor, error) {
 	y, err := c.New(ir.DType(x.DType()), dims)
 	if err != nil {
 		return nil, err
 	}
-	plan := a.plan(x.Shape())
+	a.into(c, a.plan(x.Shape()), x, y)
+	return c.Result(y), nil
+}
+
+// into resizes x into y along plan.
+func (a resizeAttrs) into(c *Ctx, plan []kernels.ResizeAxis, x, y *tensor.Tensor) {
 	switch x.DType() {
 	case tensor.F32:
 		kernels.Resize(plan, x.F32(), y.F32(), a.extrapolation, nnThreads(c))
 	case tensor.F64:
 		kernels.Resize(plan, x.F64(), y.F64(), a.extrapolation, nnThreads(c))
 	}
-	return c.Result(y), nil
 }
 
 // ResizeOptions are resize's attributes beyond the axes, their sizes and
@@ -405,22 +435,16 @@ func resizeInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func resizeBindGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	if _, err := resizeDecode(attrs, op.Operand(0).Type().Rank()); err != nil {
-		return nil, err
+func resizeBindGrad(op *ir.Op) (Compute, error) {
+	a, err := resizeDecode(op.Attrs, op.Operand(0).Type().Rank())
+	if err != nil {
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := make([]ir.Type, len(in))
-		for i, t := range in {
-			types[i] = nnType(t)
-		}
-		a, dims, err := resizeGradCheck(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		return a.runGrad(c, in[0], dims)
-	}, nil
+	plans := new(resizePlans)
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		a.gradInto(c, plans.get(a, out[0].Shape()), in[0], out[0])
+		return nil
+	}}, nil
 }
 
 // runGrad is the adjoint of run: dx of dims from dy.
@@ -429,14 +453,18 @@ func (a resizeAttrs) runGrad(c *Ctx, dy *tensor.Tensor, dims []int) ([]*tensor.T
 	if err != nil {
 		return nil, err
 	}
-	plan := a.plan(dims)
+	a.gradInto(c, a.plan(dims), dy, dx)
+	return c.Result(dx), nil
+}
+
+// gradInto writes the adjoint of resizing along plan, from dy into dx.
+func (a resizeAttrs) gradInto(c *Ctx, plan []kernels.ResizeAxis, dy, dx *tensor.Tensor) {
 	switch dy.DType() {
 	case tensor.F32:
 		kernels.ResizeGrad(plan, dy.F32(), dx.F32(), nnThreads(c))
 	case tensor.F64:
 		kernels.ResizeGrad(plan, dy.F64(), dx.F64(), nnThreads(c))
 	}
-	return c.Result(dx), nil
 }
 
 // resizeGradGrad: resize_grad is the adjoint of resize's linear part, so

@@ -299,7 +299,7 @@ func sctComputeElementsGrad(op *ir.Op) (Compute, error) {
 	dt := op.Result(0).Type().DType
 	return Compute{
 		// The owner of each element of dy: an i64 per element.
-		Work: func(shapes [][]int) int64 { return WorkBytes(shpSize(shapes[0]), 8) },
+		Work: func(shapes [][]int, _ int) int64 { return WorkBytes(shpSize(shapes[0]), 8) },
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			dy, idx, y := in[0], in[1], out[0]
 			dims := dy.Shape()
@@ -611,7 +611,7 @@ func sctComputeNDGrad(op *ir.Op) (Compute, error) {
 	return Compute{
 		// The owner of each indexed cell: an i64 per cell of dy's first
 		// b+m dims, m the length of an index row.
-		Work: func(shapes [][]int) int64 {
+		Work: func(shapes [][]int, _ int) int64 {
 			ds, is := shapes[0], shapes[1]
 			return WorkBytes(shpSize(ds[:b+is[len(is)-1]]), 8)
 		},
