@@ -38,8 +38,8 @@ import (
 // which counts the edges themselves as clamped).
 
 func init() {
-	register(&Def{Name: "grid_sample", Infer: gridInfer, Bind: gridBind, Grad: gridGrad})
-	register(&Def{Name: "grid_sample_grad", Infer: gridInferGrad, Bind: gridBindGrad, Grad: noSecondOrder})
+	register(&Def{Name: "grid_sample", Infer: gridInfer, Compute: gridBind, Grad: gridGrad})
+	register(&Def{Name: "grid_sample_grad", Infer: gridInferGrad, Compute: gridBindGrad, Grad: noSecondOrder})
 }
 
 var (
@@ -104,21 +104,13 @@ func gridInfer(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(in[0].DType, dims...)}, nil
 }
 
-func gridBind(op *ir.Op) (Kernel, error) {
+func gridBind(op *ir.Op) (Compute, error) {
 	p, err := gridDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, grid := in[0], in[1]
-		dims, err := gridShape(nnType(x), nnType(grid))
-		if err != nil {
-			return nil, err
-		}
-		y, err := c.New(ir.DType(x.DType()), dims)
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x, grid, y := in[0], in[1], out[0]
 		q := gridParams(p, x.Shape(), grid.Shape())
 		switch x.DType() {
 		case tensor.F32:
@@ -126,8 +118,8 @@ func gridBind(op *ir.Op) (Kernel, error) {
 		case tensor.F64:
 			kernels.GridSample(q, x.F64(), grid.F64(), y.F64(), nnThreads(c))
 		}
-		return c.Result(y), nil
-	}, nil
+		return nil
+	}}, nil
 }
 
 // GridSample appends a sampling of x at the points of grid with the given
@@ -178,30 +170,20 @@ func gridInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{x, grid}, nil
 }
 
-func gridBindGrad(op *ir.Op) (Kernel, error) {
-	attrs := op.Attrs
-	p, err := gridDecode(attrs)
+func gridBindGrad(op *ir.Op) (Compute, error) {
+	p, err := gridDecode(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		types := []ir.Type{nnType(in[0]), nnType(in[1]), nnType(in[2])}
-		outs, err := gridInferGrad(types, attrs)
-		if err != nil {
-			return nil, err
-		}
-		res, err := nnNewAll(c, outs...)
-		if err != nil {
-			return nil, err
-		}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		dy, x, grid := in[0], in[1], in[2]
 		q := gridParams(p, x.Shape(), grid.Shape())
 		switch x.DType() {
 		case tensor.F32:
-			kernels.GridSampleGrad(q, dy.F32(), x.F32(), grid.F32(), res[0].F32(), res[1].F32(), nnThreads(c))
+			kernels.GridSampleGrad(q, dy.F32(), x.F32(), grid.F32(), out[0].F32(), out[1].F32(), nnThreads(c))
 		case tensor.F64:
-			kernels.GridSampleGrad(q, dy.F64(), x.F64(), grid.F64(), res[0].F64(), res[1].F64(), nnThreads(c))
+			kernels.GridSampleGrad(q, dy.F64(), x.F64(), grid.F64(), out[0].F64(), out[1].F64(), nnThreads(c))
 		}
-		return res, nil
-	}, nil
+		return nil
+	}}, nil
 }
