@@ -31,8 +31,8 @@ import (
 // operand. pad_grad's own gradient is pad.
 
 func init() {
-	register(&Def{Name: "pad", Infer: padInfer, Bind: padBind, Grad: padGrad})
-	register(&Def{Name: "pad_grad", Infer: padInferGrad, Bind: padBindGrad, Grad: padGradGrad})
+	register(&Def{Name: "pad", Infer: padInfer, Compute: padBind, Grad: padGrad})
+	register(&Def{Name: "pad_grad", Infer: padInferGrad, Compute: padBindGrad, Grad: padGradGrad})
 }
 
 // padSpec is the decoded attributes of pad and pad_grad.
@@ -142,22 +142,24 @@ func padValueAttrs(attrs ir.Attrs) ir.Attrs {
 	return attrs.With("value", ir.Int(0))
 }
 
-func padBind(op *ir.Op) (Kernel, error) {
+func padBind(op *ir.Op) (Compute, error) {
 	x := op.Operand(0).Type()
 	s, err := padDecode(op.Attrs, x.Rank())
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	v, err := fillValueAttr(padValueAttrs(op.Attrs), x.DType)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return s.run(c, in[0], v)
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		s.into(c, in[0], out[0], v)
+		return nil
+	}}, nil
 }
 
-// run pads x, filling with v in constant mode.
+// run pads x, filling with v in constant mode, for pad_dyn, whose pads
+// are read at run time.
 func (s padSpec) run(c *Ctx, x *tensor.Tensor, v fillValue) ([]*tensor.Tensor, error) {
 	dims, err := s.outDims(x.Shape())
 	if err != nil {
@@ -167,6 +169,12 @@ func (s padSpec) run(c *Ctx, x *tensor.Tensor, v fillValue) ([]*tensor.Tensor, e
 	if err != nil {
 		return nil, err
 	}
+	s.into(c, x, out, v)
+	return c.Result(out), nil
+}
+
+// into pads x into out.
+func (s padSpec) into(c *Ctx, x, out *tensor.Tensor, v fillValue) {
 	srcs, th := s.sources(x.Shape()), nnThreads(c)
 	switch x.DType() {
 	case tensor.F32:
@@ -180,7 +188,6 @@ func (s padSpec) run(c *Ctx, x *tensor.Tensor, v fillValue) ([]*tensor.Tensor, e
 	case tensor.Bool:
 		kernels.Pad(x.Shape(), srcs, x.Bool(), out.Bool(), v.i != 0, th)
 	}
-	return c.Result(out), nil
 }
 
 // Pad appends a padding of x by pads (2·rank amounts, the befores then the
@@ -257,14 +264,15 @@ func padInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(dy.DType, dims...)}, nil
 }
 
-func padBindGrad(op *ir.Op) (Kernel, error) {
+func padBindGrad(op *ir.Op) (Compute, error) {
 	s, err := padDecode(op.Attrs, op.Operand(0).Type().Rank())
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return s.runGrad(c, in[0])
-	}, nil
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		s.gradInto(c, in[0], out[0])
+		return nil
+	}}, nil
 }
 
 // runGrad sums dy over the positions that read each element of x.
@@ -277,6 +285,13 @@ func (s padSpec) runGrad(c *Ctx, dy *tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.gradInto(c, dy, dx)
+	return c.Result(dx), nil
+}
+
+// gradInto sums dy into dx over the positions that read each element.
+func (s padSpec) gradInto(c *Ctx, dy, dx *tensor.Tensor) {
+	dims := dx.Shape()
 	srcs, th := s.sources(dims), nnThreads(c)
 	switch dy.DType() {
 	case tensor.F32:
@@ -284,7 +299,6 @@ func (s padSpec) runGrad(c *Ctx, dy *tensor.Tensor) ([]*tensor.Tensor, error) {
 	case tensor.F64:
 		kernels.PadGrad(dims, srcs, dy.F64(), dx.F64(), th)
 	}
-	return c.Result(dx), nil
 }
 
 // padGradGrad: pad_grad is the adjoint of pad, so its gradient is pad.
