@@ -115,18 +115,33 @@ func nnMatmulAttrs(attrs ir.Attrs) (tx, ty bool, err error) {
 	return
 }
 
+// nnMatmulPlan is what the matmul kernel derives from its operands'
+// shapes.
+type nnMatmulPlan struct {
+	d  nnMatmulDims
+	xo nnMatmulX
+	yo []int
+}
+
 func bindMatmul(op *ir.Op) (Compute, error) {
 	tx, ty, err := nnMatmulAttrs(op.Attrs)
 	if err != nil {
 		return Compute{}, err
 	}
+	var plans shapeMemo[*nnMatmulPlan]
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x, y := in[0], in[1]
-		d, err := nnMatmulShape(nnType(x), nnType(y), tx, ty)
-		if err != nil {
-			return err
+		pl, ok := plans.lookup(x.Shape(), y.Shape())
+		if !ok {
+			d, err := nnMatmulShape(nnType(x), nnType(y), tx, ty)
+			if err != nil {
+				return err
+			}
+			xo, yo := nnMatmulOffsets(d)
+			pl = &nnMatmulPlan{d, xo, yo}
+			plans.store(pl, x.Shape(), y.Shape())
 		}
-		xo, yo := nnMatmulOffsets(d)
+		d, xo, yo := &pl.d, &pl.xo, pl.yo
 		switch x.DType() {
 		case tensor.F32:
 			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out[0].F32(), nnThreads(c))

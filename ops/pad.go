@@ -29,6 +29,10 @@ import (
 // pad_grad otherwise: dx (float) is the sum of dy over the positions that
 // read each element of x; pads and mode are pad's, for the shape of pad's
 // operand. pad_grad's own gradient is pad.
+//
+// Both write their result directly and take no workspace; each kernel
+// keeps the source index tables (kernels.PadSource, one number per output
+// position along each axis) of the last shape it ran on.
 
 func init() {
 	register(&Def{Name: "pad", Infer: padInfer, Compute: padBind, Grad: padGrad})
@@ -152,8 +156,15 @@ func padBind(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
+	var memo shapeMemo[[][]int]
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		s.into(c, in[0], out[0], v)
+		x := in[0]
+		srcs, ok := memo.lookup(x.Shape())
+		if !ok {
+			srcs = s.sources(x.Shape())
+			memo.store(srcs, x.Shape())
+		}
+		s.into(c, srcs, x, out[0], v)
 		return nil
 	}}, nil
 }
@@ -169,13 +180,13 @@ func (s padSpec) run(c *Ctx, x *tensor.Tensor, v fillValue) ([]*tensor.Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	s.into(c, x, out, v)
+	s.into(c, s.sources(x.Shape()), x, out, v)
 	return c.Result(out), nil
 }
 
-// into pads x into out.
-func (s padSpec) into(c *Ctx, x, out *tensor.Tensor, v fillValue) {
-	srcs, th := s.sources(x.Shape()), nnThreads(c)
+// into pads x into out; srcs is s.sources of x's shape.
+func (s padSpec) into(c *Ctx, srcs [][]int, x, out *tensor.Tensor, v fillValue) {
+	th := nnThreads(c)
 	switch x.DType() {
 	case tensor.F32:
 		kernels.Pad(x.Shape(), srcs, x.F32(), out.F32(), float32(v.f), th)
@@ -269,8 +280,15 @@ func padBindGrad(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
+	var memo shapeMemo[[][]int]
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		s.gradInto(c, in[0], out[0])
+		dx := out[0]
+		srcs, ok := memo.lookup(dx.Shape())
+		if !ok {
+			srcs = s.sources(dx.Shape())
+			memo.store(srcs, dx.Shape())
+		}
+		s.gradInto(c, srcs, in[0], dx)
 		return nil
 	}}, nil
 }
@@ -285,14 +303,14 @@ func (s padSpec) runGrad(c *Ctx, dy *tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.gradInto(c, dy, dx)
+	s.gradInto(c, s.sources(dims), dy, dx)
 	return c.Result(dx), nil
 }
 
-// gradInto sums dy into dx over the positions that read each element.
-func (s padSpec) gradInto(c *Ctx, dy, dx *tensor.Tensor) {
-	dims := dx.Shape()
-	srcs, th := s.sources(dims), nnThreads(c)
+// gradInto sums dy into dx over the positions that read each element;
+// srcs is s.sources of dx's shape.
+func (s padSpec) gradInto(c *Ctx, srcs [][]int, dy, dx *tensor.Tensor) {
+	dims, th := dx.Shape(), nnThreads(c)
 	switch dy.DType() {
 	case tensor.F32:
 		kernels.PadGrad(dims, srcs, dy.F32(), dx.F32(), th)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync/atomic"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -250,34 +249,20 @@ func resizeInfer(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(x.DType, dims...)}, nil
 }
 
-// resizePlans keeps the plan (see resizeAttrs.plan) of the last input
-// dims a kernel ran on. The kernels only read a plan, so calls running at
-// the same time may share one.
-type resizePlans struct{ last atomic.Pointer[resizePlan] }
-
-type resizePlan struct {
-	in   []int
-	axes []kernels.ResizeAxis
-}
-
-// get returns the plan of a for input dims in.
-func (c *resizePlans) get(a resizeAttrs, in []int) []kernels.ResizeAxis {
-	if p := c.last.Load(); p != nil && slices.Equal(p.in, in) {
-		return p.axes
-	}
-	p := &resizePlan{in: slices.Clone(in), axes: a.plan(in)}
-	c.last.Store(p)
-	return p.axes
-}
-
 func resizeBind(op *ir.Op) (Compute, error) {
 	a, err := resizeDecode(op.Attrs, op.Operand(0).Type().Rank())
 	if err != nil {
 		return Compute{}, err
 	}
-	plans := new(resizePlans)
+	var plans shapeMemo[[]kernels.ResizeAxis]
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		a.into(c, plans.get(a, in[0].Shape()), in[0], out[0])
+		x := in[0]
+		plan, ok := plans.lookup(x.Shape())
+		if !ok {
+			plan = a.plan(x.Shape())
+			plans.store(plan, x.Shape())
+		}
+		a.into(c, plan, x, out[0])
 		return nil
 	}}, nil
 }
@@ -440,9 +425,15 @@ func resizeBindGrad(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
-	plans := new(resizePlans)
+	var plans shapeMemo[[]kernels.ResizeAxis]
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		a.gradInto(c, plans.get(a, out[0].Shape()), in[0], out[0])
+		dx := out[0]
+		plan, ok := plans.lookup(dx.Shape())
+		if !ok {
+			plan = a.plan(dx.Shape())
+			plans.store(plan, dx.Shape())
+		}
+		a.gradInto(c, plan, in[0], dx)
 		return nil
 	}}, nil
 }
