@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gopir/gopir/ir"
@@ -131,28 +132,34 @@ func (e *ValueDependentError) Error() string {
 // bindCompute makes a Kernel of an op with Compute, for callers outside
 // the executor (tests, tools): it allocates what the executor would, takes
 // over an owned operand only when nobody else holds it (as kernels with
-// Donate do), and releases owned operands it did not use. It returns with
-// c.Owned as it found it, so that a caller may run it again with the same
+// Donate do), and releases owned operands it did not use. Like the
+// executor, it runs the Infer hook and Work again only when the operands'
+// dtypes or shapes (or the thread count) change. It returns with c.Owned
+// as it found it, so that a caller may run it again with the same
 // donations.
 func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 	comp, err := d.Compute(op)
 	if err != nil {
 		return nil, err
 	}
-	var types []ir.Type
+	var last atomic.Pointer[boundShapes]
 	run := func(c *Ctx, in []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
-		rt, err := ResultTypes(op, in, types)
-		if err != nil {
-			releaseOwned(c, in, nil)
-			return nil, fmt.Errorf("%s: %w", op.Name(), err)
+		bs := last.Load()
+		if !bs.matches(in, c.Threads) {
+			if bs, err = newBoundShapes(op, &comp, in, c.Threads); err != nil {
+				releaseOwned(c, in, nil)
+				return nil, fmt.Errorf("%s: %w", op.Name(), err)
+			}
+			last.Store(bs)
 		}
+		rt := bs.types
 		if cap(c.Results) >= len(rt) {
 			outs = c.Results[:len(rt)]
 			clear(outs)
 		} else {
 			outs = make([]*tensor.Tensor, len(rt))
 		}
-		made := outs // not outs itself: "return nil, err" sets it to nil before deferred calls run
+		made := outs // a failing return sets outs to nil before this runs
 		defer func() {
 			if err != nil {
 				releaseAll(made)
@@ -160,7 +167,11 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 				outs = nil
 			}
 		}()
-		taken := make([]bool, len(in))
+		var takenBuf [8]bool
+		taken := takenBuf[:min(len(in), len(takenBuf))]
+		if len(in) > len(takenBuf) {
+			taken = make([]bool, len(in))
+		}
 		for i, t := range rt {
 			switch {
 			case comp.View != nil && comp.View[i] >= 0:
@@ -174,22 +185,16 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 			}
 			if err != nil {
 				releaseOwned(c, in, taken)
-				return outs, err // the deferred release needs outs
+				return nil, err
 			}
 		}
 		var ws *tensor.Tensor
-		if comp.Work != nil {
-			shapes := make([][]int, len(in))
-			for i, x := range in {
-				shapes[i] = x.Shape()
+		if n := bs.work; n > 0 {
+			if ws, err = tensor.New(c.Alloc, tensor.I64, int((n+7)/8)); err != nil {
+				releaseOwned(c, in, taken)
+				return nil, err
 			}
-			if n := comp.Work(shapes, c.Threads); n > 0 {
-				if ws, err = tensor.New(c.Alloc, tensor.I64, int((n+7)/8)); err != nil {
-					releaseOwned(c, in, taken)
-					return outs, err
-				}
-				c.SetWork(ws.Raw())
-			}
+			c.SetWork(ws.Raw())
 		}
 		err = comp.Fn(c, in, outs)
 		c.SetWork(nil)
@@ -205,6 +210,56 @@ func bindCompute(op *ir.Op, d *Def) (Kernel, error) {
 		c.Owned = owned // not deferred: after a panic, Owned says what is still owned
 		return outs, err
 	}, nil
+}
+
+// boundShapes is what bindCompute's kernel derives from its operands'
+// dtypes and shapes and the thread count: the results' types and the
+// workspace. Kernels only read it, so calls at the same time may share it.
+type boundShapes struct {
+	key     []int // per operand: dtype, rank, dims
+	threads int
+	types   []ir.Type
+	work    int64
+}
+
+func newBoundShapes(op *ir.Op, comp *Compute, in []*tensor.Tensor, threads int) (*boundShapes, error) {
+	types, err := ResultTypes(op, in, nil)
+	if err != nil {
+		return nil, err
+	}
+	bs := &boundShapes{threads: threads, types: types}
+	shapes := make([][]int, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+		bs.key = append(bs.key, int(x.DType()), x.Rank())
+		bs.key = append(bs.key, shapes[i]...)
+	}
+	if comp.Work != nil {
+		bs.work = comp.Work(shapes, threads)
+	}
+	return bs, nil
+}
+
+// matches reports whether bs was made for operands of in's dtypes and
+// shapes and for threads.
+func (bs *boundShapes) matches(in []*tensor.Tensor, threads int) bool {
+	if bs == nil || bs.threads != threads {
+		return false
+	}
+	k := bs.key
+	for _, x := range in {
+		s := x.Shape()
+		if len(k) < 2+len(s) || k[0] != int(x.DType()) || k[1] != len(s) {
+			return false
+		}
+		for i, d := range s {
+			if k[2+i] != d {
+				return false
+			}
+		}
+		k = k[2+len(s):]
+	}
+	return len(k) == 0
 }
 
 // takeFrom returns the first operand listed for result i in inPlace that
