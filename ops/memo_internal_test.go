@@ -111,3 +111,56 @@ func TestShapeMemoKernels(t *testing.T) {
 		t.Errorf("%d bytes left allocated", n)
 	}
 }
+
+// TestBindComputeCache: the kernel ops.Bind makes of a Compute op infers
+// the results and the workspace again when the thread count or an
+// operand's dtype changes, not only its shape.
+func TestBindComputeCache(t *testing.T) {
+	a := memory.New(memory.Options{})
+	b := ir.NewBuilder(ir.NewProgram())
+	x := Data(b, "x", ir.F32, 8, 6, 14, 14)
+	w := Data(b, "w", ir.F32, 16, 6, 5, 5)
+	conv := b.Op("conv2d", nil, x, w)
+	m := b.Op("matmul", nil, Data(b, "p", ir.F32, 3, 4), Data(b, "q", ir.F32, 4, 2))
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	k, err := Bind(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xt, _ := tensor.New(a, tensor.F32, 8, 6, 14, 14)
+	wt, _ := tensor.New(a, tensor.F32, 16, 6, 5, 5)
+	clear(xt.Raw())
+	clear(wt.Raw())
+	for _, th := range []int{1, 4, 2, 1} { // more threads take more workspace
+		out, err := k(&Ctx{Alloc: a, Threads: th}, []*tensor.Tensor{xt, wt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		releaseAll(out)
+	}
+	releaseAll([]*tensor.Tensor{xt, wt})
+	k, err = Bind(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F64, tensor.F32} {
+		p, _ := tensor.New(a, dt, 3, 4)
+		q, _ := tensor.New(a, dt, 4, 2)
+		clear(p.Raw())
+		clear(q.Raw())
+		out, err := k(&Ctx{Alloc: a}, []*tensor.Tensor{p, q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0].DType() != dt {
+			t.Errorf("matmul of %s operands gave %s", dt, out[0].DType())
+		}
+		releaseAll(out)
+		releaseAll([]*tensor.Tensor{p, q})
+	}
+	if n := a.Stats().Allocated.Current; n != 0 {
+		t.Errorf("%d bytes left allocated", n)
+	}
+}
