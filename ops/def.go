@@ -54,6 +54,19 @@ type Def struct {
 	// argmax, integer casts, random numbers). An op with neither Grad nor
 	// NoGrad cannot be differentiated: autodiff says so.
 	NoGrad bool
+	// Flops, if set, is the work of one execution for static operand and
+	// result types, for ops whose work is not about one unit per element
+	// (see Flops).
+	Flops func(op *ir.Op, in, out []ir.Type) int64
+	// Reads, if set, lists for each result the operands it depends on,
+	// when some result does not depend on every operand (nil: all of
+	// them). A copy of the op may then run after an operand that no
+	// needed result reads was overwritten (see Reads).
+	Reads func(op *ir.Op) [][]int
+	// Pin, for ops that draw random numbers keyed by their position in the
+	// program, returns the op's attributes with that key written down, so
+	// that a copy elsewhere draws the same numbers (see Pin).
+	Pin func(op *ir.Op) ir.Attrs
 }
 
 var defs = map[string]*Def{}

@@ -27,10 +27,12 @@ import (
 // Run, the op's position in the program (its index path through blocks
 // and regions) and how many times this op's kernel already ran in this
 // run, so a dropout inside a while body draws a fresh mask each iteration,
-// and every run of a program is reproducible from its seed.
+// and every run of a program is reproducible from its seed. An attribute
+// stream (i64) stands for the op's position: a copy of the op with its
+// original's (Pin) draws the same masks wherever it is placed.
 
 func init() {
-	register(&Def{Name: "dropout", Infer: inferDropout, Compute: bindDropout, Grad: nnGradDropout})
+	register(&Def{Name: "dropout", Infer: inferDropout, Compute: bindDropout, Grad: nnGradDropout, Pin: pinStream(dropoutPosKey)})
 }
 
 type nnDropAttrs struct {
@@ -93,6 +95,9 @@ func nnOpPosition(op *ir.Op) []uint64 {
 	return path
 }
 
+// dropoutPosKey is the stream key of op's position.
+func dropoutPosKey(op *ir.Op) uint64 { return kernels.DropoutKey(nnOpPosition(op)...) }
+
 func bindDropout(op *ir.Op) (Compute, error) {
 	a, err := nnDropDecode(op.Attrs)
 	if err != nil {
@@ -108,7 +113,10 @@ func bindDropout(op *ir.Op) (Compute, error) {
 			View: []int{0, -1},
 		}, nil
 	}
-	posKey := kernels.DropoutKey(nnOpPosition(op)...)
+	posKey, err := streamKey(op, dropoutPosKey)
+	if err != nil {
+		return Compute{}, err
+	}
 	// Calls of this kernel within the current (Seed, Run).
 	var mu sync.Mutex
 	var lastSeed, lastRun int64

@@ -23,7 +23,7 @@ import (
 // GEMM over the stacked rows, without copies.
 
 func init() {
-	register(&Def{Name: "matmul", Infer: inferMatmul, Compute: bindMatmul, Grad: nnGradMatmul})
+	register(&Def{Name: "matmul", Infer: inferMatmul, Compute: bindMatmul, Grad: nnGradMatmul, Flops: matmulFlops})
 }
 
 // nnMatmulDims is the decomposition of a matmul's operands.

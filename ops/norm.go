@@ -75,7 +75,7 @@ import (
 // needs.
 
 func init() {
-	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Compute: bindBatchNorm, Grad: nnGradBatchNorm})
+	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Compute: bindBatchNorm, Grad: nnGradBatchNorm, Reads: batchNormReads})
 	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Compute: bindLayerNorm, Grad: nnGradLayerNorm})
 	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Compute: nnBindBNGrad})
 	register(&Def{Name: "layer_norm_grad", Grad: noSecondOrder, Infer: nnInferLNGrad, Compute: nnBindLNGrad})

@@ -29,13 +29,15 @@ import (
 //     k counts the op's executions within one run (0 for the first), so
 //     that each iteration of an enclosing while draws new numbers. The
 //     whole program is thus reproducible for a given Ctx.Seed, and
-//     successive runs differ.
+//     successive runs differ. An attribute stream (i64) stands for the
+//     op's key: a copy of the op with its original's key (Pin) draws the
+//     same numbers wherever it is placed.
 //
 // No gradient flows through them (NoGrad): they have no operands.
 
 func init() {
-	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Compute: rndBind(true), NoGrad: true})
-	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Compute: rndBind(false), NoGrad: true})
+	register(&Def{Name: "uniform_random", Infer: rndInfer(true), Compute: rndBind(true), NoGrad: true, Pin: pinStream(rndOpKey)})
+	register(&Def{Name: "gaussian_random", Infer: rndInfer(false), Compute: rndBind(false), NoGrad: true, Pin: pinStream(rndOpKey)})
 }
 
 // rndSpec is the decoded attributes of a random op.
@@ -165,7 +167,11 @@ func rndBind(uniform bool) func(*ir.Op) (Compute, error) {
 		if err != nil {
 			return Compute{}, err
 		}
-		stream := &rndStream{seed: s.seed, opKey: rndOpKey(op)}
+		opKey, err := streamKey(op, rndOpKey)
+		if err != nil {
+			return Compute{}, err
+		}
+		stream := &rndStream{seed: s.seed, opKey: opKey}
 		return Compute{Fn: func(c *Ctx, _, out []*tensor.Tensor) error {
 			y := out[0]
 			key := stream.key(c)
