@@ -56,6 +56,10 @@ type Plan struct {
 	// AtPeak lists the buffers the run had allocated at the peak, largest
 	// first (Base is not listed).
 	AtPeak []PlannedBuffer
+	// PeakAt is where the peak is reached: the top-level op running then
+	// and, when that op has regions, the op of its region running then,
+	// and so on inwards. Empty when the peak is Base.
+	PeakAt []*ir.Op
 	// Assumed says where the plan is not known to follow the run: an "if"
 	// whose branch was guessed, a "while" whose trip count was. Empty when
 	// the plan is exact.
@@ -153,7 +157,7 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 			best.assumed = append(best.assumed, "the peak does not depend on the trip counts of the \"while\" loops")
 		}
 	}
-	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip, PeakAt: best.peakAt}
 	for _, a := range best.assumed {
 		if !slices.Contains(plan.Assumed, a) { // a loop's backward loop says it again
 			plan.Assumed = append(plan.Assumed, a)
@@ -271,6 +275,8 @@ type planner struct {
 	peak    int64
 	live    []*sbuf
 	atPeak  []*sbuf
+	running []*ir.Op // the op being planned and those around it, outermost first
+	peakAt  []*ir.Op // running when the peak was reached
 	frames  map[*blockCode][]*sval
 	yields  map[*blockCode][]*sval
 	feeds   map[string]*sval
@@ -302,6 +308,7 @@ func (p *planner) alloc(in *instr, t ir.Type, work bool) *sval {
 		p.live = append(p.live, b)
 		if p.cur > p.peak {
 			p.peak = p.cur
+			p.peakAt = append(p.peakAt[:0], p.running...)
 			p.atPeak = p.atPeak[:0]
 			for _, l := range p.live {
 				if l.live {
@@ -366,9 +373,11 @@ func (p *planner) block(b *blockCode) error {
 	}
 	for i := range b.instrs {
 		in := &b.instrs[i]
+		p.running = append(p.running, in.op)
 		if err := p.instr(b, in); err != nil {
 			return err
 		}
+		p.running = p.running[:len(p.running)-1]
 		for _, s := range in.drop {
 			p.release(f[s])
 			f[s] = nil

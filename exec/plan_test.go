@@ -164,6 +164,53 @@ func TestPlanPerTripOfALoopsBackward(t *testing.T) {
 	}
 }
 
+// checkPeakAt runs p once more, noting the ops as they finish (the memory
+// log) and the allocated bytes after every allocation, and checks that
+// plan.PeakAt names the op that was running when the peak was first
+// reached — the first op to finish after it — and the ops around it.
+func checkPeakAt(t *testing.T, p *ir.Program, opts exec.Options, feeds map[string]*tensor.Tensor, path []bool, plan *exec.Plan) {
+	t.Helper()
+	var done []*ir.Op
+	a := opts.Alloc
+	max, at := a.Stats().Allocated.Current, -1
+	opts.MemoryLog = func(r exec.MemoryRecord) { done = append(done, r.Node) }
+	x, err := exec.Compile(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Observe(func(e memory.Event) {
+		if e.Kind == "alloc" && e.Allocated > max {
+			max, at = e.Allocated, len(done)
+		}
+	})
+	res, err := x.Run(context.Background(), feeds)
+	a.Observe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Release()
+	if at < 0 {
+		if len(plan.PeakAt) != 0 {
+			t.Fatalf("nothing was allocated, but PeakAt is %v", plan.PeakAt)
+		}
+		return
+	}
+	n := len(plan.PeakAt)
+	if n == 0 || plan.PeakAt[n-1] != done[at] {
+		t.Fatalf("the peak was reached in %q at %s; PeakAt %v (path %v)\n%s", done[at].Name(), done[at].Pos, plan.PeakAt, path, p)
+	}
+	for i, op := range plan.PeakAt {
+		if want := (*ir.Op)(nil); i > 0 {
+			want = plan.PeakAt[i-1]
+			if op.ParentOp() != want {
+				t.Fatalf("PeakAt[%d] %q is not inside PeakAt[%d]", i, op.Name(), i-1)
+			}
+		} else if op.ParentOp() != nil {
+			t.Fatalf("PeakAt[0] %q is not at the top level", op.Name())
+		}
+	}
+}
+
 // A value whose size depends on data is named in the planner's error.
 func TestPlanNamesAValueDependentSize(t *testing.T) {
 	src := `{
@@ -215,6 +262,7 @@ func TestPlanMatchesRandomPrograms(t *testing.T) {
 			if plan.Peak != peak || plan.End != end {
 				t.Fatalf("seed %d NoDonate %v: planned peak %d and end %d, measured %d and %d\n%s", seed, noDonate, plan.Peak, plan.End, peak, end, p)
 			}
+			checkPeakAt(t, p, exec.Options{Alloc: a, Store: store, Threads: 1, NoDonate: noDonate}, in, path, plan)
 			store.Release()
 		}
 		releaseFeeds(in)
