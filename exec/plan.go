@@ -7,7 +7,9 @@ import (
 	"sort"
 
 	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
 )
 
 // The static memory planner: it computes the allocated bytes of a run —
@@ -20,7 +22,12 @@ import (
 // allocator's rounding of every block to its alignment. Where a run
 // depends on values — the branch an "if" takes, how many times a "while"
 // runs, the sizes an op reads from its operands — the planner follows a
-// recorded path (PlanOptions.Path) or says what it assumed.
+// recorded path (PlanOptions.Path) or says what it assumed. Without a
+// path it still knows the conditions it can compute: an op whose operands
+// are all known scalars (constants, and what is computed from them, such
+// as a loop's trip counter) is run on them, so a condition that follows
+// from counters is followed, not guessed; only those that depend on
+// feeds or parameters are.
 
 // PlanOptions describe the run to plan.
 type PlanOptions struct {
@@ -40,6 +47,14 @@ type PlanOptions struct {
 	// Trips is how many iterations a "while" runs when Path does not say
 	// (default 1).
 	Trips int
+	// Replay, if set, is an allocator on which the planner also allocates
+	// and frees every buffer it plans, in the order the run would: blocks
+	// of the planned sizes, nothing written to them. Where the run would
+	// not find room on an allocator in that state (its limit, and the
+	// holes its earlier blocks leave), Plan fails with the *OpError a run
+	// would, wrapping *memory.ResourceExhausted. Every block is freed
+	// again before Plan returns, so the allocator is left as it was.
+	Replay *memory.Allocator
 }
 
 // Plan is the planner's prediction for one run.
@@ -203,7 +218,7 @@ func (e *Executable) planBest(opts PlanOptions) (*planner, error) {
 // planOnce plans one run, taking the unknown branches guess says in
 // order (false past its end).
 func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) {
-	p := &planner{e: e, opts: opts, guess: guess, guessed: map[*sbuf]bool{},
+	p := &planner{e: e, opts: opts, guess: guess, guessed: map[*sbuf]bool{}, folds: map[*instr]ops.Kernel{},
 		frames: map[*blockCode][]*sval{}, yields: map[*blockCode][]*sval{}, params: map[string]bool{}}
 	// The store's values (parameters, optimizer state), or, for those not
 	// created yet, the types the program reads them with.
@@ -240,7 +255,9 @@ func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) 
 		p.feeds[f.name] = v
 	}
 	p.cur, p.peak = p.base, p.base
-	if err := p.block(e.top); err != nil {
+	err := p.block(e.top)
+	p.unreplay()
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -251,6 +268,7 @@ func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) 
 type sbuf struct {
 	bytes int64
 	refs  int
+	blk   *memory.Block // on PlanOptions.Replay
 	items []*sval
 	// who made it, for AtPeak
 	op, value string
@@ -259,10 +277,12 @@ type sbuf struct {
 	live      bool
 }
 
-// sval is a simulated tensor (a header on a storage) or stack.
+// sval is a simulated tensor (a header on a storage) or stack, and its
+// value when the planner knows it (a scalar computed from constants).
 type sval struct {
-	b   *sbuf
-	typ ir.Type
+	b     *sbuf
+	typ   ir.Type
+	known *tensor.Tensor
 }
 
 func (v *sval) retain() *sval { v.b.refs++; return v }
@@ -290,6 +310,69 @@ type planner struct {
 	guessed map[*sbuf]bool
 	// guessedTrips: a "while" ran Trips times, not a recorded count.
 	guessedTrips bool
+	// Folding known scalars: the kernels bound so far and the allocator
+	// of the values they make (not the run's).
+	folds   map[*instr]ops.Kernel
+	scratch *memory.Allocator
+}
+
+// maxFold is the most elements a result may have for the planner to
+// compute it.
+const maxFold = 1
+
+// fold computes the results of in when all its operands are known and
+// its results are scalars: for the conditions of loops and branches that
+// follow from constants and counters. It never folds random ops or ops
+// that update operands in place; a kernel that fails leaves the results
+// unknown.
+func (p *planner) fold(in *instr, args, outs []*sval) {
+	if in.writes || ops.Random(in.op) {
+		return
+	}
+	vals := make([]*tensor.Tensor, len(args))
+	for i, a := range args {
+		if a.known == nil {
+			return
+		}
+		vals[i] = a.known
+	}
+	for _, o := range outs {
+		if o.typ.IsStack() || !o.typ.IsStatic() || o.typ.NumElements() > maxFold {
+			return
+		}
+	}
+	k, ok := p.folds[in]
+	if !ok {
+		k, _ = ops.Bind(in.op)
+		p.folds[in] = k
+	}
+	if k == nil {
+		return
+	}
+	if p.scratch == nil {
+		p.scratch = memory.New(memory.Options{ChunkSize: 4096})
+	}
+	res, err := k(&ops.Ctx{Alloc: p.scratch, Threads: 1}, vals)
+	if err != nil || len(res) != len(outs) {
+		return
+	}
+	for i, o := range outs {
+		o.known = res[i]
+	}
+}
+
+// decide returns the value of condition v: the next of the recorded path,
+// else v's when the planner knows it; guessed says that neither did.
+func (p *planner) decide(v *sval) (value, guessed bool) {
+	if p.path < len(p.opts.Path) {
+		c := p.opts.Path[p.path]
+		p.path++
+		return c, false
+	}
+	if v != nil && v.known != nil && v.known.DType() == tensor.Bool && v.known.Len() == 1 {
+		return v.known.Bool()[0], false
+	}
+	return false, true
 }
 
 func (p *planner) round(n int64) int64 {
@@ -300,9 +383,16 @@ func (p *planner) round(n int64) int64 {
 func bytesOf(t ir.Type) int64 { return int64(t.NumElements()) * int64(t.DType.Size()) }
 
 // alloc makes a storage of t's size for instruction in.
-func (p *planner) alloc(in *instr, t ir.Type, work bool) *sval {
+func (p *planner) alloc(in *instr, t ir.Type, work bool) (*sval, error) {
 	b := &sbuf{bytes: p.round(bytesOf(t)), refs: 1, op: in.tag.Op, value: in.tag.Value, pos: in.op.Pos, work: work}
 	if b.bytes > 0 {
+		if r := p.opts.Replay; r != nil {
+			blk, err := r.Alloc(bytesOf(t))
+			if err != nil {
+				return nil, &OpError{Op: in.op.Name(), Pos: in.op.Pos, Err: err}
+			}
+			b.blk = blk
+		}
 		p.cur += b.bytes
 		b.live = true
 		p.live = append(p.live, b)
@@ -317,7 +407,17 @@ func (p *planner) alloc(in *instr, t ir.Type, work bool) *sval {
 			}
 		}
 	}
-	return &sval{b: b, typ: t}
+	return &sval{b: b, typ: t}, nil
+}
+
+// unreplay frees the blocks still held on PlanOptions.Replay.
+func (p *planner) unreplay() {
+	for _, b := range p.live {
+		if b.blk != nil {
+			p.opts.Replay.Free(b.blk)
+			b.blk = nil
+		}
+	}
 }
 
 func (p *planner) release(v *sval) {
@@ -333,6 +433,10 @@ func (p *planner) release(v *sval) {
 		p.release(it)
 	}
 	b.items = nil
+	if b.blk != nil {
+		p.opts.Replay.Free(b.blk)
+		b.blk = nil
+	}
 	if b.live {
 		b.live = false
 		p.cur -= b.bytes
@@ -351,18 +455,6 @@ func (p *planner) frame(b *blockCode) []*sval {
 }
 
 func (p *planner) get(r ref) *sval { return p.frame(r.blk)[r.slot] }
-
-// cond returns the next condition of the recorded path, or def when the
-// path is exhausted (noting the guess with what).
-func (p *planner) cond(def bool, what string) bool {
-	if p.path < len(p.opts.Path) {
-		c := p.opts.Path[p.path]
-		p.path++
-		return c
-	}
-	p.assumed = append(p.assumed, what)
-	return def
-}
 
 // block mirrors runBlock.
 func (p *planner) block(b *blockCode) error {
@@ -450,14 +542,20 @@ func (p *planner) compute(b *blockCode, in *instr) error {
 			taken |= 1 << uint(j)
 			continue
 		}
-		outs[i] = p.alloc(in, t, false)
+		if outs[i], err = p.alloc(in, t, false); err != nil {
+			return err // unreplay frees what is held
+		}
 	}
 	if in.comp.Work != nil {
 		if n := in.comp.Work(shapes, p.e.threads); n > 0 {
-			ws := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), true)
+			ws, err := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), true)
+			if err != nil {
+				return err
+			}
 			p.release(ws)
 		}
 	}
+	p.fold(in, args, outs)
 	for i, v := range outs {
 		f[in.out[i]] = v
 	}
@@ -537,9 +635,14 @@ func (p *planner) kernel(b *blockCode, in *instr) error {
 		if err != nil {
 			return resultsError(in, err)
 		}
+		outs := make([]*sval, len(rt))
 		for i, t := range rt {
-			f[in.out[i]] = p.alloc(in, t, false)
+			if outs[i], err = p.alloc(in, t, false); err != nil {
+				return err
+			}
+			f[in.out[i]] = outs[i]
 		}
+		p.fold(in, args, outs)
 		for i := range args {
 			if donated(i) {
 				p.release(args[i])
@@ -553,17 +656,15 @@ func (p *planner) kernel(b *blockCode, in *instr) error {
 // ifOp mirrors runIf: the recorded branch, or else the one the
 // combination being planned says.
 func (p *planner) ifOp(b *blockCode, in *instr) error {
-	var then bool
-	if p.path < len(p.opts.Path) {
-		then = p.cond(false, "")
-	} else {
-		c := p.get(in.in[0]).b
-		d, ok := p.guessed[c]
+	c := p.get(in.in[0])
+	then, guessed := p.decide(c)
+	if guessed {
+		d, ok := p.guessed[c.b]
 		if !ok {
 			i := len(p.decided)
 			d = i < len(p.guess) && p.guess[i]
 			p.decided = append(p.decided, d)
-			p.guessed[c] = d
+			p.guessed[c.b] = d
 			p.assumed = append(p.assumed, fmt.Sprintf("%s: the branch of the \"if\" is not known; planned both, kept the higher peak", in.op.Pos))
 		}
 		then = d
@@ -587,7 +688,8 @@ func (p *planner) runRegion(b *blockCode, in *instr, region *blockCode) error {
 	return nil
 }
 
-// whileOp mirrors runWhile.
+// whileOp mirrors runWhile. A condition neither the path nor the
+// planner knows is guessed: the loop runs Trips times.
 func (p *planner) whileOp(b *blockCode, in *instr) error {
 	body := in.regions[0]
 	n := len(in.out)
@@ -595,9 +697,21 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 	if p.opts.Trips == 1 {
 		times = "once"
 	}
-	what := fmt.Sprintf("%s: the \"while\" runs %s (its trip count is not known)", in.op.Pos, times)
 	trips := 0
-	cond := p.cond(true, what)
+	guessing := false
+	next := func(v *sval) bool {
+		c, guessed := p.decide(v)
+		if !guessed {
+			return c
+		}
+		if !guessing {
+			guessing = true
+			p.guessedTrips = true
+			p.assumed = append(p.assumed, fmt.Sprintf("%s: the \"while\" runs %s (its trip count is not known)", in.op.Pos, times))
+		}
+		return trips < p.opts.Trips
+	}
+	cond := next(p.get(in.in[0]))
 	bf := p.frame(body)
 	for i := range n {
 		r := in.in[i+1]
@@ -607,10 +721,6 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 		} else {
 			bf[i] = p.get(r).retain()
 		}
-	}
-	guessing := p.path >= len(p.opts.Path)
-	if guessing {
-		p.guessedTrips = true
 	}
 	noted := false
 	carried := make([]ir.Type, n)
@@ -624,6 +734,7 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 		trips++
 		ys := p.yields[body]
 		p.yields[body] = nil
+		cond = next(ys[0])
 		p.release(ys[0])
 		for i := range n {
 			if guessing && !noted && !slices.Equal(carried[i].Dims, ys[i+1].typ.Dims) {
@@ -631,11 +742,6 @@ func (p *planner) whileOp(b *blockCode, in *instr) error {
 				p.assumed = append(p.assumed, fmt.Sprintf("%s: carried value %d of the \"while\" changes shape from %s to %s in a trip: its peak depends on the trip count", in.op.Pos, i, carried[i], ys[i+1].typ))
 			}
 			bf[i] = ys[i+1]
-		}
-		if guessing {
-			cond = trips < p.opts.Trips
-		} else {
-			cond = p.cond(false, what)
 		}
 	}
 	f := p.frame(b)

@@ -268,3 +268,153 @@ func TestPlanMatchesRandomPrograms(t *testing.T) {
 		releaseFeeds(in)
 	}
 }
+
+// With PlanOptions.Replay the planner meets the allocator as the run
+// does: on the random programs, under limits from the peak down and with
+// small chunks (so that holes and chunk boundaries matter), a run and the
+// replayed plan run out of memory at the same op or both fit, and the
+// replay leaves its allocator as it found it.
+func TestPlanReplayMeetsTheAllocatorAsTheRunDoes(t *testing.T) {
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	const R, C = 4, 5 // 80-byte tensors beside 64-byte scalars: holes of two sizes
+	param := make([]float32, R*C)
+	agreeOOM, fragmented := 0, 0
+	for seed := range n {
+		g := &mixGen{r: rand.New(rand.NewPCG(uint64(seed), 11)), depth: 2, R: R, C: C}
+		p := g.program()
+		in := mixFeeds(t, rand.New(rand.NewPCG(uint64(seed), 12)), R, C)
+		var path []bool
+		x, err := exec.Compile(p, exec.Options{Threads: 1, Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv, _ := tensor.FromF32(x.Allocator(), param, R, C)
+		x.Store().Set("p", pv)
+		peak, _, _ := measureAndPlan(t, x, &path, in, false)
+		x.Store().Release()
+		types := map[string]ir.Type{}
+		for name, f := range in {
+			types[name] = ir.TensorOf(ir.DType(f.DType()), f.Shape()...)
+		}
+		for _, limit := range []int64{peak + 128, peak + 64, peak, peak - 64, peak - 128, peak / 2} {
+			if limit <= 0 {
+				continue
+			}
+			opts := memory.Options{Limit: limit, ChunkSize: 384}
+			// The run.
+			a := memory.New(opts)
+			store := exec.NewStore()
+			pv, err := tensor.FromF32(a, param, R, C)
+			if err != nil {
+				store.Release()
+				continue // not even the parameter fits
+			}
+			store.Set("p", pv)
+			run, err := exec.Compile(p, exec.Options{Alloc: a, Store: store, Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, runErr := run.Run(context.Background(), in)
+			if runErr == nil {
+				res.Release()
+			}
+			// The replay, on an allocator in the state the run began in.
+			b := memory.New(opts)
+			held, _ := b.Alloc(pv.Bytes())
+			_, planErr := run.Plan(exec.PlanOptions{Feeds: types, Path: path, Replay: b})
+			if got, want := b.Stats().Allocated.Current, (held.Size()+63)&^63; got != want {
+				t.Fatalf("seed %d limit %d: the replay left %d bytes allocated, want %d", seed, limit, got, want)
+			}
+			store.Release()
+			var runOOM, planOOM *exec.OpError
+			errors.As(runErr, &runOOM)
+			errors.As(planErr, &planOOM)
+			switch {
+			case runErr == nil && planErr == nil:
+			case runOOM != nil && planOOM != nil && runOOM.Pos == planOOM.Pos && runOOM.Op == planOOM.Op:
+				agreeOOM++
+				if limit >= peak {
+					fragmented++
+				}
+			default:
+				t.Fatalf("seed %d limit %d (peak %d): the run says %v, the replayed plan %v\n%s", seed, limit, peak, runErr, planErr, p)
+			}
+		}
+		releaseFeeds(in)
+	}
+	if agreeOOM == 0 || fragmented == 0 {
+		t.Fatalf("%d limits ran out of memory, %d of them at the peak: the test tells too little", agreeOOM, fragmented)
+	}
+}
+
+// Without a path, the planner follows the conditions it can compute: a
+// loop that counts to a constant, its backward and an "if" on the
+// counter are planned exactly, with nothing assumed; a loop whose bound is
+// a feed is still guessed.
+func TestPlanFollowsConditionsItComputes(t *testing.T) {
+	for _, bound := range []string{"const", "feed"} {
+		b := ir.NewBuilder(ir.NewProgram())
+		x := ops.Data(b, "x", ir.F32, 8, 16)
+		n := ops.Full(b, ir.I64, 5)
+		if bound == "feed" {
+			n = ops.Data(b, "n", ir.I64)
+		}
+		w := ops.Parameter(b, "w", ir.F32, 16, 16)
+		zero := ops.Full(b, ir.I64, 0)
+		outs := b.While(ops.LessThan(b, zero, n), []*ir.Value{zero, x}, func(b *ir.Builder, args []*ir.Value) (*ir.Value, []*ir.Value) {
+			i1 := ops.Add(b, args[0], ops.Full(b, ir.I64, 1))
+			h := ops.Tanh(b, ops.Matmul(b, args[1], w, false, false))
+			// Every other trip keeps a bigger temporary.
+			odd := ops.Equal(b, ops.Mod(b, args[0], ops.Full(b, ir.I64, 2)), ops.Full(b, ir.I64, 1))
+			h = b.If(odd, func(b *ir.Builder) []*ir.Value {
+				big := ops.Full(b, ir.F32, 1, 64, 16)
+				return []*ir.Value{ops.Add(b, h, ops.ReduceSum(b, big, []int{0}, false))}
+			}, func(b *ir.Builder) []*ir.Value { return []*ir.Value{h} })[0]
+			return ops.LessThan(b, i1, n), []*ir.Value{i1, h}
+		})
+		loss := ops.ReduceSum(b, outs[1], nil, false)
+		grads, err := autodiff.Backward(b, loss, []*ir.Value{w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops.Fetch(b, "w@GRAD", grads[0])
+		p, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var path []bool
+		x1, err := exec.Compile(p, exec.Options{Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wv, _ := tensor.Zeros(x1.Allocator(), tensor.F32, 16, 16)
+		x1.Store().Set("w", wv)
+		xv, _ := tensor.Zeros(host, tensor.F32, 8, 16)
+		feeds := map[string]*tensor.Tensor{"x": xv}
+		types := map[string]ir.Type{"x": ir.TensorOf(ir.F32, 8, 16)}
+		if bound == "feed" {
+			nv, _ := tensor.FromI64(host, []int64{5}, []int{}...)
+			feeds["n"], types["n"] = nv, ir.TensorOf(ir.I64)
+		}
+		peak, _, _ := measureAndPlan(t, x1, &path, feeds, false)
+		plan, err := x1.Plan(exec.PlanOptions{Feeds: types, Trips: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch bound {
+		case "const":
+			if plan.Peak != peak || len(plan.Assumed) != 0 || plan.PerTrip != 0 {
+				t.Errorf("a loop to a constant: planned %d (assumed %q, per trip %d), measured %d", plan.Peak, plan.Assumed, plan.PerTrip, peak)
+			}
+		case "feed":
+			if len(plan.Assumed) == 0 || plan.PerTrip <= 0 {
+				t.Errorf("a loop to a feed: assumed %q, per trip %d; want its trips guessed", plan.Assumed, plan.PerTrip)
+			}
+		}
+		x1.Store().Release()
+		releaseFeeds(feeds)
+	}
+}
