@@ -491,7 +491,9 @@ func nnInferBNGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 
 // nnBindBNGrad returns batch_norm_grad's kernel: Infer has checked the
 // operands' run-time shapes. The float64 per-channel vectors (scale, mean,
-// inv_std, dscale, dbias) live in the workspace.
+// inv_std, dscale, dbias) live in the workspace. dx may take over dy's or
+// x's buffer when it dies here (Compute.InPlace): kernels.BatchNormGrad
+// sums over dy and x first, then writes each dx[i] from dy[i] and x[i].
 func nnBindBNGrad(op *ir.Op) (Compute, error) {
 	training, err := nnBool(op.Attrs, "training", true)
 	if err != nil {
@@ -518,7 +520,8 @@ func nnBindBNGrad(op *ir.Op) (Compute, error) {
 			nnSetFloats(out[2], dbias)
 			return nil
 		},
-		Work: func(shapes [][]int, _ int) int64 { return WorkBytes(5*shapes[1][1], 8) },
+		Work:    func(shapes [][]int, _ int) int64 { return WorkBytes(5*shapes[1][1], 8) },
+		InPlace: [][]int{{0, 1}, nil, nil},
 	}, nil
 }
 
