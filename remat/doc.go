@@ -1,0 +1,31 @@
+// Package remat rematerializes a training program to a memory budget: it
+// chooses forward values that the backward pass needs, drops them after
+// their forward use and computes them again right before their first
+// backward use, so that the static planner's peak (exec.Plan) fits the
+// budget with as little added work as it can find (docs/memory.md,
+// "Rematerialization").
+//
+// Three kinds of recomputation:
+//
+//   - a value of the top level: a copy of the op that made it (and of
+//     those of its operands that are dropped too) is inserted before the
+//     value's first use in the backward pass;
+//   - a residual of an "if" (a value of the branch that the backward "if"
+//     reads, carried out as an extra result): the forward "if" no longer
+//     yields it, and the backward "if" recomputes it inside the branch
+//     that runs, from the residuals it keeps and values outside;
+//   - the tapes of a "while": the forward loop keeps every k-th trip's
+//     carried values instead of the residuals of every trip, and the
+//     backward loop, segment by segment from the last, runs the forward
+//     body again from the segment's checkpoint to refill a tape for those
+//     k trips and runs the original backward body over them.
+//
+// The choice is greedy against the planner (Fit): while the planned peak
+// is above the budget, it tries each candidate alive at the peak and takes
+// the one that lowers the peak most per FLOP it adds (ops.Flops), then
+// drops the choices that are not needed after all. Recomputation repeats
+// the same ops on the same operands, so it reproduces the values bit for
+// bit: random ops are recomputed with their original's stream (ops.Pin),
+// an op is never recomputed after an operand it reads was overwritten in
+// place, and loops holding random ops or regions are not checkpointed.
+package remat

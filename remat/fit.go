@@ -1,0 +1,540 @@
+package remat
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+)
+
+// Options say what Fit fits and how it plans.
+type Options struct {
+	// Budget is the most bytes the planned peak of a step may reach.
+	Budget int64
+	// Backward is the first top-level op of the backward pass: values
+	// made before it and read from it on are what may be recomputed.
+	Backward *ir.Op
+	// Plan compiles and plans a candidate program for the step (the
+	// caller's feeds, parameters and trip counts).
+	Plan func(*ir.Program) (*exec.Plan, error)
+	// Feeds and Trips size the step for the cost model: the feeds' types
+	// (a feed left out has its static type) and the trips of a "while".
+	Feeds map[string]ir.Type
+	Trips int
+}
+
+// Result is a program fitted to a budget.
+type Result struct {
+	// Program is the rewritten program (the original when it fit).
+	Program *ir.Program
+	// Natural is the planned peak of the original program, Peak that of
+	// Program, Plan its whole plan.
+	Natural, Peak int64
+	Plan          *exec.Plan
+	// StepFlops is the work of one step of the original program and
+	// RecomputedFlops the work recomputation adds to it (ops.Flops).
+	StepFlops, RecomputedFlops int64
+	// Recomputed lists the values recomputed and Checkpointed the loops
+	// whose tapes were replaced by checkpoints, in program order.
+	Recomputed   []Recomputation
+	Checkpointed []Checkpoint
+
+	rw *rewritten
+}
+
+// Recomputation is one op of the forward pass run again in the backward.
+type Recomputation struct {
+	Op     string `json:"op"`
+	Values string `json:"values"` // its results the backward reads, as the original program numbers them
+	Pos    ir.Pos `json:"pos"`
+	Flops  int64  `json:"flops"`
+	// Before is the backward op it is recomputed for (its op, first result
+	// and position, as the original program numbers them); InIf says that
+	// it runs inside that op, a backward "if".
+	Before string `json:"before"`
+	InIf   bool   `json:"in_if,omitempty"`
+}
+
+// Checkpoint is a loop whose tapes were replaced by checkpoints.
+type Checkpoint struct {
+	Pos     ir.Pos   `json:"pos"`
+	Every   int      `json:"every"`   // trips between checkpoints
+	Carried []string `json:"carried"` // the values each checkpoint holds
+	Flops   int64    `json:"flops"`   // the loop's forward work, done again
+}
+
+// Origin returns the op of the original program that top-level op of
+// Program copies, or nil for an op the rematerialization inserted.
+func (r *Result) Origin(op *ir.Op) *ir.Op {
+	if r.rw == nil {
+		return op
+	}
+	return r.rw.origin[op]
+}
+
+// Recomputes returns, for an op of Program inserted to recompute a value,
+// a note saying what it recomputes ("recomputes %5"), naming values as
+// name does; "" for any other op.
+func (r *Result) Recomputes(op *ir.Op, name func(*ir.Value) string) string {
+	if r.rw == nil {
+		return ""
+	}
+	if v, ok := r.rw.recomputes[op]; ok {
+		if v == nil {
+			return "recomputed"
+		}
+		return "recomputes " + name(v)
+	}
+	for fwd, loop := range r.rw.loops {
+		if loop == op {
+			return fmt.Sprintf("recomputes the trips of the loop at %s from its checkpoints", fwd.Pos)
+		}
+	}
+	return ""
+}
+
+// FloorError says that no schedule the rematerializer finds fits the
+// budget: Floor is the lowest planned peak it reached, the smallest
+// budget that can work.
+type FloorError struct {
+	Budget, Natural, Floor int64
+}
+
+func (e *FloorError) Error() string {
+	return fmt.Sprintf("remat: no recomputation fits a peak of %d bytes: the step needs %d without it and at least %d with it", e.Budget, e.Natural, e.Floor)
+}
+
+// maxFlat bounds the choices in a row that move the peak elsewhere
+// without lowering it (a plateau of equal peaks).
+const maxFlat = 8
+
+// Fit rewrites p so that its planned peak fits opts.Budget, recomputing
+// what costs least; p itself is left alone. When nothing fits it returns
+// a *FloorError.
+func Fit(p *ir.Program, opts Options) (*Result, error) {
+	f, err := newFitter(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	natural, err := opts.Plan(p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Program: p, Natural: natural.Peak, Peak: natural.Peak, Plan: natural, StepFlops: f.costs.step}
+	if natural.Peak <= opts.Budget {
+		return res, nil
+	}
+	best, err := f.descend(natural)
+	if err != nil {
+		return nil, err
+	}
+	if best.plan.Peak > opts.Budget {
+		return nil, &FloorError{Budget: opts.Budget, Natural: natural.Peak, Floor: best.plan.Peak}
+	}
+	best, err = f.prune(best)
+	if err != nil {
+		return nil, err
+	}
+	return f.result(res, best), nil
+}
+
+// fitter holds one Fit.
+type fitter struct {
+	opts  Options
+	eps   float64 // a thousandth of the step's FLOPs, at least 1
+	a     *analysis
+	costs *costs
+	cands []candidate
+	names map[*ir.Value]string
+}
+
+// candidate is one choice: a value to drop (with the values it is
+// recomputed from that nothing else keeps) or a loop to checkpoint. Its
+// memory is held between top-level ops from and to: it can lower a peak
+// reached in between.
+type candidate struct {
+	value    *ir.Value
+	loop     *ir.Op
+	from, to int
+}
+
+// state is a schedule with its program and plan.
+type state struct {
+	s    Schedule
+	rw   *rewritten
+	plan *exec.Plan
+	cost int64
+}
+
+func newFitter(p *ir.Program, opts Options) (*fitter, error) {
+	if opts.Plan == nil || opts.Backward == nil {
+		return nil, errors.New("remat: Fit needs Options.Plan and Options.Backward")
+	}
+	a, err := analyze(p, opts.Backward)
+	if err != nil {
+		return nil, err
+	}
+	f := &fitter{opts: opts, a: a, costs: measure(p, opts.Feeds, opts.Trips), names: valueNames(p)}
+	f.eps = max(1, float64(f.costs.step)/1000)
+	for i, op := range a.ops[:a.bwd] {
+		if a.loops[op] != nil {
+			f.cands = append(f.cands, candidate{loop: op, from: i, to: a.pos[a.loops[op].bwd]})
+		}
+		for _, v := range op.Results() {
+			late := a.lateUses(v)
+			if len(late) == 0 || v.Type().IsStack() {
+				continue
+			}
+			if a.residuals[v] == nil && (!recomputable(op) || !f.worth(v)) {
+				continue
+			}
+			f.cands = append(f.cands, candidate{value: v, from: i, to: late[len(late)-1]})
+		}
+	}
+	return f, nil
+}
+
+// worth reports whether v holds at least a quarter of the bytes a copy
+// of its op makes: recomputing a small result of an op with a large one
+// (batch_norm's saved statistics beside y) would make the large one again.
+func (f *fitter) worth(v *ir.Value) bool {
+	var all float64
+	for _, r := range v.Def().Results() {
+		all += f.bytes(r)
+	}
+	return 4*f.bytes(v) >= all
+}
+
+// try plans schedule s.
+func (f *fitter) try(s Schedule) (*state, error) {
+	rw, err := f.a.rewrite(s)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := f.opts.Plan(rw.prog)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{s: s, rw: rw, plan: plan}
+	for _, op := range rw.cloned {
+		st.cost += f.costs.of[op]
+	}
+	return st, nil
+}
+
+// dropped returns s with v dropped and, recursively, the operands of its
+// op that would otherwise stay alive only to recompute it.
+func (f *fitter) dropped(s Schedule, v *ir.Value) Schedule {
+	n := s.clone()
+	f.dropWith(n, v)
+	return n
+}
+
+// again returns s with dropped value v recomputed afresh before the op at
+// index u.
+func again(s Schedule, v *ir.Value, u int) Schedule {
+	n := s.clone()
+	if n.Again[v] == nil {
+		n.Again[v] = map[int]bool{}
+	}
+	n.Again[v][u] = true
+	return n
+}
+
+// dropWith drops v and, recursively, the operands of its op that would
+// otherwise stay alive only to recompute it: forward values that nothing
+// reads late and that can be recomputed themselves.
+func (f *fitter) dropWith(s Schedule, v *ir.Value) {
+	if s.Drop[v] {
+		return
+	}
+	s.Drop[v] = true
+	op := v.Def()
+	if op == nil || op.Block() != f.a.top || f.a.residuals[v] != nil {
+		return
+	}
+	for _, u := range op.Operands() {
+		d := u.Def()
+		if d != nil && d.Block() == f.a.top && f.a.pos[d] < f.a.bwd && len(f.a.lateUses(u)) == 0 && recomputable(d) {
+			f.dropWith(s, u)
+		}
+	}
+}
+
+// peakIndex is the index in the original program of the top-level op at
+// whose time st peaks: the op itself, or for an inserted op the next one
+// that copies an original.
+func (f *fitter) peakIndex(st *state) int {
+	if len(st.plan.PeakAt) == 0 {
+		return -1
+	}
+	ops := st.rw.prog.Body().Ops()
+	for i := st.rw.prog.Body().IndexOf(st.plan.PeakAt[0]); i >= 0 && i < len(ops); i++ {
+		if o := st.rw.origin[ops[i]]; o != nil {
+			return f.a.pos[o]
+		}
+	}
+	return len(f.a.ops)
+}
+
+// A move is a schedule one step from the current one, with an upper
+// bound on the bytes it can take off the peak (+Inf when unknown).
+type move struct {
+	s     Schedule
+	bound float64
+}
+
+// adds lists the moves that add a choice able to lower a peak reached at
+// top-level op pk: drop a value alive there (also recomputing it afresh
+// after the peak, in case something recomputed before the peak needs it);
+// recompute afresh after the peak a dropped value recomputed before it;
+// checkpoint a loop, every k trips for the k worth trying.
+func (f *fitter) adds(cur *state, pk int) []move {
+	var ms []move
+	for _, c := range f.cands {
+		if c.from >= pk || c.to < pk {
+			continue
+		}
+		if c.loop != nil {
+			if cur.s.Every[c.loop] > 0 {
+				continue
+			}
+			for _, k := range spacings(f.opts.Trips) {
+				n := cur.s.clone()
+				n.Every[c.loop] = k
+				ms = append(ms, move{s: n, bound: math.Inf(1)})
+			}
+			continue
+		}
+		if cur.s.Drop[c.value] {
+			continue
+		}
+		n := f.dropped(cur.s, c.value)
+		var bound float64
+		for v := range n.Drop {
+			if !cur.s.Drop[v] {
+				bound += f.bytes(v)
+			}
+		}
+		ms = append(ms, move{s: n, bound: bound})
+		for _, u := range f.a.lateUses(c.value) {
+			if u > pk {
+				ms = append(ms, move{s: again(n, c.value, u), bound: bound})
+				break
+			}
+		}
+	}
+	for v, made := range cur.rw.madeAt {
+		if len(made) == 0 || made[len(made)-1] > pk {
+			continue
+		}
+		for _, u := range f.a.lateUses(v) {
+			if u > pk {
+				if !cur.s.Again[v][u] {
+					ms = append(ms, move{s: again(cur.s, v, u), bound: f.bytes(v)})
+				}
+				break
+			}
+		}
+	}
+	return ms
+}
+
+// undos lists the moves that take back one choice: the dropped results
+// of one op (together: one copy recomputes them all), a checkpointed loop,
+// a fresh recomputation.
+func (f *fitter) undos(cur *state) []move {
+	var ms []move
+	byOp := map[*ir.Op][]*ir.Value{}
+	var opsInOrder []*ir.Op
+	for v := range cur.s.Drop {
+		if byOp[v.Def()] == nil {
+			opsInOrder = append(opsInOrder, v.Def())
+		}
+		byOp[v.Def()] = append(byOp[v.Def()], v)
+	}
+	sort.Slice(opsInOrder, func(i, j int) bool {
+		return f.order(opsInOrder[i].Result(0), nil) < f.order(opsInOrder[j].Result(0), nil)
+	})
+	for _, op := range opsInOrder {
+		n := cur.s.clone()
+		for _, v := range byOp[op] {
+			delete(n.Drop, v)
+			delete(n.Again, v)
+		}
+		ms = append(ms, move{s: n, bound: math.Inf(1)})
+	}
+	for loop := range cur.s.Every {
+		n := cur.s.clone()
+		delete(n.Every, loop)
+		ms = append(ms, move{s: n, bound: math.Inf(1)})
+	}
+	for v, at := range cur.s.Again {
+		for u := range at {
+			n := cur.s.clone()
+			delete(n.Again[v], u)
+			ms = append(ms, move{s: n, bound: math.Inf(1)})
+		}
+	}
+	return ms
+}
+
+// spacings lists the checkpoint spacings worth trying for a loop planned
+// at trips trips: 1, 2, 3, 4, 6, 8, 11, 16, ... (about √2 apart) up to
+// half the trips.
+func spacings(trips int) []int {
+	out := []int{1}
+	for k := 2.0; int(k) <= trips/2; k *= math.Sqrt2 {
+		if n := int(math.Round(k)); n > out[len(out)-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// bytes is what value v takes in the allocator for the step, +Inf when
+// its size is not known.
+func (f *fitter) bytes(v *ir.Value) float64 {
+	t := f.costs.typ(v)
+	if t.IsStack() || !t.IsStatic() {
+		return math.Inf(1)
+	}
+	return float64((int64(t.NumElements())*int64(t.DType.Size()) + 63) &^ 63)
+}
+
+// best plans the moves, the most promising first, and returns the one
+// that lowers the peak most per FLOP it adds (FLOPs counted from eps, so
+// that a free move must still save bytes to win), or, when none lowers
+// it, the cheapest that moves the peak elsewhere at the same height; nil
+// when neither exists.
+func (f *fitter) best(cur *state, pk int, ms []move) *state {
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].bound > ms[j].bound })
+	var best, flat *state
+	var bestScore float64
+	for _, m := range ms {
+		if best != nil && m.bound/f.eps < bestScore {
+			break
+		}
+		st, err := f.try(m.s)
+		if err != nil {
+			continue // this choice cannot be recomputed
+		}
+		gain := cur.plan.Peak - st.plan.Peak
+		switch {
+		case gain > 0:
+			score := float64(gain) / (float64(max(st.cost-cur.cost, 0)) + f.eps)
+			if best == nil || score > bestScore {
+				best, bestScore = st, score
+			}
+		case gain == 0 && f.peakIndex(st) != pk:
+			if flat == nil || st.cost < flat.cost {
+				flat = st
+			}
+		}
+	}
+	if best != nil {
+		return best
+	}
+	return flat
+}
+
+// descend moves from the natural schedule, greedily, until the plan fits
+// or no move lowers it; it returns the lowest state reached.
+func (f *fitter) descend(natural *exec.Plan) (*state, error) {
+	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}})
+	if err != nil {
+		return nil, err
+	}
+	if cur.plan.Peak != natural.Peak {
+		return nil, fmt.Errorf("remat: a plain copy of the program plans to %d bytes, the program to %d", cur.plan.Peak, natural.Peak)
+	}
+	lowest := cur
+	flat := 0
+	for cur.plan.Peak > f.opts.Budget {
+		pk := f.peakIndex(cur)
+		next := f.best(cur, pk, f.adds(cur, pk))
+		if next == nil || next.plan.Peak == cur.plan.Peak {
+			// Stuck: maybe a choice made earlier stands in the way.
+			if undo := f.best(cur, pk, f.undos(cur)); undo != nil && undo.plan.Peak < cur.plan.Peak {
+				next = undo
+			}
+		}
+		if next == nil {
+			break
+		}
+		if next.plan.Peak == cur.plan.Peak {
+			if flat++; flat > maxFlat {
+				break
+			}
+		} else {
+			flat = 0
+		}
+		cur = next
+		if cur.plan.Peak < lowest.plan.Peak {
+			lowest = cur
+		}
+	}
+	return lowest, nil
+}
+
+// prune undoes the choices the fitted state does not need, the costliest
+// first.
+func (f *fitter) prune(st *state) (*state, error) {
+	type choice struct {
+		value *ir.Value
+		loop  *ir.Op
+		cost  int64
+	}
+	var choices []choice
+	for v := range st.s.Drop {
+		choices = append(choices, choice{value: v, cost: f.costs.of[v.Def()]})
+	}
+	for op := range st.s.Every {
+		choices = append(choices, choice{loop: op, cost: f.costs.of[op]})
+	}
+	sort.SliceStable(choices, func(i, j int) bool {
+		if choices[i].cost != choices[j].cost {
+			return choices[i].cost > choices[j].cost
+		}
+		return f.order(choices[i].value, choices[i].loop) < f.order(choices[j].value, choices[j].loop)
+	})
+	for _, c := range choices {
+		n := st.s.clone()
+		if c.loop != nil {
+			delete(n.Every, c.loop)
+		} else {
+			delete(n.Drop, c.value)
+		}
+		next, err := f.try(n)
+		if err != nil {
+			continue
+		}
+		if next.plan.Peak <= f.opts.Budget && next.cost <= st.cost {
+			st = next
+		}
+	}
+	return st, nil
+}
+
+// order places a choice in program order, so that pruning is
+// deterministic.
+func (f *fitter) order(v *ir.Value, loop *ir.Op) int {
+	if loop != nil {
+		return f.a.pos[loop] * 1024
+	}
+	op := v.Def()
+	for op.Block() != f.a.top {
+		op = op.ParentOp()
+	}
+	return f.a.pos[op]*1024 + v.Index()
+}
+
+// result fills res from the fitted state.
+func (f *fitter) result(res *Result, st *state) *Result {
+	res.Program, res.Peak, res.Plan, res.RecomputedFlops, res.rw = st.rw.prog, st.plan.Peak, st.plan, st.cost, st.rw
+	res.Recomputed, res.Checkpointed = f.report(st)
+	return res
+}
