@@ -12,14 +12,17 @@ import (
 
 // Config is one training run. Zero values take the task's defaults.
 type Config struct {
-	Model      string
-	Steps      int // total steps; wins over Epochs
-	Epochs     int
-	Batch      int
-	LR         float64
-	Seed       int64
-	MemLimit   int64 // allocator capacity in bytes; 0 is unlimited
-	LogEvery   int   // log every K steps (and the last one); 0 means 10
+	Model    string
+	Steps    int // total steps; wins over Epochs
+	Epochs   int
+	Batch    int
+	LR       float64
+	Seed     int64
+	MemLimit int64 // allocator capacity in bytes; 0 is unlimited
+	// NoRemat refuses a step whose planned peak exceeds MemLimit instead
+	// of recomputing values to fit it (package remat).
+	NoRemat    bool
+	LogEvery   int // log every K steps (and the last one); 0 means 10
 	JSON       bool
 	Save       string // checkpoint directory written at the end (and on interrupt)
 	Resume     string // checkpoint directory to continue from

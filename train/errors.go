@@ -19,7 +19,8 @@ func (e *SetupError) Unwrap() error { return e.Err }
 func setupError(err error) error {
 	var oom *memory.ResourceExhausted
 	var plan *PlanExceedsError
-	if err == nil || errors.As(err, &oom) || errors.As(err, &plan) {
+	var floor *FloorError
+	if err == nil || errors.As(err, &oom) || errors.As(err, &plan) || errors.As(err, &floor) {
 		return err
 	}
 	return &SetupError{err}

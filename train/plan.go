@@ -1,7 +1,6 @@
 package train
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -67,24 +66,3 @@ func (e *PlanExceedsError) Error() string {
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.6fMB", float64(n)/(1<<20)) }
-
-// checkPlan refuses a configuration whose planned step does not fit in
-// limit. A program the planner cannot size is let through: the
-// allocator's limit still holds at run time.
-func checkPlan(x *exec.Executable, task models.Task, model string, batch int, limit int64) error {
-	if limit <= 0 {
-		return nil
-	}
-	plan, err := planStep(x, task, batch, nil)
-	var u *exec.UnplannableError
-	if errors.As(err, &u) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if plan.Peak > limit {
-		return &PlanExceedsError{Model: model, Batch: batch, Limit: limit, Plan: plan}
-	}
-	return nil
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/gopir/gopir/nn"
 	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/optim"
+	"github.com/gopir/gopir/remat"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -33,6 +34,9 @@ type Trainer struct {
 	// phases names the phase of each top-level op of the training
 	// program: forward, backward or update.
 	phases map[*ir.Op]string
+	// remat is the rematerialization the training program went through,
+	// or nil.
+	remat *remat.Result
 }
 
 // Phase returns the phase of a top-level op of the training program
@@ -68,10 +72,6 @@ func newTrainer(cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	r := t.cfg
-	// Before a byte is allocated: can a step fit in the limit at all?
-	if err := checkPlan(t.train, t.task, r.Model, r.Batch, r.MemLimit); err != nil {
-		return nil, err
-	}
 	if err := mod.Create(t.alloc, r.Seed, t.store.Set); err != nil {
 		t.Close()
 		return nil, err
@@ -162,6 +162,9 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: %w", name, err)
 	}
 	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog, Conditions: r.Conditions}
+	if trainProg, t.remat, err = t.fit(trainProg, opts, mod, state); err != nil {
+		return nil, nil, optim.State{}, err
+	}
 	if t.train, err = exec.Compile(trainProg, opts); err != nil {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: training program: %w", name, err)
 	}

@@ -1,0 +1,341 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/models"
+	"github.com/gopir/gopir/nn"
+	"github.com/gopir/gopir/optim"
+	"github.com/gopir/gopir/remat"
+	"github.com/gopir/gopir/tensor"
+)
+
+// Fitting a step to the memory limit. The limit caps the allocator, so a
+// step fits when its planned peak is within it and when every buffer finds
+// room among the holes the earlier ones leave. The second is checked by
+// replaying the planned step on an allocator of the same limit, set up as
+// the run's will be (the parameters and optimizer state created the same
+// way, the first batch's feeds allocated in the same order): allocation is
+// deterministic, and each step frees everything it allocates, so the
+// replay meets the holes the run will meet.
+
+// stepFit plans the training step of one program for the memory limit.
+type stepFit struct {
+	t      *Trainer
+	opts   exec.Options
+	feeds  map[string]ir.Type
+	trips  int
+	limit  int64
+	replay *memory.Allocator // the parameters, optimizer state and feeds, as the run holds them
+	held   []*tensor.Tensor
+}
+
+// fit returns the program to compile for the memory limit: prog itself
+// when its step fits or no limit is set, else prog rematerialized to fit
+// (package remat), unless Config.NoRemat asks to refuse instead. A
+// program the planner cannot size is left as it is: the allocator's limit
+// still holds at run time.
+func (t *Trainer) fit(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State) (*ir.Program, *remat.Result, error) {
+	r := t.cfg
+	if r.MemLimit <= 0 {
+		return prog, nil, nil
+	}
+	plain := t.newStepFit(prog, opts, r.MemLimit)
+	natural, err := plain.plan(prog)
+	var u *exec.UnplannableError
+	switch {
+	case errors.As(err, &u):
+		return prog, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	if r.NoRemat {
+		return prog, nil, t.refuse(prog, opts, mod, state, natural)
+	}
+	sf, err := t.replayed(prog, opts, mod, state, r.MemLimit)
+	if err == nil {
+		if natural.Peak <= r.MemLimit {
+			if p, err := sf.plan(prog); err == nil && p.Peak <= r.MemLimit {
+				sf.release()
+				return prog, nil, nil
+			}
+		}
+		var res *remat.Result
+		res, err = sf.remat(prog)
+		sf.release()
+		if err == nil {
+			t.phases = rematPhases(res, t.phases)
+			return res.Program, res, nil
+		}
+	}
+	var floor *remat.FloorError
+	var oom *memory.ResourceExhausted
+	if errors.As(err, &floor) || errors.As(err, &oom) {
+		return nil, nil, t.floorError(prog, opts, mod, state, natural.Peak)
+	}
+	return nil, nil, fmt.Errorf("rematerialization: %w", err)
+}
+
+// refuse, for Config.NoRemat, returns a *PlanExceedsError when a step of
+// prog does not fit in the limit as it is.
+func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural *exec.Plan) error {
+	r := t.cfg
+	if natural.Peak > r.MemLimit {
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Plan: natural}
+	}
+	sf, err := t.replayed(prog, opts, mod, state, r.MemLimit)
+	if err != nil {
+		return err
+	}
+	defer sf.release()
+	p, err := sf.plan(prog)
+	if err != nil {
+		return err
+	}
+	if p.Peak > r.MemLimit {
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Plan: p}
+	}
+	return nil
+}
+
+// rematPhases gives the ops of the rematerialized program the phases of
+// the ops they copy; inserted ops run in the backward pass.
+func rematPhases(res *remat.Result, old map[*ir.Op]string) map[*ir.Op]string {
+	phases := map[*ir.Op]string{}
+	for _, op := range res.Program.Body().Ops() {
+		if o := res.Origin(op); o != nil {
+			phases[op] = old[o]
+		} else {
+			phases[op] = "backward"
+		}
+	}
+	return phases
+}
+
+// newStepFit plans steps of prog for the limit without a replay.
+func (t *Trainer) newStepFit(prog *ir.Program, opts exec.Options, limit int64) *stepFit {
+	feeds, trips := stepFeeds(prog, t.task, t.cfg.Batch)
+	return &stepFit{t: t, opts: opts, feeds: feeds, trips: trips, limit: limit}
+}
+
+// replayed plans steps of prog for the limit with a replay: it creates the
+// parameters, the optimizer state and the first batch's feeds on an
+// allocator of that limit, as the run will. It fails with
+// *memory.ResourceExhausted when they do not fit.
+func (t *Trainer) replayed(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, limit int64) (*stepFit, error) {
+	sf := t.newStepFit(prog, opts, limit)
+	ao := t.alloc.Options()
+	ao.Limit = limit
+	sf.replay = memory.New(ao)
+	store := exec.NewStore()
+	put := func(name string, x *tensor.Tensor) { store.Set(name, x) }
+	err := mod.Create(sf.replay, t.cfg.Seed, put)
+	if err == nil {
+		err = state.Create(sf.replay, put)
+	}
+	for _, n := range store.Names() {
+		x, _ := store.Get(n)
+		sf.held = append(sf.held, x.Retain())
+	}
+	store.Release()
+	if err != nil {
+		sf.release()
+		return nil, err
+	}
+	order, err := feedOrder(t.task)
+	if err != nil {
+		sf.release()
+		return nil, err
+	}
+	for _, name := range order {
+		typ, ok := sf.feeds[name]
+		if !ok {
+			continue
+		}
+		x, err := tensor.New(sf.replay, tensor.DType(typ.DType), typ.Dims...)
+		if err != nil {
+			sf.release()
+			return nil, err
+		}
+		sf.held = append(sf.held, x)
+	}
+	return sf, nil
+}
+
+// feedOrder lists the names of the first training batch's feeds in the
+// order the task allocates them.
+func feedOrder(task models.Task) ([]string, error) {
+	a := memory.New(memory.Options{})
+	f, err := task.TrainFeeds(a, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Release()
+	names := make([]string, 0, len(f.Tensors))
+	for n := range f.Tensors {
+		names = append(names, n)
+	}
+	id := func(n string) uint64 {
+		if b := f.Tensors[n].Storage().Block(); b != nil {
+			return b.ID()
+		}
+		return 0
+	}
+	sort.Slice(names, func(i, j int) bool { return id(names[i]) < id(names[j]) })
+	return names, nil
+}
+
+func (sf *stepFit) release() {
+	for _, x := range sf.held {
+		x.Release()
+	}
+	sf.held = nil
+}
+
+// plan plans a step of p. A step whose replay finds no room for a buffer
+// counts as peaking higher by that buffer's bytes: as far as the limit is
+// concerned, it needs them.
+func (sf *stepFit) plan(p *ir.Program) (*exec.Plan, error) {
+	x, err := exec.Compile(p, sf.opts)
+	if err != nil {
+		return nil, err
+	}
+	opts := exec.PlanOptions{Feeds: sf.feeds, FeedsAllocated: true, Trips: sf.trips}
+	plan, err := x.Plan(opts)
+	if err != nil || plan.Peak > sf.limit {
+		return plan, err
+	}
+	if sf.replay == nil {
+		return plan, nil
+	}
+	opts.Replay = sf.replay
+	var oom *memory.ResourceExhausted
+	if _, err := x.Plan(opts); errors.As(err, &oom) {
+		short := *plan
+		short.Peak = max(plan.Peak+oom.Requested, sf.limit+1)
+		return &short, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// remat fits p to the limit.
+func (sf *stepFit) remat(p *ir.Program) (*remat.Result, error) {
+	return remat.Fit(p, remat.Options{Budget: sf.limit, Backward: backwardStart(p, sf.t.phases), Plan: sf.plan, Feeds: sf.feeds, Trips: sf.trips})
+}
+
+// backwardStart is the first top-level op after the last forward one
+// (autodiff puts a loop's trip counter and tapes before the loop, among
+// the forward ops).
+func backwardStart(p *ir.Program, phases map[*ir.Op]string) *ir.Op {
+	var start *ir.Op
+	for _, op := range p.Body().Ops() {
+		switch {
+		case phases[op] == "forward":
+			start = nil
+		case start == nil:
+			start = op
+		}
+	}
+	return start
+}
+
+// floorError finds the smallest limit that works, for a refusal: the
+// lowest peak rematerialization plans (without a limit), then, since the
+// allocator's holes may ask for a little more, the first limit from there
+// at which a rematerialized step also finds room for every buffer.
+func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural int64) error {
+	r := t.cfg
+	plain := t.newStepFit(prog, opts, 0)
+	_, err := plain.remat(prog)
+	var floor *remat.FloorError
+	if !errors.As(err, &floor) {
+		return fmt.Errorf("rematerialization: no floor: %v", err)
+	}
+	limit := floor.Floor
+	for range 16 {
+		sf, err := t.replayed(prog, opts, mod, state, limit)
+		if err == nil {
+			_, err = sf.remat(prog)
+			sf.release()
+		}
+		var again *remat.FloorError
+		switch {
+		case err == nil:
+			return &FloorError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Natural: natural, Floor: limit}
+		case errors.As(err, &again):
+			limit = max(again.Floor, limit+limit/64)
+		default:
+			limit += limit / 64
+		}
+	}
+	return &FloorError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Natural: natural, Floor: limit}
+}
+
+// stepFeeds gives the types of a step's feeds as planStep plans them (the
+// batch's largest), and the trips of its loops.
+func stepFeeds(prog *ir.Program, task models.Task, batch int) (map[string]ir.Type, int) {
+	feeds := map[string]ir.Type{}
+	var hint map[string][]int
+	trips := 0
+	if h, ok := task.(models.PlanHinter); ok {
+		hint, trips = h.PlanHint(batch)
+	}
+	for _, op := range prog.Body().Ops() {
+		if op.Name() != "data" {
+			continue
+		}
+		name, _ := op.Attrs.Str("name")
+		typ := op.Result(0).Type()
+		if dims, ok := hint[name]; ok {
+			feeds[name] = ir.TensorOf(typ.DType, dims...)
+			continue
+		}
+		t := ir.TensorOf(typ.DType, typ.Dims...)
+		for i, d := range t.Dims {
+			if d == ir.Dynamic {
+				t.Dims[i] = batch
+			}
+		}
+		feeds[name] = t
+	}
+	return feeds, trips
+}
+
+// FloorError says that no rematerialization fits a training step in the
+// memory limit; Floor is the smallest limit that works. Nothing was
+// allocated.
+type FloorError struct {
+	Model          string
+	Batch          int
+	Limit          int64
+	Natural, Floor int64
+}
+
+func (e *FloorError) Error() string {
+	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it: more than the memory limit of %s; nothing was allocated. The smallest limit that works is --mem-limit %d",
+		e.Model, e.Batch, mb(e.Natural), mb(e.Floor), mb(e.Limit), e.Floor)
+}
+
+// Remat returns the rematerialization the run trains with, or nil when
+// its step fits in the memory limit as it is (or remat is off).
+func (t *Trainer) Remat() *remat.Result { return t.remat }
+
+// rematLine is the log line of a rematerialized run.
+func rematLine(res *remat.Result, limit int64) string {
+	return fmt.Sprintf("remat: natural peak %s, budget %s, planned peak %s, recomputed %.3g MFLOP (%.1f%% of the step) in %d ops and %d loops",
+		mb(res.Natural), mb(limit), mb(res.Peak), float64(res.RecomputedFlops)/1e6, percent(res.RecomputedFlops, res.StepFlops), len(res.Recomputed), len(res.Checkpointed))
+}
+
+func percent(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}

@@ -1,0 +1,95 @@
+package train_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gopir/gopir/train"
+)
+
+// rematSteps is how many steps the rematerialization tests train: a short
+// run in plain go test, 200 with GOPIR_LONG=1.
+func rematSteps() int {
+	if os.Getenv("GOPIR_LONG") != "" {
+		return 200
+	}
+	return 12
+}
+
+// trainSteps trains n steps of cfg and returns the losses and the peaks.
+func trainSteps(t *testing.T, cfg train.Config, n int) (losses []float64, peaks []int64) {
+	t.Helper()
+	cfg.Steps = n
+	tr, err := train.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for !tr.Done() {
+		rec, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatalf("step %d: %v", len(losses), err)
+		}
+		losses, peaks = append(losses, rec.Loss), append(peaks, rec.PeakAllocated)
+	}
+	return losses, peaks
+}
+
+// floorOf returns the smallest memory limit the rematerializer can fit a
+// step of cfg into, from the refusal of a hopeless one.
+func floorOf(t *testing.T, cfg train.Config) *train.FloorError {
+	t.Helper()
+	cfg.MemLimit = 1
+	_, err := train.New(cfg)
+	var floor *train.FloorError
+	if !errors.As(err, &floor) {
+		t.Fatalf("a limit of 1 byte: %v, want a FloorError", err)
+	}
+	return floor
+}
+
+// For lenet, gate, tinydet and rnn, at 70% and 50% of the natural step
+// peak and at the smallest limit that works: a budget under the floor is
+// refused before anything is allocated, naming the floor; any other trains
+// with every step's measured peak within the budget and exactly the losses
+// of training without a limit.
+func TestRematTrainsBitForBit(t *testing.T) {
+	n := rematSteps()
+	for _, model := range []string{"lenet", "gate", "tinydet", "rnn"} {
+		t.Run(model, func(t *testing.T) {
+			cfg := train.Config{Model: model, Seed: 5, Threads: 2}
+			want, _ := trainSteps(t, cfg, n)
+			floor := floorOf(t, cfg)
+			budgets := map[string]int64{"floor": floor.Floor}
+			for _, frac := range []float64{0.7, 0.5} {
+				budgets[fmt.Sprintf("%.0f%%", 100*frac)] = int64(frac * float64(floor.Natural))
+			}
+			for name, budget := range budgets {
+				c := cfg
+				c.MemLimit = budget
+				if budget < floor.Floor {
+					_, err := train.New(c)
+					var fe *train.FloorError
+					if !errors.As(err, &fe) || fe.Floor != floor.Floor {
+						t.Errorf("%s (%d bytes, under the floor %d): %v, want a FloorError naming the floor", name, budget, floor.Floor, err)
+					}
+					continue
+				}
+				losses, peaks := trainSteps(t, c, n)
+				for i, l := range losses {
+					if math.Float64bits(l) != math.Float64bits(want[i]) {
+						t.Fatalf("%s: step %d loss %v, %v without a limit", name, i, l, want[i])
+					}
+					if peaks[i] > budget {
+						t.Fatalf("%s: step %d peaked at %d bytes, over the budget of %d", name, i, peaks[i], budget)
+					}
+				}
+				t.Logf("%s: budget %d (%.1f%% of %d): %d steps bit for bit", name, budget, 100*float64(budget)/float64(floor.Natural), floor.Natural, n)
+			}
+		})
+	}
+}
