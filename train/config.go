@@ -19,8 +19,12 @@ type Config struct {
 	LR       float64
 	Seed     int64
 	MemLimit int64 // allocator capacity in bytes; 0 is unlimited
-	// NoRemat refuses a step whose planned peak exceeds MemLimit instead
-	// of recomputing values to fit it (package remat).
+	// PeakBudget, when set below MemLimit (or without it), is the most
+	// bytes a step's planned peak may reach, without capping the
+	// allocator. A step over its budget (PeakBudget, else MemLimit) is
+	// rematerialized to fit (package remat).
+	PeakBudget int64
+	// NoRemat refuses a step over its budget instead of rematerializing.
 	NoRemat    bool
 	LogEvery   int // log every K steps (and the last one); 0 means 10
 	JSON       bool
@@ -69,8 +73,19 @@ func resolve(cfg Config, task models.Task) (resolved, error) {
 		return r, fmt.Errorf("--steps and --epochs must not be negative")
 	case r.LogEvery < 0:
 		return r, fmt.Errorf("--log-every %d: want at least 1", r.LogEvery)
+	case r.PeakBudget < 0:
+		return r, fmt.Errorf("a peak budget of %d bytes: want a positive size", r.PeakBudget)
 	}
 	return r, nil
+}
+
+// budget is the most bytes a step's planned peak may reach, 0 for no
+// budget.
+func (r resolved) budget() int64 {
+	if r.PeakBudget > 0 && (r.MemLimit <= 0 || r.PeakBudget < r.MemLimit) {
+		return r.PeakBudget
+	}
+	return r.MemLimit
 }
 
 // optimizer returns the optimizer and schedule the run uses.

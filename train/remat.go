@@ -24,14 +24,16 @@ import (
 // deterministic, and each step frees everything it allocates, so the
 // replay meets the holes the run will meet.
 
-// stepFit plans the training step of one program for the memory limit.
+// stepFit plans the training step of one program for a budget.
 type stepFit struct {
 	t      *Trainer
 	opts   exec.Options
 	feeds  map[string]ir.Type
 	trips  int
-	limit  int64
-	replay *memory.Allocator // the parameters, optimizer state and feeds, as the run holds them
+	budget int64
+	// replay, when the allocator is capped, is an allocator of that cap
+	// holding the parameters, optimizer state and feeds as the run will.
+	replay *memory.Allocator
 	held   []*tensor.Tensor
 }
 
@@ -42,25 +44,24 @@ type stepFit struct {
 // still holds at run time.
 func (t *Trainer) fit(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State) (*ir.Program, *remat.Result, error) {
 	r := t.cfg
-	if r.MemLimit <= 0 {
+	budget := r.budget()
+	if budget <= 0 {
 		return prog, nil, nil
 	}
-	plain := t.newStepFit(prog, opts, r.MemLimit)
-	natural, err := plain.plan(prog)
+	natural, err := t.newStepFit(prog, opts, budget).plan(prog)
 	var u *exec.UnplannableError
 	switch {
 	case errors.As(err, &u):
 		return prog, nil, nil
 	case err != nil:
 		return nil, nil, err
+	case r.NoRemat:
+		return prog, nil, t.refuse(prog, opts, mod, state, natural, budget)
 	}
-	if r.NoRemat {
-		return prog, nil, t.refuse(prog, opts, mod, state, natural)
-	}
-	sf, err := t.replayed(prog, opts, mod, state, r.MemLimit)
+	sf, err := t.replayed(prog, opts, mod, state, budget, r.MemLimit)
 	if err == nil {
-		if natural.Peak <= r.MemLimit {
-			if p, err := sf.plan(prog); err == nil && p.Peak <= r.MemLimit {
+		if natural.Peak <= budget {
+			if p, err := sf.plan(prog); err == nil && p.Peak <= budget {
 				sf.release()
 				return prog, nil, nil
 			}
@@ -76,19 +77,19 @@ func (t *Trainer) fit(prog *ir.Program, opts exec.Options, mod *nn.Module, state
 	var floor *remat.FloorError
 	var oom *memory.ResourceExhausted
 	if errors.As(err, &floor) || errors.As(err, &oom) {
-		return nil, nil, t.floorError(prog, opts, mod, state, natural.Peak)
+		return nil, nil, t.floorError(prog, opts, mod, state, natural.Peak, budget)
 	}
 	return nil, nil, fmt.Errorf("rematerialization: %w", err)
 }
 
 // refuse, for Config.NoRemat, returns a *PlanExceedsError when a step of
-// prog does not fit in the limit as it is.
-func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural *exec.Plan) error {
+// prog does not fit in the budget as it is.
+func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural *exec.Plan, budget int64) error {
 	r := t.cfg
-	if natural.Peak > r.MemLimit {
-		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Plan: natural}
+	if natural.Peak > budget {
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: budget, Plan: natural}
 	}
-	sf, err := t.replayed(prog, opts, mod, state, r.MemLimit)
+	sf, err := t.replayed(prog, opts, mod, state, budget, r.MemLimit)
 	if err != nil {
 		return err
 	}
@@ -97,8 +98,8 @@ func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, st
 	if err != nil {
 		return err
 	}
-	if p.Peak > r.MemLimit {
-		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Plan: p}
+	if p.Peak > budget {
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: budget, Plan: p}
 	}
 	return nil
 }
@@ -117,18 +118,21 @@ func rematPhases(res *remat.Result, old map[*ir.Op]string) map[*ir.Op]string {
 	return phases
 }
 
-// newStepFit plans steps of prog for the limit without a replay.
-func (t *Trainer) newStepFit(prog *ir.Program, opts exec.Options, limit int64) *stepFit {
+// newStepFit plans steps of prog for the budget without a replay.
+func (t *Trainer) newStepFit(prog *ir.Program, opts exec.Options, budget int64) *stepFit {
 	feeds, trips := stepFeeds(prog, t.task, t.cfg.Batch)
-	return &stepFit{t: t, opts: opts, feeds: feeds, trips: trips, limit: limit}
+	return &stepFit{t: t, opts: opts, feeds: feeds, trips: trips, budget: budget}
 }
 
-// replayed plans steps of prog for the limit with a replay: it creates the
-// parameters, the optimizer state and the first batch's feeds on an
-// allocator of that limit, as the run will. It fails with
-// *memory.ResourceExhausted when they do not fit.
-func (t *Trainer) replayed(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, limit int64) (*stepFit, error) {
-	sf := t.newStepFit(prog, opts, limit)
+// replayed plans steps of prog for the budget, and when limit caps the
+// allocator, with a replay: it creates the parameters, the optimizer
+// state and the first batch's feeds on an allocator of that cap, as the
+// run will. It fails with *memory.ResourceExhausted when they do not fit.
+func (t *Trainer) replayed(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, budget, limit int64) (*stepFit, error) {
+	sf := t.newStepFit(prog, opts, budget)
+	if limit <= 0 {
+		return sf, nil
+	}
 	ao := t.alloc.Options()
 	ao.Limit = limit
 	sf.replay = memory.New(ao)
@@ -207,7 +211,7 @@ func (sf *stepFit) plan(p *ir.Program) (*exec.Plan, error) {
 	}
 	opts := exec.PlanOptions{Feeds: sf.feeds, FeedsAllocated: true, Trips: sf.trips}
 	plan, err := x.Plan(opts)
-	if err != nil || plan.Peak > sf.limit {
+	if err != nil || plan.Peak > sf.budget {
 		return plan, err
 	}
 	if sf.replay == nil {
@@ -217,7 +221,7 @@ func (sf *stepFit) plan(p *ir.Program) (*exec.Plan, error) {
 	var oom *memory.ResourceExhausted
 	if _, err := x.Plan(opts); errors.As(err, &oom) {
 		short := *plan
-		short.Peak = max(plan.Peak+oom.Requested, sf.limit+1)
+		short.Peak = max(plan.Peak+oom.Requested, sf.budget+1)
 		return &short, nil
 	} else if err != nil {
 		return nil, err
@@ -227,7 +231,7 @@ func (sf *stepFit) plan(p *ir.Program) (*exec.Plan, error) {
 
 // remat fits p to the limit.
 func (sf *stepFit) remat(p *ir.Program) (*remat.Result, error) {
-	return remat.Fit(p, remat.Options{Budget: sf.limit, Backward: backwardStart(p, sf.t.phases), Plan: sf.plan, Feeds: sf.feeds, Trips: sf.trips})
+	return remat.Fit(p, remat.Options{Budget: sf.budget, Backward: backwardStart(p, sf.t.phases), Plan: sf.plan, Feeds: sf.feeds, Trips: sf.trips})
 }
 
 // backwardStart is the first top-level op after the last forward one
@@ -246,21 +250,24 @@ func backwardStart(p *ir.Program, phases map[*ir.Op]string) *ir.Op {
 	return start
 }
 
-// floorError finds the smallest limit that works, for a refusal: the
-// lowest peak rematerialization plans (without a limit), then, since the
-// allocator's holes may ask for a little more, the first limit from there
-// at which a rematerialized step also finds room for every buffer.
-func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural int64) error {
+// floorError finds the smallest budget that works, for a refusal: the
+// lowest peak rematerialization plans, and when that budget is the
+// allocator's cap (the allocator's holes may ask for a little more), the
+// first cap from there at which a rematerialized step also finds room for
+// every buffer.
+func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural, budget int64) error {
 	r := t.cfg
-	plain := t.newStepFit(prog, opts, 0)
-	_, err := plain.remat(prog)
+	_, err := t.newStepFit(prog, opts, 0).remat(prog)
 	var floor *remat.FloorError
 	if !errors.As(err, &floor) {
 		return fmt.Errorf("rematerialization: no floor: %v", err)
 	}
-	limit := floor.Floor
+	refusal := &FloorError{Model: r.Model, Batch: r.Batch, Budget: budget, Natural: natural, Floor: floor.Floor, Capped: budget == r.MemLimit}
+	if !refusal.Capped {
+		return refusal
+	}
 	for range 16 {
-		sf, err := t.replayed(prog, opts, mod, state, limit)
+		sf, err := t.replayed(prog, opts, mod, state, refusal.Floor, refusal.Floor)
 		if err == nil {
 			_, err = sf.remat(prog)
 			sf.release()
@@ -268,14 +275,14 @@ func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module
 		var again *remat.FloorError
 		switch {
 		case err == nil:
-			return &FloorError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Natural: natural, Floor: limit}
+			return refusal
 		case errors.As(err, &again):
-			limit = max(again.Floor, limit+limit/64)
+			refusal.Floor = max(again.Floor, refusal.Floor+refusal.Floor/64)
 		default:
-			limit += limit / 64
+			refusal.Floor += refusal.Floor / 64
 		}
 	}
-	return &FloorError{Model: r.Model, Batch: r.Batch, Limit: r.MemLimit, Natural: natural, Floor: limit}
+	return refusal
 }
 
 // stepFeeds gives the types of a step's feeds as planStep plans them (the
@@ -309,18 +316,24 @@ func stepFeeds(prog *ir.Program, task models.Task, batch int) (map[string]ir.Typ
 }
 
 // FloorError says that no rematerialization fits a training step in the
-// memory limit; Floor is the smallest limit that works. Nothing was
-// allocated.
+// budget; Floor is the smallest budget that works. Nothing was allocated.
 type FloorError struct {
 	Model          string
 	Batch          int
-	Limit          int64
+	Budget         int64
 	Natural, Floor int64
+	// Capped: the budget is the allocator's cap (--mem-limit), and Floor
+	// counts the room the allocator's holes take.
+	Capped bool
 }
 
 func (e *FloorError) Error() string {
-	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it: more than the memory limit of %s; nothing was allocated. The smallest limit that works is --mem-limit %d",
-		e.Model, e.Batch, mb(e.Natural), mb(e.Floor), mb(e.Limit), e.Floor)
+	what, flag := "peak budget", "a budget of"
+	if e.Capped {
+		what, flag = "memory limit", "--mem-limit"
+	}
+	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it: more than the %s of %s; nothing was allocated. The smallest that works is %s %d",
+		e.Model, e.Batch, mb(e.Natural), mb(e.Floor), what, mb(e.Budget), flag, e.Floor)
 }
 
 // Remat returns the rematerialization the run trains with, or nil when

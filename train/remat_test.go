@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gopir/gopir/train"
@@ -39,11 +40,11 @@ func trainSteps(t *testing.T, cfg train.Config, n int) (losses []float64, peaks 
 	return losses, peaks
 }
 
-// floorOf returns the smallest memory limit the rematerializer can fit a
+// floorOf returns the smallest peak budget the rematerializer can fit a
 // step of cfg into, from the refusal of a hopeless one.
 func floorOf(t *testing.T, cfg train.Config) *train.FloorError {
 	t.Helper()
-	cfg.MemLimit = 1
+	cfg.PeakBudget = 1
 	_, err := train.New(cfg)
 	var floor *train.FloorError
 	if !errors.As(err, &floor) {
@@ -53,10 +54,10 @@ func floorOf(t *testing.T, cfg train.Config) *train.FloorError {
 }
 
 // For lenet, gate, tinydet and rnn, at 70% and 50% of the natural step
-// peak and at the smallest limit that works: a budget under the floor is
+// peak and at the smallest budget that works: a budget under the floor is
 // refused before anything is allocated, naming the floor; any other trains
 // with every step's measured peak within the budget and exactly the losses
-// of training without a limit.
+// of training without one.
 func TestRematTrainsBitForBit(t *testing.T) {
 	n := rematSteps()
 	for _, model := range []string{"lenet", "gate", "tinydet", "rnn"} {
@@ -70,7 +71,7 @@ func TestRematTrainsBitForBit(t *testing.T) {
 			}
 			for name, budget := range budgets {
 				c := cfg
-				c.MemLimit = budget
+				c.PeakBudget = budget
 				if budget < floor.Floor {
 					_, err := train.New(c)
 					var fe *train.FloorError
@@ -89,6 +90,43 @@ func TestRematTrainsBitForBit(t *testing.T) {
 					}
 				}
 				t.Logf("%s: budget %d (%.1f%% of %d): %d steps bit for bit", name, budget, 100*float64(budget)/float64(floor.Natural), floor.Natural, n)
+			}
+		})
+	}
+}
+
+// Under a memory limit (the allocator's cap) at the smallest that works,
+// training rematerializes, checks every step for leaks, stays within the
+// cap and computes the unconstrained losses; a limit under it is refused
+// before allocating, naming it; with NoRemat the plan over the limit is
+// refused as before.
+func TestRematUnderTheMemoryLimit(t *testing.T) {
+	const n = 6
+	for _, model := range []string{"lenet", "gate", "tinydet", "rnn"} {
+		t.Run(model, func(t *testing.T) {
+			cfg := train.Config{Model: model, Seed: 5, Threads: 2}
+			want, _ := trainSteps(t, cfg, n)
+			c := cfg
+			c.MemLimit = 1
+			_, err := train.New(c)
+			var floor *train.FloorError
+			if !errors.As(err, &floor) || !floor.Capped || !strings.Contains(err.Error(), fmt.Sprintf("--mem-limit %d", floor.Floor)) {
+				t.Fatalf("a limit of 1 byte: %v, want a FloorError naming the smallest --mem-limit", err)
+			}
+			c.MemLimit, c.CheckLeaks = floor.Floor, true
+			losses, peaks := trainSteps(t, c, n)
+			for i := range losses {
+				if math.Float64bits(losses[i]) != math.Float64bits(want[i]) || peaks[i] > floor.Floor {
+					t.Fatalf("step %d under --mem-limit %d: loss %v (%v without), peak %d", i, floor.Floor, losses[i], want[i], peaks[i])
+				}
+			}
+			c.NoRemat = true
+			if floor.Floor < floor.Natural {
+				_, err := train.New(c)
+				var over *train.PlanExceedsError
+				if !errors.As(err, &over) {
+					t.Fatalf("NoRemat under the natural peak: %v, want a PlanExceedsError", err)
+				}
 			}
 		})
 	}
