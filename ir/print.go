@@ -19,6 +19,18 @@ func Print(w io.Writer, p *Program) error {
 	return bw.Flush()
 }
 
+// PrintNoted is Print with a comment at the end of an op's line (after
+// its regions, for an op that has some) wherever note returns text; note
+// may name values already printed with name.
+func PrintNoted(w io.Writer, p *Program, note func(op *Op, name func(*Value) string) string) error {
+	bw := bufio.NewWriter(w)
+	pr := &printer{w: bw, names: map[*Value]string{}, note: note}
+	bw.WriteString("{\n")
+	pr.ops(p.body, 1)
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
 // String returns the program's text.
 func (p *Program) String() string {
 	var sb strings.Builder
@@ -41,6 +53,7 @@ type printer struct {
 	names map[*Value]string
 	next  int
 	byID  bool // name values %ID instead of canonical numbers
+	note  func(*Op, func(*Value) string) string
 }
 
 func (pr *printer) define(v *Value) string {
@@ -91,6 +104,12 @@ func (pr *printer) ops(b *Block, depth int) {
 			pr.ops(r.block, depth+1)
 			pr.indent(depth)
 			pr.w.WriteString("}")
+		}
+		if pr.note != nil {
+			if n := pr.note(op, pr.name); n != "" {
+				pr.w.WriteString("  // ")
+				pr.w.WriteString(n)
+			}
 		}
 		pr.w.WriteString("\n")
 	}

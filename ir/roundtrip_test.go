@@ -93,3 +93,74 @@ func diff(want, got string) string {
 	}
 	return "(no difference)"
 }
+
+// PrintNoted puts each note at the end of its op's line (after the regions
+// of an op that has some), naming values as the printer does, and the
+// noted text parses back to the same program.
+func TestPrintNoted(t *testing.T) {
+	for _, file := range testdataFiles(t) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := ir.Parse(file, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		noted := 0
+		err = ir.PrintNoted(&sb, prog, func(op *ir.Op, name func(*ir.Value) string) string {
+			if op.NumResults() == 0 {
+				return ""
+			}
+			noted++
+			return "makes " + name(op.Result(0))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(sb.String(), "\n")
+		plain := strings.Split(prog.String(), "\n")
+		if len(lines) != len(plain) {
+			t.Fatalf("%s: %d lines noted, %d plain", file, len(lines), len(plain))
+		}
+		seen := 0
+		for i, l := range lines {
+			text, note, ok := strings.Cut(l, "  // makes ")
+			if !ok {
+				if l != plain[i] {
+					t.Fatalf("%s:%d: %q, plain %q", file, i+1, l, plain[i])
+				}
+				continue
+			}
+			seen++
+			if text != plain[i] {
+				t.Fatalf("%s:%d: %q, plain %q", file, i+1, text, plain[i])
+			}
+			// The op's first result is named at the start of its header:
+			// this line, or for an op with regions the last line above
+			// indented as this one that holds an op.
+			indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+			head := plain[i]
+			for j := i; j >= 0; j-- {
+				if indent(plain[j]) == indent(plain[i]) && strings.Contains(plain[j], " = \"") {
+					head = plain[j]
+					break
+				}
+			}
+			if !strings.Contains(head, "("+note) && !strings.Contains(head, "("+note+",") {
+				t.Fatalf("%s:%d: the note names %s, the op's line is %q", file, i+1, note, head)
+			}
+		}
+		if seen != noted {
+			t.Fatalf("%s: %d notes asked for, %d printed", file, noted, seen)
+		}
+		again, err := ir.Parse(file, []byte(sb.String()))
+		if err != nil {
+			t.Fatalf("%s: the noted text does not parse: %v", file, err)
+		}
+		if again.String() != prog.String() {
+			t.Fatalf("%s: the noted text parses to another program", file)
+		}
+	}
+}
