@@ -75,6 +75,10 @@ type Plan struct {
 	// and, when that op has regions, the op of its region running then,
 	// and so on inwards. Empty when the peak is Base.
 	PeakAt []*ir.Op
+	// Profile holds, for each top-level op in order, the most bytes
+	// allocated while it runs (Base included): the peak seen from every
+	// point of the run, for passes that lower more than the highest one.
+	Profile []int64
 	// Assumed says where the plan is not known to follow the run: an "if"
 	// whose branch was guessed, a "while" whose trip count was. Empty when
 	// the plan is exact.
@@ -172,7 +176,7 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 			best.assumed = append(best.assumed, "the peak does not depend on the trip counts of the \"while\" loops")
 		}
 	}
-	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip, PeakAt: best.peakAt}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip, PeakAt: best.peakAt, Profile: best.profile}
 	for _, a := range best.assumed {
 		if !slices.Contains(plan.Assumed, a) { // a loop's backward loop says it again
 			plan.Assumed = append(plan.Assumed, a)
@@ -297,6 +301,7 @@ type planner struct {
 	atPeak  []*sbuf
 	running []*ir.Op // the op being planned and those around it, outermost first
 	peakAt  []*ir.Op // running when the peak was reached
+	profile []int64  // the most allocated during each top-level op
 	frames  map[*blockCode][]*sval
 	yields  map[*blockCode][]*sval
 	feeds   map[string]*sval
@@ -396,6 +401,9 @@ func (p *planner) alloc(in *instr, t ir.Type, work bool) (*sval, error) {
 		p.cur += b.bytes
 		b.live = true
 		p.live = append(p.live, b)
+		if n := len(p.profile); n > 0 && p.cur > p.profile[n-1] {
+			p.profile[n-1] = p.cur
+		}
 		if p.cur > p.peak {
 			p.peak = p.cur
 			p.peakAt = append(p.peakAt[:0], p.running...)
@@ -465,6 +473,9 @@ func (p *planner) block(b *blockCode) error {
 	}
 	for i := range b.instrs {
 		in := &b.instrs[i]
+		if b == p.e.top {
+			p.profile = append(p.profile, p.cur)
+		}
 		p.running = append(p.running, in.op)
 		if err := p.instr(b, in); err != nil {
 			return err

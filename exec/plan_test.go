@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,12 +174,23 @@ func checkPeakAt(t *testing.T, p *ir.Program, opts exec.Options, feeds map[strin
 	var done []*ir.Op
 	a := opts.Alloc
 	max, at := a.Stats().Allocated.Current, -1
-	opts.MemoryLog = func(r exec.MemoryRecord) { done = append(done, r.Node) }
+	var profile []int64 // the most allocated during each top-level op
+	hi := max
+	opts.MemoryLog = func(r exec.MemoryRecord) {
+		done = append(done, r.Node)
+		if r.Depth == 0 {
+			profile = append(profile, hi)
+			hi = r.Allocated
+		}
+	}
 	x, err := exec.Compile(p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Observe(func(e memory.Event) {
+		if e.Kind == "alloc" {
+			hi = maxOf(hi, e.Allocated)
+		}
 		if e.Kind == "alloc" && e.Allocated > max {
 			max, at = e.Allocated, len(done)
 		}
@@ -189,6 +201,9 @@ func checkPeakAt(t *testing.T, p *ir.Program, opts exec.Options, feeds map[strin
 		t.Fatal(err)
 	}
 	res.Release()
+	if !slices.Equal(profile, plan.Profile) {
+		t.Fatalf("the run's profile is %v, the plan's %v (path %v)\n%s", profile, plan.Profile, path, p)
+	}
 	if at < 0 {
 		if len(plan.PeakAt) != 0 {
 			t.Fatalf("nothing was allocated, but PeakAt is %v", plan.PeakAt)
@@ -209,6 +224,13 @@ func checkPeakAt(t *testing.T, p *ir.Program, opts exec.Options, feeds map[strin
 			t.Fatalf("PeakAt[0] %q is not at the top level", op.Name())
 		}
 	}
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // A value whose size depends on data is named in the planner's error.
