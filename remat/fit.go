@@ -51,11 +51,12 @@ type Recomputation struct {
 	Values string `json:"values"` // its results the backward reads, as the original program numbers them
 	Pos    ir.Pos `json:"pos"`
 	Flops  int64  `json:"flops"`
-	// Before is the backward op it is recomputed for (its op, first result
-	// and position, as the original program numbers them); InIf says that
-	// it runs inside that op, a backward "if".
-	Before string `json:"before"`
-	InIf   bool   `json:"in_if,omitempty"`
+	// Before is the backward op it is recomputed for (its first result, as
+	// the original program numbers it, and its name) and BeforePos its
+	// position; InIf says that it runs inside that op, a backward "if".
+	Before    string `json:"before"`
+	BeforePos ir.Pos `json:"before_pos"`
+	InIf      bool   `json:"in_if,omitempty"`
 }
 
 // Checkpoint is a loop whose tapes were replaced by checkpoints.
@@ -327,7 +328,13 @@ func (f *fitter) adds(cur *state, pk int) []move {
 			}
 		}
 	}
-	for v, made := range cur.rw.madeAt {
+	made := make([]*ir.Value, 0, len(cur.rw.madeAt))
+	for v := range cur.rw.madeAt {
+		made = append(made, v)
+	}
+	sort.Slice(made, func(i, j int) bool { return f.order(made[i], nil) < f.order(made[j], nil) })
+	for _, v := range made {
+		made := cur.rw.madeAt[v]
 		if len(made) == 0 || made[len(made)-1] > pk {
 			continue
 		}
@@ -426,7 +433,7 @@ func (f *fitter) best(cur *state, pk int, ms []move) *state {
 		switch {
 		case gain > 0:
 			score := float64(gain) / (float64(max(st.cost-cur.cost, 0)) + f.eps)
-			if best == nil || score > bestScore {
+			if best == nil || score > bestScore || score == bestScore && f.excess(st) < f.excess(best) {
 				best, bestScore = st, score
 			}
 		case gain == 0 && f.peakIndex(st) != pk:
@@ -439,6 +446,17 @@ func (f *fitter) best(cur *state, pk int, ms []move) *state {
 		return best
 	}
 	return flat
+}
+
+// excess is how much st's profile lies above the budget, summed over the
+// top-level ops: between moves that lower the peak alike, the one that
+// leaves less to lower elsewhere.
+func (f *fitter) excess(st *state) int64 {
+	var e int64
+	for _, p := range st.plan.Profile {
+		e += max(0, p-f.opts.Budget)
+	}
+	return e
 }
 
 // descend moves from the natural schedule, greedily, until the plan fits

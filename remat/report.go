@@ -14,10 +14,9 @@ func (f *fitter) report(st *state) ([]Recomputation, []Checkpoint) {
 	ops := st.rw.prog.Body().Ops()
 	for i, op := range ops {
 		if orig := st.rw.source[op]; orig != nil {
-			before := "the end"
+			var before *ir.Op
 			for _, next := range ops[i+1:] {
-				if o := st.rw.origin[next]; o != nil {
-					before = f.describeOp(o)
+				if before = st.rw.origin[next]; before != nil {
 					break
 				}
 			}
@@ -27,7 +26,7 @@ func (f *fitter) report(st *state) ([]Recomputation, []Checkpoint) {
 		if orig := st.rw.origin[op]; orig != nil && orig.Name() == "if" && len(f.a.ifOf[orig]) > 0 {
 			walkOp(op, func(o *ir.Op) {
 				if src := st.rw.source[o]; src != nil {
-					recs = append(recs, f.recomputation(st, src, f.describeOp(orig), true))
+					recs = append(recs, f.recomputation(st, src, orig, true))
 				}
 			})
 		}
@@ -45,14 +44,18 @@ func (f *fitter) report(st *state) ([]Recomputation, []Checkpoint) {
 	return recs, cps
 }
 
-func (f *fitter) recomputation(st *state, orig *ir.Op, before string, inIf bool) Recomputation {
+func (f *fitter) recomputation(st *state, orig, before *ir.Op, inIf bool) Recomputation {
 	var vals []string
 	for _, r := range orig.Results() {
 		if st.s.Drop[r] || inIf || f.readsBack(st, r) {
 			vals = append(vals, f.names[r])
 		}
 	}
-	return Recomputation{Op: orig.Name(), Values: strings.Join(vals, ", "), Pos: orig.Pos, Flops: f.costs.of[orig], Before: before, InIf: inIf}
+	rec := Recomputation{Op: orig.Name(), Values: strings.Join(vals, ", "), Pos: orig.Pos, Flops: f.costs.of[orig], Before: "the end", InIf: inIf}
+	if before != nil {
+		rec.Before, rec.BeforePos = f.describeOp(before), before.Pos
+	}
+	return rec
 }
 
 // readsBack reports whether value r of a branch is the inner value of a
@@ -67,10 +70,10 @@ func (f *fitter) readsBack(st *state, r *ir.Value) bool {
 }
 
 // describeOp names a top-level op of the original program: its first
-// result, name and position.
+// result and name.
 func (f *fitter) describeOp(op *ir.Op) string {
 	if op.NumResults() > 0 {
-		return fmt.Sprintf("%s %q (%s)", f.names[op.Result(0)], op.Name(), op.Pos)
+		return fmt.Sprintf("%s %s", f.names[op.Result(0)], op.Name())
 	}
-	return fmt.Sprintf("%q (%s)", op.Name(), op.Pos)
+	return op.Name()
 }
