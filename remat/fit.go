@@ -89,10 +89,8 @@ func (r *Result) Recomputes(op *ir.Op, name func(*ir.Value) string) string {
 		}
 		return "recomputes " + name(v)
 	}
-	for fwd, loop := range r.rw.loops {
-		if loop == op {
-			return fmt.Sprintf("recomputes the trips of the loop at %s from its checkpoints", fwd.Pos)
-		}
+	if fwd := r.rw.loops[op]; fwd != nil {
+		return fmt.Sprintf("recomputes the trips of the loop of %s from its checkpoints", name(fwd.Result(0)))
 	}
 	return ""
 }

@@ -76,6 +76,7 @@ func (r *rewriter) forwardLoop(lp *loopPair, k int) *ir.Op {
 		r.vals[fwd.Result(i)] = n.Result(i)
 	}
 	r.ckpt[fwd] = n.Results()[c+1:]
+	r.out.fwdLoops[fwd] = n
 	return n
 }
 
@@ -141,7 +142,7 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 	}
 	r.top.SetPos(fwd.Pos)
 	fi := b.Generic("while", finit, fwd.Attrs, ftypes, 1)
-	r.out.loops[fwd] = fi
+	r.out.loops[fi] = r.out.fwdLoops[fwd]
 	r.out.cloned = append(r.out.cloned, fwd)
 	fib := fi.Region(0).Block()
 	for i, a := range fargs {

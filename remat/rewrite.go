@@ -59,9 +59,12 @@ type rewritten struct {
 	// source maps each op inserted to recompute a value to the original
 	// op it copies.
 	source map[*ir.Op]*ir.Op
-	// loops maps each checkpointed forward loop of the original to the
-	// loop of the new program that recomputes its trips.
+	// loops maps each loop of the new program that recomputes the trips
+	// of a checkpointed loop to that loop's forward copy.
 	loops map[*ir.Op]*ir.Op
+	// fwdLoops maps each checkpointed loop of the original to its forward
+	// copy.
+	fwdLoops map[*ir.Op]*ir.Op
 	// madeAt lists, for each dropped top-level value, the indices of the
 	// original top-level ops before which it was recomputed.
 	madeAt map[*ir.Value][]int
@@ -89,7 +92,7 @@ type rewriter struct {
 // rewrite applies schedule s to the analysed program.
 func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{},
-		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{}}}
+		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{}}}
 	r.out.prog = r.prog
 	r.top = ir.NewBuilder(r.prog)
 	for i, op := range a.ops {

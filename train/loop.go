@@ -32,6 +32,11 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100_000_000))
 	}
+	if t.remat != nil {
+		if err := t.logRemat(out); err != nil {
+			return Summary{}, err
+		}
+	}
 	var sum Summary
 	for !t.Done() {
 		if ctx.Err() != nil {
@@ -115,6 +120,26 @@ func (t *Trainer) log(out io.Writer, r StepRecord) error {
 	}
 	_, err := fmt.Fprintf(out, "Epoch: [%d] [%*d/%d] loss: %.4f mem_allocated: %d MB mem_reserved: %d MB%s\n",
 		r.Epoch, width, r.Step, t.spe, r.Loss, r.MemAllocated>>20, r.MemReserved>>20, extra.String())
+	return err
+}
+
+// logRemat writes the line that says the run was rematerialized: the
+// natural peak, the budget, the planned peak and the work recomputed.
+func (t *Trainer) logRemat(out io.Writer) error {
+	res := t.remat
+	if t.cfg.JSON {
+		line, err := json.Marshal(map[string]any{"remat": map[string]any{
+			"natural_peak": res.Natural, "budget": t.cfg.budget(), "planned_peak": res.Peak,
+			"recomputed_flops": res.RecomputedFlops, "step_flops": res.StepFlops,
+			"recomputed_ops": len(res.Recomputed), "checkpointed_loops": len(res.Checkpointed),
+		}})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	_, err := fmt.Fprintln(out, rematLine(res, t.cfg.budget()))
 	return err
 }
 

@@ -23,14 +23,23 @@ func (t *Trainer) PlanStep(feeds map[string]ir.Type, path []bool) (*exec.Plan, e
 }
 
 func planStep(x *exec.Executable, task models.Task, batch int, path []bool) (*exec.Plan, error) {
-	opts := exec.PlanOptions{Feeds: map[string]ir.Type{}, FeedsAllocated: true, Path: path}
+	feeds, trips := stepFeeds(x.Feeds(), task, batch)
+	return x.Plan(exec.PlanOptions{Feeds: feeds, FeedsAllocated: true, Path: path, Trips: trips})
+}
+
+// stepFeeds gives the types of a step's feeds, the batch's largest (every
+// dynamic dim the batch size, or what the task's models.PlanHinter says),
+// and the trips of its loops.
+func stepFeeds(specs []exec.FeedSpec, task models.Task, batch int) (map[string]ir.Type, int) {
+	feeds := map[string]ir.Type{}
 	var hint map[string][]int
+	trips := 0
 	if h, ok := task.(models.PlanHinter); ok {
-		hint, opts.Trips = h.PlanHint(batch)
+		hint, trips = h.PlanHint(batch)
 	}
-	for _, f := range x.Feeds() {
+	for _, f := range specs {
 		if dims, ok := hint[f.Name]; ok {
-			opts.Feeds[f.Name] = ir.TensorOf(f.Type.DType, dims...)
+			feeds[f.Name] = ir.TensorOf(f.Type.DType, dims...)
 			continue
 		}
 		t := ir.TensorOf(f.Type.DType, f.Type.Dims...)
@@ -39,9 +48,9 @@ func planStep(x *exec.Executable, task models.Task, batch int, path []bool) (*ex
 				t.Dims[i] = batch
 			}
 		}
-		opts.Feeds[f.Name] = t
+		feeds[f.Name] = t
 	}
-	return x.Plan(opts)
+	return feeds, trips
 }
 
 // PlanExceedsError says that the planned peak of a training step is above

@@ -120,7 +120,7 @@ func rematPhases(res *remat.Result, old map[*ir.Op]string) map[*ir.Op]string {
 
 // newStepFit plans steps of prog for the budget without a replay.
 func (t *Trainer) newStepFit(prog *ir.Program, opts exec.Options, budget int64) *stepFit {
-	feeds, trips := stepFeeds(prog, t.task, t.cfg.Batch)
+	feeds, trips := stepFeeds(programFeeds(prog), t.task, t.cfg.Batch)
 	return &stepFit{t: t, opts: opts, feeds: feeds, trips: trips, budget: budget}
 }
 
@@ -250,11 +250,11 @@ func backwardStart(p *ir.Program, phases map[*ir.Op]string) *ir.Op {
 	return start
 }
 
-// floorError finds the smallest budget that works, for a refusal: the
-// lowest peak rematerialization plans, and when that budget is the
-// allocator's cap (the allocator's holes may ask for a little more), the
-// first cap from there at which a rematerialized step also finds room for
-// every buffer.
+// floorError finds, for a refusal, the lowest peak rematerialization
+// plans, and when the budget is the allocator's cap, a cap that works:
+// the allocator's holes may ask for more than the planned peak, so the cap
+// grows from there by a sixty-fourth until a rematerialized step also
+// finds room for every buffer in the replay.
 func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural, budget int64) error {
 	r := t.cfg
 	_, err := t.newStepFit(prog, opts, 0).remat(prog)
@@ -262,78 +262,77 @@ func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module
 	if !errors.As(err, &floor) {
 		return fmt.Errorf("rematerialization: no floor: %v", err)
 	}
-	refusal := &FloorError{Model: r.Model, Batch: r.Batch, Budget: budget, Natural: natural, Floor: floor.Floor, Capped: budget == r.MemLimit}
+	refusal := &FloorError{Model: r.Model, Batch: r.Batch, Budget: budget, Natural: natural, Planned: floor.Floor, Floor: floor.Floor, Capped: budget == r.MemLimit}
 	if !refusal.Capped {
 		return refusal
 	}
-	for range 16 {
+	for range 64 {
 		sf, err := t.replayed(prog, opts, mod, state, refusal.Floor, refusal.Floor)
 		if err == nil {
 			_, err = sf.remat(prog)
 			sf.release()
 		}
-		var again *remat.FloorError
-		switch {
-		case err == nil:
+		if err == nil {
 			return refusal
-		case errors.As(err, &again):
-			refusal.Floor = max(again.Floor, refusal.Floor+refusal.Floor/64)
-		default:
-			refusal.Floor += refusal.Floor / 64
 		}
+		refusal.Floor += max(refusal.Floor/64, 64)
 	}
 	return refusal
 }
 
-// stepFeeds gives the types of a step's feeds as planStep plans them (the
-// batch's largest), and the trips of its loops.
-func stepFeeds(prog *ir.Program, task models.Task, batch int) (map[string]ir.Type, int) {
-	feeds := map[string]ir.Type{}
-	var hint map[string][]int
-	trips := 0
-	if h, ok := task.(models.PlanHinter); ok {
-		hint, trips = h.PlanHint(batch)
+// programFeeds lists the feeds of p.
+func programFeeds(p *ir.Program) []exec.FeedSpec {
+	var out []exec.FeedSpec
+	for _, op := range p.Body().Ops() {
+		if op.Name() == "data" {
+			name, _ := op.Attrs.Str("name")
+			out = append(out, exec.FeedSpec{Name: name, Type: op.Result(0).Type()})
+		}
 	}
-	for _, op := range prog.Body().Ops() {
-		if op.Name() != "data" {
-			continue
-		}
-		name, _ := op.Attrs.Str("name")
-		typ := op.Result(0).Type()
-		if dims, ok := hint[name]; ok {
-			feeds[name] = ir.TensorOf(typ.DType, dims...)
-			continue
-		}
-		t := ir.TensorOf(typ.DType, typ.Dims...)
-		for i, d := range t.Dims {
-			if d == ir.Dynamic {
-				t.Dims[i] = batch
-			}
-		}
-		feeds[name] = t
+	return out
+}
+
+// Rematerialize prepares the run cfg describes, without allocating its
+// parameters or running anything, and returns the rematerialization its
+// budget asks for (nil when a step fits as it is) and the plan of the step
+// it would train: what gopir plan and gopir print show.
+func Rematerialize(cfg Config) (*remat.Result, *exec.Plan, error) {
+	t, _, _, err := prepare(cfg)
+	if err != nil {
+		return nil, nil, setupError(err)
 	}
-	return feeds, trips
+	plan, err := planStep(t.train, t.task, t.cfg.Batch, nil)
+	return t.remat, plan, err
 }
 
 // FloorError says that no rematerialization fits a training step in the
-// budget; Floor is the smallest budget that works. Nothing was allocated.
+// budget. Nothing was allocated.
 type FloorError struct {
-	Model          string
-	Batch          int
-	Budget         int64
-	Natural, Floor int64
-	// Capped: the budget is the allocator's cap (--mem-limit), and Floor
-	// counts the room the allocator's holes take.
+	Model   string
+	Batch   int
+	Budget  int64
+	Natural int64 // the planned peak as the program is
+	// Planned is the lowest planned peak rematerialization reaches: no
+	// smaller budget can work.
+	Planned int64
+	// Floor is a budget that works: Planned, or when the budget is the
+	// allocator's cap (Capped, --mem-limit), a cap at which every buffer
+	// of the rematerialized step also finds room among the holes the
+	// others leave (within a sixty-fourth of the smallest, as found).
+	Floor  int64
 	Capped bool
 }
 
 func (e *FloorError) Error() string {
-	what, flag := "peak budget", "a budget of"
-	if e.Capped {
-		what, flag = "memory limit", "--mem-limit"
+	msg := fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it",
+		e.Model, e.Batch, mb(e.Natural), mb(e.Planned))
+	if !e.Capped {
+		return msg + fmt.Sprintf(": more than the peak budget of %s; nothing was allocated. The smallest budget that works is %d bytes", mb(e.Budget), e.Floor)
 	}
-	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it: more than the %s of %s; nothing was allocated. The smallest that works is %s %d",
-		e.Model, e.Batch, mb(e.Natural), mb(e.Floor), what, mb(e.Budget), flag, e.Floor)
+	if e.Floor > e.Planned {
+		msg += fmt.Sprintf(", and the allocator's holes ask for up to %s", mb(e.Floor))
+	}
+	return msg + fmt.Sprintf(": more than the memory limit of %s; nothing was allocated. --mem-limit %d works", mb(e.Budget), e.Floor)
 }
 
 // Remat returns the rematerialization the run trains with, or nil when

@@ -25,6 +25,7 @@ type planFlags struct {
 	batch      int
 	json       bool
 	fit        string
+	memLimit   string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -44,7 +45,12 @@ run depends on values, the plan says what it assumed: an "if" takes the
 branch that peaks higher, a "while" runs once (a model's plan uses its
 longest sequences).
 
---fit SIZE prints the largest batch whose planned peak fits in SIZE.`,
+--fit SIZE prints the largest batch whose planned peak fits in SIZE.
+
+--mem-limit SIZE, with --model and --backward, plans the step gopir train
+--mem-limit SIZE would run: when it does not fit, the rematerialized step
+(which values are recomputed, before which op, at what cost) and its plan;
+when nothing fits, the smallest limit that does (exit 1).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd.OutOrStdout(), args, f, cmd.Flags().Changed("batch"))
@@ -57,6 +63,7 @@ longest sequences).
 	fl.IntVar(&f.batch, "batch", 0, "batch size `B`: dynamic dims of the feeds, or the model's batch")
 	fl.BoolVar(&f.json, "json", false, "print the plan as JSON")
 	fl.StringVar(&f.fit, "fit", "", "print the largest batch whose planned peak fits in `SIZE`")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "with --model --backward: the step gopir train would run under a memory limit of `SIZE`, rematerialized to fit")
 	return cmd
 }
 
@@ -93,6 +100,20 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		plan = func(batch int) (*exec.Plan, error) { return planProgram(x, shapes, batch) }
 	default:
 		return badInputf("give --model NAME or a program")
+	}
+	if f.memLimit != "" {
+		if f.model == "" || !f.backward || f.fit != "" {
+			return badInputf("--mem-limit plans a training step: give --model NAME --backward, without --fit")
+		}
+		limit, err := parseSize(f.memLimit)
+		if err != nil || limit < 1 {
+			return badInputf("--mem-limit %q: want a positive size like 16MiB", f.memLimit)
+		}
+		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, MemLimit: limit})
+		if err != nil {
+			return planError(err)
+		}
+		return printRemat(out, res, p, limit, f.json)
 	}
 	if f.fit != "" {
 		limit, err := parseSize(f.fit)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,7 +14,7 @@ import (
 )
 
 func newPrintCmd() *cobra.Command {
-	var model string
+	var model, memLimit string
 	var backward bool
 	cmd := &cobra.Command{
 		Use:   "print (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)",
@@ -22,7 +24,9 @@ is imported and printed as gopir's program (its initializers are
 "parameter" ops); DIR is a directory written by gopir import. With --model
 it prints the zoo model's forward (evaluation) program instead, and with
 --backward its whole training program: forward, loss, backward and the
-optimizer's in-place updates.`,
+optimizer's in-place updates; with --mem-limit SIZE too, the program gopir
+train --mem-limit SIZE would run, rematerialized to fit, each inserted op
+noted with what it recomputes.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var prog *ir.Program
@@ -30,6 +34,10 @@ optimizer's in-place updates.`,
 			switch {
 			case model != "" && len(args) == 1:
 				return badInputf("give either --model or FILE.pir, not both")
+			case memLimit != "" && (model == "" || !backward):
+				return badInputf("--mem-limit prints a training program: give --model NAME --backward")
+			case memLimit != "":
+				return printRematerialized(cmd.OutOrStdout(), model, memLimit)
 			case model != "" && backward:
 				prog, err = train.BuildTraining(train.Config{Model: model})
 			case model != "":
@@ -54,7 +62,32 @@ optimizer's in-place updates.`,
 	}
 	cmd.Flags().StringVar(&model, "model", "", "print the program of model `NAME`")
 	cmd.Flags().BoolVar(&backward, "backward", false, "with --model: the training program, backward and updates included")
+	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "with --model --backward: the training program rematerialized to fit a memory limit of `SIZE`")
 	return cmd
+}
+
+// printRematerialized prints the training program gopir train would run
+// under the memory limit, noting the ops that recompute values.
+func printRematerialized(out io.Writer, model, memLimit string) error {
+	limit, err := parseSize(memLimit)
+	if err != nil || limit < 1 {
+		return badInputf("--mem-limit %q: want a positive size like 16MiB", memLimit)
+	}
+	res, _, err := train.Rematerialize(train.Config{Model: model, MemLimit: limit})
+	if err != nil {
+		return planError(err)
+	}
+	if res == nil {
+		prog, err := train.BuildTraining(train.Config{Model: model})
+		if err != nil {
+			return badInput(err)
+		}
+		fmt.Fprintf(out, "// a step fits in %s as it is: nothing is recomputed\n", human(limit))
+		return ir.Print(out, prog)
+	}
+	fmt.Fprintf(out, "// rematerialized for --mem-limit %s: planned peak %s instead of %s; the ops noted \"recomputes\" run again in the backward pass\n",
+		memLimit, human(res.Peak), human(res.Natural))
+	return ir.PrintNoted(out, res.Program, res.Recomputes)
 }
 
 // loadProgram reads, parses and verifies a program file. Every error is bad

@@ -22,6 +22,7 @@ const exitInterrupted = 130
 
 type trainFlags struct {
 	model, memLimit, save, resume, dataDir  string
+	remat                                   string
 	steps, epochs, batch, logEvery, threads int
 	lr                                      float64
 	seed                                    int64
@@ -51,6 +52,13 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 	if cmd.Flags().Changed("lr") && !(f.lr > 0 && !math.IsInf(f.lr, 0)) {
 		return cfg, badInputf("--lr %g: want a positive, finite learning rate (omit --lr for the model's default)", f.lr)
 	}
+	switch f.remat {
+	case "on":
+	case "off":
+		cfg.NoRemat = true
+	default:
+		return cfg, badInputf("--remat %q: want on or off", f.remat)
+	}
 	var err error
 	cfg.MemLimit, err = memLimit(f.memLimit)
 	return cfg, err
@@ -66,11 +74,13 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory with the MNIST files (default: found in the Go module cache)")
 	fl.IntVar(&f.threads, "threads", 0, "goroutines per kernel (default: all cores)")
 	if !all {
+		f.remat = "on"
 		return
 	}
 	fl.IntVar(&f.epochs, "epochs", 0, "train `E` epochs")
 	fl.Float64Var(&f.lr, "lr", 0, "learning rate `LR` (default: the model's)")
-	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); running out exits 1")
+	fl.StringVar(&f.memLimit, "mem-limit", "", "cap the allocator at `SIZE` (e.g. 512MiB; at most and by default physical memory); a step whose plan exceeds it is rematerialized to fit, or refused (exit 1) when nothing fits")
+	fl.StringVar(&f.remat, "remat", "on", "`on`: recompute values to fit --mem-limit; off: refuse a step over it")
 	fl.IntVar(&f.logEvery, "log-every", 10, "log every `K` steps")
 	fl.StringVar(&f.save, "save", "", "write a checkpoint to `DIR` at the end and on Ctrl-C")
 	fl.StringVar(&f.resume, "resume", "", "continue from the checkpoint in `DIR`")

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/remat"
+)
+
+// printRemat prints what gopir train --mem-limit would do to fit a step
+// in limit: nothing (the step fits), or the recomputation and the plan of
+// the rematerialized step.
+func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJSON bool) error {
+	if asJSON {
+		type rec struct {
+			Op        string `json:"op"`
+			Values    string `json:"values"`
+			Pos       string `json:"pos"`
+			Flops     int64  `json:"flops"`
+			Before    string `json:"before"`
+			BeforePos string `json:"before_pos"`
+			InIf      bool   `json:"in_if,omitempty"`
+		}
+		type loop struct {
+			Pos     string   `json:"pos"`
+			Every   int      `json:"every"`
+			Carried []string `json:"carried"`
+			Flops   int64    `json:"flops"`
+		}
+		m := map[string]any{"budget": limit, "planned_peak": p.Peak}
+		if res != nil {
+			var recs []rec
+			for _, r := range res.Recomputed {
+				recs = append(recs, rec{r.Op, r.Values, shortPos(r.Pos), r.Flops, r.Before, shortPos(r.BeforePos), r.InIf})
+			}
+			var loops []loop
+			for _, c := range res.Checkpointed {
+				loops = append(loops, loop{shortPos(c.Pos), c.Every, c.Carried, c.Flops})
+			}
+			m["natural_peak"], m["step_flops"], m["recomputed_flops"] = res.Natural, res.StepFlops, res.RecomputedFlops
+			m["recomputed"], m["checkpointed"] = recs, loops
+		}
+		line, err := json.Marshal(map[string]any{"remat": m})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	if res == nil {
+		fmt.Fprintf(out, "the step fits in %s as it is: nothing to recompute\n", human(limit))
+		return printPlan(out, p, false)
+	}
+	fmt.Fprintf(out, "natural peak: %s (%d bytes), over the budget of %s\n", human(res.Natural), res.Natural, human(limit))
+	fmt.Fprintf(out, "rematerialized: %s (%d bytes), recomputing %.3g MFLOP, %.1f%% of the step's %.3g MFLOP\n",
+		human(res.Peak), res.Peak, float64(res.RecomputedFlops)/1e6, 100*float64(res.RecomputedFlops)/float64(max(res.StepFlops, 1)), float64(res.StepFlops)/1e6)
+	if len(res.Recomputed) > 0 {
+		fmt.Fprintln(out, "recomputed in the backward pass:")
+		for _, r := range res.Recomputed {
+			where := "before"
+			if r.InIf {
+				where = "inside"
+			}
+			fmt.Fprintf(out, "  %-10s %-12s %-24s %8.3g MFLOP  %s %s (%s)\n", r.Values, r.Op, shortPos(r.Pos), float64(r.Flops)/1e6, where, r.Before, shortPos(r.BeforePos))
+		}
+	}
+	for _, c := range res.Checkpointed {
+		fmt.Fprintf(out, "loop %s: keeps every %s carried values (%v) instead of its tapes; the backward recomputes its trips from them (%.3g MFLOP)\n",
+			shortPos(c.Pos), ordinal(c.Every), c.Carried, float64(c.Flops)/1e6)
+	}
+	return printPlan(out, p, false)
+}
+
+// ordinal says "trip's" for 1 and "k-th trip's" otherwise.
+func ordinal(k int) string {
+	if k == 1 {
+		return "trip's"
+	}
+	return fmt.Sprintf("%d-th trip's", k)
+}
