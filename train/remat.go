@@ -105,15 +105,17 @@ func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, st
 }
 
 // rematPhases gives the ops of the rematerialized program the phases of
-// the ops they copy; inserted ops run in the backward pass.
+// the ops they copy; an inserted op runs in the phase of the op it was
+// inserted before (a recomputation before a backward op in the backward).
 func rematPhases(res *remat.Result, old map[*ir.Op]string) map[*ir.Op]string {
 	phases := map[*ir.Op]string{}
-	for _, op := range res.Program.Body().Ops() {
-		if o := res.Origin(op); o != nil {
-			phases[op] = old[o]
-		} else {
-			phases[op] = "backward"
+	ops := res.Program.Body().Ops()
+	next := "update"
+	for i := len(ops) - 1; i >= 0; i-- {
+		if o := res.Origin(ops[i]); o != nil {
+			next = old[o]
 		}
+		phases[ops[i]] = next
 	}
 	return phases
 }
