@@ -532,6 +532,25 @@ func (f *fitter) prune(st *state) (*state, error) {
 			st = next
 		}
 	}
+	// A checkpointed loop recomputes every trip whatever its spacing, but
+	// each segment runs two loops of its own: the widest spacing that
+	// still fits runs the fewest ops.
+	loops := make([]*ir.Op, 0, len(st.s.Every))
+	for op := range st.s.Every {
+		loops = append(loops, op)
+	}
+	sort.Slice(loops, func(i, j int) bool { return f.a.pos[loops[i]] < f.a.pos[loops[j]] })
+	for _, op := range loops {
+		ks := spacings(f.opts.Trips)
+		for i := len(ks) - 1; i >= 0 && ks[i] > st.s.Every[op]; i-- {
+			n := st.s.clone()
+			n.Every[op] = ks[i]
+			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget {
+				st = next
+				break
+			}
+		}
+	}
 	return st, nil
 }
 

@@ -32,9 +32,9 @@ var allowed = map[string][]string{
 	"timeline":                 {"exec", "ir", "memory"},
 	"onnx/onnxpb":              nil,
 	"onnx":                     {"autodiff", "exec", "ir", "memory", "onnx/onnxpb", "ops", "tensor"},
-	"bench":                    {"exec", "ir", "memory", "models", "onnx", "ops", "tensor", "train"},
+	"bench":                    {"exec", "ir", "memory", "models", "onnx", "ops", "remat", "tensor", "train"},
 	"bench/internal/runner":    {"bench"},
-	"cmd/gopir":                {"autodiff", "exec", "ir", "memory", "models", "onnx", "ops", "tensor", "timeline", "train"},
+	"cmd/gopir":                {"autodiff", "exec", "ir", "memory", "models", "onnx", "ops", "remat", "tensor", "timeline", "train"},
 	"internal/layers":          nil,
 	"internal/fdcheck":         nil,
 }
