@@ -279,8 +279,10 @@ func (f *fitter) peakIndex(st *state) int {
 	return len(f.a.ops)
 }
 
-// A move is a schedule one step from the current one, with an upper
-// bound on the bytes it can take off the peak (+Inf when unknown).
+// A move is a schedule one step from the current one, with the bytes it
+// can take off the peak at most (+Inf when unknown): the bytes of what it
+// drops. (Dropping a value can let another op write in place, which saves
+// more; the search then merely tries that move later.)
 type move struct {
 	s     Schedule
 	bound float64
