@@ -12,14 +12,16 @@ Prints one line per measurement:
     torch lenet/tT/checkpoint MS STEPS   the same with each conv block
                                          (conv, ReLU, max-pool) a checkpoint
                                          segment
+    torch lenet/tT/plain/cpu MS STEPS    the same two in process CPU time (all
+    torch lenet/tT/checkpoint/cpu ...    threads; steadier on a shared machine)
     torch lenet/plain/peak BYTES         the most CPU memory allocated at once
     torch lenet/checkpoint/peak BYTES    during one step, from the CPU
                                          profiler's memory events
                                          (profile_memory=True), counted from
                                          the start of the step
 
-Plain and checkpointed steps alternate in rounds, so that both see the same
-machine. The model, batch (64), loss and optimizer are those of
+Plain and checkpointed steps alternate in rounds (ABBA), so that both see
+the same machine. The model, batch (64), loss and optimizer are those of
 bench/torch_step.py, which are gopir's.
 """
 import argparse
@@ -106,15 +108,22 @@ def main():
         for _ in range(a.warmup):
             s()
     times = {k: [] for k in steps}
-    for _ in range(a.rounds):
-        for name, s in steps.items():
+    cpu = {k: [] for k in steps}
+    for r in range(a.rounds):
+        order = list(steps.items())
+        if r % 2:
+            order.reverse()  # neither goes first more often
+        for name, s in order:
             t0 = time.perf_counter()
             while time.perf_counter() - t0 < a.seconds / a.rounds:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 s()
                 times[name].append(time.perf_counter() - t)
+                cpu[name].append(time.process_time() - c)
     for name, ts in times.items():
         print(f"torch lenet/t{a.threads}/{name} {1e3 * statistics.median(ts):.4f} {len(ts)}")
+    for name, ts in cpu.items():
+        print(f"torch lenet/t{a.threads}/{name}/cpu {1e3 * statistics.median(ts):.4f} {len(ts)}")
     for name, s in steps.items():
         print(f"torch lenet/{name}/peak {peak_bytes(s)}")
 
