@@ -73,10 +73,22 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 	return printPlan(out, p, false)
 }
 
-// ordinal says "trip's" for 1 and "k-th trip's" otherwise.
+// ordinal says "trip's" for 1 and "2nd trip's", "11th trip's", ...
+// otherwise.
 func ordinal(k int) string {
 	if k == 1 {
 		return "trip's"
 	}
-	return fmt.Sprintf("%d-th trip's", k)
+	suffix := "th"
+	if k%100 < 11 || k%100 > 13 {
+		switch k % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s trip's", k, suffix)
 }
