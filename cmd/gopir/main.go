@@ -1,13 +1,13 @@
 // Command gopir builds, prints, runs and trains gopir programs, and imports
 // ONNX models.
 //
-//	gopir print    (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)
-//	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json]
+//	gopir print    (--model NAME [--backward [--mem-limit SIZE]] | FILE.pir | MODEL.onnx | DIR)
+//	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json] [--memory-timeline FILE] [--trace FILE]
 //	gopir grad     (FILE.pir | MODEL.onnx | DIR) --loss NAME --wrt A[,B...] [-o DIR]
 //	gopir import   MODEL.onnx -o DIR
-//	gopir train    [--model NAME] [--steps N | --epochs E] ...
+//	gopir train    [--model NAME] [--steps N | --epochs E] [--mem-limit SIZE] [--memory-timeline FILE] [--trace FILE] ...
 //	gopir memcheck [--model NAME] [--steps N] ...
-//	gopir plan     (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]
+//	gopir plan     (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward [--mem-limit SIZE]]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]
 //
 // Bad input of any kind gets one line on stderr and exit code 2; running
 // out of memory exits 1 with the allocator's ResourceExhaustedError.
