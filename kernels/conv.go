@@ -10,6 +10,10 @@ type Conv2DParams struct {
 	PH, PW     int // zero padding on each side, >= 0
 	DH, DW     int // dilations, >= 1
 	Groups     int // >= 1, divides C and O
+	// Epilogue, if set, is applied by Conv2D to each block of the output
+	// as soon as it is complete (a fused convolution); the gradients
+	// ignore it.
+	Epilogue *Epilogue
 }
 
 // OutH is the output height: (H + 2·PH − DH·(KH−1) − 1)/SH + 1. It may be
@@ -111,7 +115,9 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 // sample and group, out_g (O/G × OH·OW) = w_g (O/G × C/G·KH·KW) · col_g,
 // or for float32 with the direct kernel (see Conv2DWorkspaceFor),
 // where col_g is the group's im2col matrix, built and multiplied one block
-// of output rows at a time (see rowBlock). ws must hold at least
+// of output rows at a time (see rowBlock). With p.Epilogue each sample's
+// output (each block of output channels on the direct kernel) gets it
+// right after it is computed. ws must hold at least
 // Conv2DWorkspace(p, threads) elements. Each output element is computed by
 // one GEMM whose summation order does not depend on threads, so results are
 // the same for every thread count.
@@ -151,7 +157,20 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 					nnGemm(false, false, og, cols, kk, 1, wg, max(kk, 1), buf, cols, 0, outg[y0*ow:], ohw, gemmThreads)
 				}
 			}
+			convEpilogue(p, out, n, gemmThreads)
 		}
+	})
+}
+
+// convEpilogue applies p.Epilogue to the output of sample n, its channels
+// split over threads.
+func convEpilogue[T nnFloat](p Conv2DParams, out []T, n, threads int) {
+	if p.Epilogue == nil {
+		return
+	}
+	hw := p.OutH() * p.OutW()
+	nnFor(threads, p.O, hw, func(lo, hi int) {
+		epiPlanes(p.Epilogue, out, p.O, n*p.O+lo, n*p.O+hi, hw)
 	})
 }
 

@@ -126,6 +126,8 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 							y += rows
 						}
 					}
+					q := n*p.O + g*og + b0
+					epiPlanes(p.Epilogue, out, p.O, q, q+ob, ohw)
 				}
 			}
 		}

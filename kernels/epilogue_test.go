@@ -1,0 +1,211 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// epiConvShapes reach every forward convolution path: im2col + GEMM
+// (strided, dilated, many output channels), the float32 direct kernel
+// (unit strides, few output channels per group), 1×1 without im2col,
+// grouped and depthwise, one sample and several, empty outputs.
+var epiConvShapes = []Conv2DParams{
+	{N: 3, C: 4, H: 9, W: 8, O: 24, KH: 3, KW: 3, SH: 2, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 1, C: 3, H: 12, W: 12, O: 20, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 2, C: 3, H: 10, W: 11, O: 8, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 4, C: 6, H: 5, W: 5, O: 18, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 2, C: 8, H: 7, W: 6, O: 8, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 8},
+	{N: 3, C: 4, H: 9, W: 9, O: 6, KH: 3, KW: 2, SH: 1, SW: 2, PH: 2, PW: 0, DH: 2, DW: 1, Groups: 2},
+	{N: 2, C: 40, H: 4, W: 4, O: 36, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 0, C: 3, H: 4, W: 4, O: 5, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 2, C: 0, H: 4, W: 4, O: 5, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+}
+
+// epiCases are the epilogues each shape runs with.
+var epiCases = []struct {
+	bias, res bool
+	act       Activation
+}{
+	{true, false, ActNone}, {true, false, ActRelu}, {false, true, ActRelu}, {true, true, ActRelu},
+	{true, false, ActSigmoid}, {true, true, ActSilu}, {true, false, ActSwish}, {false, false, ActClip},
+	{true, true, ActClip},
+}
+
+func epiRand[T nnFloat](r *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(r.Float64()*4 - 2)
+	}
+	return s
+}
+
+// epiReference applies bias, residual and activation to out the way the
+// unfused ops do: the binary adds, then the exported activation kernels.
+func epiReference[T nnFloat](out, bias, res []T, act Activation, lo, hi float64, channels, inner int) {
+	for i := range out {
+		if bias != nil {
+			out[i] = out[i] + bias[(i/inner)%channels]
+		}
+		if res != nil {
+			out[i] = out[i] + res[i]
+		}
+	}
+	switch act {
+	case ActRelu:
+		if f, ok := any(out).([]float32); ok {
+			ReluF32(f, f, 1)
+		} else {
+			_ = Unary(UnaryRelu, 1, out, out)
+		}
+	case ActSigmoid:
+		_ = Unary(UnarySigmoid, 1, out, out)
+	case ActSilu:
+		_ = Unary(UnarySilu, 1, out, out)
+	case ActSwish:
+		s := make([]T, len(out))
+		_ = Unary(UnarySigmoid, 1, s, out)
+		_ = Binary(BinMul, 1, out, []int{len(out)}, out, []int{len(out)}, s, []int{len(out)})
+	case ActClip:
+		_ = Clip(1, out, out, T(lo), T(hi))
+	}
+}
+
+func epiSameBits[T nnFloat](got, want []T) error {
+	for i := range want {
+		g, w := float64(got[i]), float64(want[i])
+		if math.Float64bits(g) != math.Float64bits(w) {
+			return fmt.Errorf("element %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+// A convolution with an epilogue gives bit for bit the unfused result on
+// every path, for every thread count.
+func TestConvEpilogueMatchesUnfused(t *testing.T) {
+	testConvEpilogue[float32](t)
+	testConvEpilogue[float64](t)
+}
+
+func testConvEpilogue[T nnFloat](t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, p := range epiConvShapes {
+		ohw := p.OutH() * p.OutW()
+		x := epiRand[T](r, p.N*p.C*p.H*p.W)
+		w := epiRand[T](r, p.O*max(p.C/p.Groups, 0)*p.KH*p.KW)
+		bias := epiRand[T](r, p.O)
+		res := epiRand[T](r, p.N*p.O*ohw)
+		for _, c := range epiCases {
+			for _, th := range []int{1, 2, 3} {
+				name := fmt.Sprintf("%T %+v bias=%v res=%v act=%d threads=%d", T(0), p, c.bias, c.res, c.act, th)
+				want := make([]T, p.N*p.O*ohw)
+				Conv2D(p, x, w, want, make([]T, Conv2DWorkspace(p, th)), th)
+				ep := &Epilogue{Act: c.act, Min: -0.5, Max: 0.75}
+				var b, rs []T
+				if c.bias {
+					b, ep.Bias = bias, bias
+				}
+				if c.res {
+					rs, ep.Residual = res, res
+				}
+				epiReference(want, b, rs, c.act, ep.Min, ep.Max, p.O, ohw)
+				if err := ep.Check(len(want), p.O, isF32[T]()); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				fp := p
+				fp.Epilogue = ep
+				got := make([]T, len(want))
+				for i := range got {
+					got[i] = T(math.NaN())
+				}
+				Conv2D(fp, x, w, got, make([]T, Conv2DWorkspace(fp, th)), th)
+				if err := epiSameBits(got, want); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+		}
+	}
+}
+
+func isF32[T nnFloat]() bool {
+	var z T
+	_, ok := any(z).(float32)
+	return ok
+}
+
+// A matrix product with an epilogue gives bit for bit the unfused result,
+// batched or not, for every thread count.
+func TestMatmulEpilogueMatchesUnfused(t *testing.T) {
+	testMatmulEpilogue[float32](t)
+	testMatmulEpilogue[float64](t)
+}
+
+func testMatmulEpilogue[T nnFloat](t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range []struct{ batch, m, n, k int }{
+		{1, 1, 128, 784}, {1, 64, 10, 128}, {3, 5, 7, 9}, {40, 4, 6, 3}, {1, 3, 4, 0}, {2, 0, 5, 3},
+	} {
+		a := epiRand[T](r, s.batch*s.m*s.k)
+		b := epiRand[T](r, s.k*s.n)
+		aOff, bOff := make([]int, s.batch), make([]int, s.batch)
+		for i := range aOff {
+			aOff[i] = i * s.m * s.k
+		}
+		bias := epiRand[T](r, s.n)
+		res := epiRand[T](r, s.batch*s.m*s.n)
+		for _, c := range epiCases {
+			for _, th := range []int{1, 2} {
+				name := fmt.Sprintf("%T %+v bias=%v res=%v act=%d threads=%d", T(0), s, c.bias, c.res, c.act, th)
+				want := make([]T, s.batch*s.m*s.n)
+				MatmulBatched(false, true, s.m, s.n, s.k, a, aOff, b, bOff, want, th)
+				ep := &Epilogue{Act: c.act, Min: -1, Max: 0.5}
+				var bb, rs []T
+				if c.bias {
+					bb, ep.Bias = bias, bias
+				}
+				if c.res {
+					rs, ep.Residual = res, res
+				}
+				epiReference(want, bb, rs, c.act, ep.Min, ep.Max, s.n, 1)
+				got := make([]T, len(want))
+				MatmulFused(false, true, s.m, s.n, s.k, a, aOff, b, bOff, got, ep, th)
+				if err := epiSameBits(got, want); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+		}
+	}
+}
+
+// Check refuses what the kernels would misread.
+func TestEpilogueCheck(t *testing.T) {
+	for _, c := range []struct {
+		ep   *Epilogue
+		f32  bool
+		want string
+	}{
+		{nil, true, ""},
+		{&Epilogue{Bias: make([]float32, 4)}, true, ""},
+		{&Epilogue{Bias: make([]float32, 3)}, true, "bias is []float32 of 3, want 4"},
+		{&Epilogue{Bias: make([]float64, 4)}, true, "bias is []float64 of 4"},
+		{&Epilogue{Residual: make([]float64, 12)}, false, ""},
+		{&Epilogue{Residual: make([]float64, 11)}, false, "residual is []float64 of 11, want 12"},
+		{&Epilogue{Act: ActClip + 1}, true, "unknown activation"},
+	} {
+		err := c.ep.Check(12, 4, c.f32)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !contains(err.Error(), c.want)) {
+			t.Errorf("%+v: got %v, want %q", c.ep, err, c.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
