@@ -10,10 +10,10 @@ type Conv2DParams struct {
 	PH, PW     int // zero padding on each side, >= 0
 	DH, DW     int // dilations, >= 1
 	Groups     int // >= 1, divides C and O
-	// Epilogue, if set, is applied by Conv2D to each block of the output
-	// as soon as it is complete (a fused convolution); the gradients
-	// ignore it.
-	Epilogue *Epilogue
+	// Epilogue is applied by Conv2D to each block of the output as soon
+	// as it is complete (a fused convolution); the zero value does
+	// nothing, and the gradients ignore it.
+	Epilogue Epilogue
 }
 
 // OutH is the output height: (H + 2·PH − DH·(KH−1) − 1)/SH + 1. It may be
@@ -165,12 +165,12 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 // convEpilogue applies p.Epilogue to the output of sample n, its channels
 // split over threads.
 func convEpilogue[T nnFloat](p Conv2DParams, out []T, n, threads int) {
-	if p.Epilogue == nil {
+	if !p.Epilogue.on() {
 		return
 	}
 	hw := p.OutH() * p.OutW()
 	nnFor(threads, p.O, hw, func(lo, hi int) {
-		epiPlanes(p.Epilogue, out, p.O, n*p.O+lo, n*p.O+hi, hw)
+		epiPlanes(&p.Epilogue, out, p.O, n*p.O+lo, n*p.O+hi, hw)
 	})
 }
 

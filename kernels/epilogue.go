@@ -20,77 +20,75 @@ const (
 // Epilogue is the work a fused convolution or matrix product does to each
 // block of its output right after computing it, while the block is still
 // in cache: out = act(out + bias + residual), in that order, each step
-// rounded to the element type as the separate ops round it. A nil
-// *Epilogue does nothing.
+// rounded to the element type as the separate ops round it. The zero
+// Epilogue does nothing.
 //
-// For Conv2D (Conv2DParams.Epilogue) the output is N×O×OH×OW, Bias has one
-// value per output channel and Residual is shaped like the output. For
-// MatmulFused the output is a stack of m×n matrices, Bias has one value
-// per column (n) and Residual is shaped like the output. Bias and
-// Residual are []float32 or []float64, the element type of the output,
-// or nil.
+// For Conv2D (Conv2DParams.Epilogue) the output is N×O×OH×OW, the bias
+// has one value per output channel and the residual is shaped like the
+// output. For MatmulFused the output is a stack of m×n matrices, the bias
+// has one value per column (n) and the residual is shaped like the output.
+// The slices of the output's element type are used (Bias32 and
+// Residual32 for float32, Bias64 and Residual64 for float64); nil means
+// none. Typed fields rather than interfaces: setting them allocates
+// nothing.
 //
 // Every forward convolution path must apply the epilogue exactly once to
 // every output element, after the element's sum is complete: a path that
-// computes a block of output channels of one sample calls
-// epiPlanes on that block before it moves on.
+// finishes a block of output channels of one sample calls epiPlanes on
+// that block before it moves on.
 type Epilogue struct {
-	Bias     any
-	Residual any
-	Act      Activation
-	Min, Max float64 // ActClip's bounds
+	Act                Activation
+	Min, Max           float64 // ActClip's bounds
+	Bias32, Residual32 []float32
+	Bias64, Residual64 []float64
 }
 
-// Check reports whether ep fits an output of elems elements of element
-// type T with channels bias values: the kernels trust it, so callers
-// check once.
+// on reports whether ep does anything.
+func (ep *Epilogue) on() bool {
+	return ep.Act != ActNone || ep.Bias32 != nil || ep.Residual32 != nil || ep.Bias64 != nil || ep.Residual64 != nil
+}
+
+// epiData returns ep's bias and residual for elements of type T.
+func epiData[T nnFloat](ep *Epilogue) (bias, res []T) {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return any(ep.Bias32).([]T), any(ep.Residual32).([]T)
+	default:
+		return any(ep.Bias64).([]T), any(ep.Residual64).([]T)
+	}
+}
+
+// Check reports whether ep fits an output of elems elements with
+// channels bias values (f32: float32 elements, else float64): the kernels
+// trust it, so callers check once.
 func (ep *Epilogue) Check(elems, channels int, f32 bool) error {
-	if ep == nil {
-		return nil
+	bias, res, other, otherRes := len(ep.Bias32), len(ep.Residual32), ep.Bias64 != nil, ep.Residual64 != nil
+	hasBias, hasRes := ep.Bias32 != nil, ep.Residual32 != nil
+	if !f32 {
+		bias, res, other, otherRes = len(ep.Bias64), len(ep.Residual64), ep.Bias32 != nil, ep.Residual32 != nil
+		hasBias, hasRes = ep.Bias64 != nil, ep.Residual64 != nil
 	}
-	if f32 {
-		return epiCheck[float32](ep, elems, channels)
-	}
-	return epiCheck[float64](ep, elems, channels)
-}
-
-func epiCheck[T nnFloat](ep *Epilogue, elems, channels int) error {
-	if ep.Bias != nil {
-		b, ok := ep.Bias.([]T)
-		if !ok || len(b) != channels {
-			return fmt.Errorf("epilogue: bias is %T of %d, want %d elements of the output's type", ep.Bias, epiLen(ep.Bias), channels)
-		}
-	}
-	if ep.Residual != nil {
-		r, ok := ep.Residual.([]T)
-		if !ok || len(r) != elems {
-			return fmt.Errorf("epilogue: residual is %T of %d, want %d elements of the output's type", ep.Residual, epiLen(ep.Residual), elems)
-		}
-	}
-	if ep.Act > ActClip {
+	switch {
+	case other || otherRes:
+		return fmt.Errorf("epilogue: bias or residual of the other element type than the output's")
+	case hasBias && bias != channels:
+		return fmt.Errorf("epilogue: bias of %d elements, want %d", bias, channels)
+	case hasRes && res != elems:
+		return fmt.Errorf("epilogue: residual of %d elements, want %d (the output's)", res, elems)
+	case ep.Act > ActClip:
 		return fmt.Errorf("epilogue: unknown activation %d", ep.Act)
 	}
 	return nil
 }
 
-func epiLen(x any) int {
-	switch s := x.(type) {
-	case []float32:
-		return len(s)
-	case []float64:
-		return len(s)
-	}
-	return 0
-}
-
 // epiPlanes applies ep to the planes [q0, q1) of out viewed as
 // (N·channels) planes of hw elements: plane q is channel q % channels.
 func epiPlanes[T nnFloat](ep *Epilogue, out []T, channels, q0, q1, hw int) {
-	if ep == nil || hw == 0 {
+	if !ep.on() || hw == 0 {
 		return
 	}
-	bias, _ := ep.Bias.([]T)
-	res, _ := ep.Residual.([]T)
+	bias, res := epiData[T](ep)
 	for q := q0; q < q1; q++ {
 		plane := out[q*hw : (q+1)*hw]
 		if bias != nil {
@@ -109,11 +107,10 @@ func epiPlanes[T nnFloat](ep *Epilogue, out []T, channels, q0, q1, hw int) {
 // epiRows applies ep to the rows [r0, r1) of out viewed as rows of n
 // columns: column j gets bias[j].
 func epiRows[T nnFloat](ep *Epilogue, out []T, n, r0, r1 int) {
-	if ep == nil || n == 0 {
+	if !ep.on() || n == 0 {
 		return
 	}
-	bias, _ := ep.Bias.([]T)
-	res, _ := ep.Residual.([]T)
+	bias, res := epiData[T](ep)
 	for r := r0; r < r1; r++ {
 		row := out[r*n : (r+1)*n]
 		if bias != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -102,14 +103,14 @@ func testConvEpilogue[T nnFloat](t *testing.T) {
 				name := fmt.Sprintf("%T %+v bias=%v res=%v act=%d threads=%d", T(0), p, c.bias, c.res, c.act, th)
 				want := make([]T, p.N*p.O*ohw)
 				Conv2D(p, x, w, want, make([]T, Conv2DWorkspace(p, th)), th)
-				ep := &Epilogue{Act: c.act, Min: -0.5, Max: 0.75}
 				var b, rs []T
 				if c.bias {
-					b, ep.Bias = bias, bias
+					b = bias
 				}
 				if c.res {
-					rs, ep.Residual = res, res
+					rs = res
 				}
+				ep := epiOf(c.act, -0.5, 0.75, b, rs)
 				epiReference(want, b, rs, c.act, ep.Min, ep.Max, p.O, ohw)
 				if err := ep.Check(len(want), p.O, isF32[T]()); err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -127,6 +128,17 @@ func testConvEpilogue[T nnFloat](t *testing.T) {
 			}
 		}
 	}
+}
+
+// epiOf is the epilogue with bias and residual of element type T.
+func epiOf[T nnFloat](act Activation, lo, hi float64, bias, res []T) Epilogue {
+	ep := Epilogue{Act: act, Min: lo, Max: hi}
+	if isF32[T]() {
+		ep.Bias32, ep.Residual32 = any(bias).([]float32), any(res).([]float32)
+	} else {
+		ep.Bias64, ep.Residual64 = any(bias).([]float64), any(res).([]float64)
+	}
+	return ep
 }
 
 func isF32[T nnFloat]() bool {
@@ -160,14 +172,14 @@ func testMatmulEpilogue[T nnFloat](t *testing.T) {
 				name := fmt.Sprintf("%T %+v bias=%v res=%v act=%d threads=%d", T(0), s, c.bias, c.res, c.act, th)
 				want := make([]T, s.batch*s.m*s.n)
 				MatmulBatched(false, true, s.m, s.n, s.k, a, aOff, b, bOff, want, th)
-				ep := &Epilogue{Act: c.act, Min: -1, Max: 0.5}
 				var bb, rs []T
 				if c.bias {
-					bb, ep.Bias = bias, bias
+					bb = bias
 				}
 				if c.res {
-					rs, ep.Residual = res, res
+					rs = res
 				}
+				ep := epiOf(c.act, -1, 0.5, bb, rs)
 				epiReference(want, bb, rs, c.act, ep.Min, ep.Max, s.n, 1)
 				got := make([]T, len(want))
 				MatmulFused(false, true, s.m, s.n, s.k, a, aOff, b, bOff, got, ep, th)
@@ -182,30 +194,21 @@ func testMatmulEpilogue[T nnFloat](t *testing.T) {
 // Check refuses what the kernels would misread.
 func TestEpilogueCheck(t *testing.T) {
 	for _, c := range []struct {
-		ep   *Epilogue
+		ep   Epilogue
 		f32  bool
 		want string
 	}{
-		{nil, true, ""},
-		{&Epilogue{Bias: make([]float32, 4)}, true, ""},
-		{&Epilogue{Bias: make([]float32, 3)}, true, "bias is []float32 of 3, want 4"},
-		{&Epilogue{Bias: make([]float64, 4)}, true, "bias is []float64 of 4"},
-		{&Epilogue{Residual: make([]float64, 12)}, false, ""},
-		{&Epilogue{Residual: make([]float64, 11)}, false, "residual is []float64 of 11, want 12"},
-		{&Epilogue{Act: ActClip + 1}, true, "unknown activation"},
+		{Epilogue{}, true, ""},
+		{Epilogue{Bias32: make([]float32, 4)}, true, ""},
+		{Epilogue{Bias32: make([]float32, 3)}, true, "bias of 3 elements, want 4"},
+		{Epilogue{Bias64: make([]float64, 4)}, true, "other element type"},
+		{Epilogue{Residual64: make([]float64, 12)}, false, ""},
+		{Epilogue{Residual64: make([]float64, 11)}, false, "residual of 11 elements, want 12"},
+		{Epilogue{Act: ActClip + 1}, true, "unknown activation"},
 	} {
 		err := c.ep.Check(12, 4, c.f32)
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !contains(err.Error(), c.want)) {
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: got %v, want %q", c.ep, err, c.want)
 		}
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }

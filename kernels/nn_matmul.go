@@ -9,13 +9,13 @@ package kernels
 // turn with multi-threaded GEMMs. Either way each element is computed by
 // one GEMM whose summation order does not depend on threads.
 func MatmulBatched[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, b []T, bOff []int, c []T, threads int) {
-	MatmulFused(transA, transB, m, n, k, a, aOff, b, bOff, c, nil, threads)
+	MatmulFused(transA, transB, m, n, k, a, aOff, b, bOff, c, Epilogue{}, threads)
 }
 
 // MatmulFused is MatmulBatched followed by the epilogue ep (see Epilogue;
 // bias per column), which each product applies to its m×n block of c as
 // soon as the block is complete.
-func MatmulFused[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, b []T, bOff []int, c []T, ep *Epilogue, threads int) {
+func MatmulFused[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, b []T, bOff []int, c []T, ep Epilogue, threads int) {
 	batch := len(aOff)
 	if batch == 0 || m == 0 || n == 0 {
 		return
@@ -30,8 +30,8 @@ func MatmulFused[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int,
 	work := m * n * max(k, 1)
 	one := func(i, th int) {
 		nnGemm(transA, transB, m, n, k, 1, a[aOff[i]:], lda, b[bOff[i]:], ldb, 0, c[i*m*n:], n, th)
-		if ep != nil {
-			nnFor(th, m, n, func(lo, hi int) { epiRows(ep, c, n, i*m+lo, i*m+hi) })
+		if ep.on() {
+			nnFor(th, m, n, func(lo, hi int) { epiRows(&ep, c, n, i*m+lo, i*m+hi) })
 		}
 	}
 	if threads > 1 && batch >= threads && work < matmulBatchWork {

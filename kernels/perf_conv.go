@@ -127,7 +127,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 						}
 					}
 					q := n*p.O + g*og + b0
-					epiPlanes(p.Epilogue, out, p.O, q, q+ob, ohw)
+					epiPlanes(&p.Epilogue, out, p.O, q, q+ob, ohw)
 				}
 			}
 		}
