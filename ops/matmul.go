@@ -123,12 +123,17 @@ type nnMatmulPlan struct {
 	yo []int
 }
 
-func bindMatmul(op *ir.Op) (Compute, error) {
+func bindMatmul(op *ir.Op) (Compute, error) { return nnBindMatmul(op, nil) }
+
+// nnBindMatmul is the kernel of matmul, or with an epilogue e that of
+// matmul_fused (see fused.go), whose epilogue operands follow x and y.
+func nnBindMatmul(op *ir.Op, e *fusedEpi) (Compute, error) {
 	tx, ty, err := nnMatmulAttrs(op.Attrs)
 	if err != nil {
 		return Compute{}, err
 	}
 	var plans shapeMemo[*nnMatmulPlan]
+	name, dts := op.Name(), ewOperandDTypes(op)
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x, y := in[0], in[1]
 		pl, ok := plans.lookup(x.Shape(), y.Shape())
@@ -142,11 +147,21 @@ func bindMatmul(op *ir.Op) (Compute, error) {
 			plans.store(pl, x.Shape(), y.Shape())
 		}
 		d, xo, yo := &pl.d, &pl.xo, pl.yo
+		var ep kernels.Epilogue
+		if e != nil {
+			if err := ewCheckInputs(name, in, dts); err != nil {
+				return err
+			}
+			var err error
+			if ep, err = e.epilogue(name, in, out[0], d.n); err != nil {
+				return err
+			}
+		}
 		switch x.DType() {
 		case tensor.F32:
-			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out[0].F32(), nnThreads(c))
+			kernels.MatmulFused(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out[0].F32(), ep, nnThreads(c))
 		case tensor.F64:
-			kernels.MatmulBatched(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F64(), xo.off, y.F64(), yo, out[0].F64(), nnThreads(c))
+			kernels.MatmulFused(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F64(), xo.off, y.F64(), yo, out[0].F64(), ep, nnThreads(c))
 		}
 		return nil
 	}}, nil
