@@ -1,8 +1,8 @@
 // Command gopir builds, prints, runs and trains gopir programs, and imports
 // ONNX models.
 //
-//	gopir print    (--model NAME [--backward [--mem-limit SIZE]] | FILE.pir | MODEL.onnx | DIR)
-//	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json] [--memory-timeline FILE] [--trace FILE]
+//	gopir print    (--model NAME [--backward [--mem-limit SIZE]] | FILE.pir | MODEL.onnx | DIR) [--optimize [--passes LIST]]
+//	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json] [--optimize=false | --passes LIST] [--memory-timeline FILE] [--trace FILE]
 //	gopir grad     (FILE.pir | MODEL.onnx | DIR) --loss NAME --wrt A[,B...] [-o DIR]
 //	gopir import   MODEL.onnx -o DIR
 //	gopir train    [--model NAME] [--steps N | --epochs E] [--mem-limit SIZE] [--memory-timeline FILE] [--trace FILE] ...

@@ -7,15 +7,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 	_ "github.com/gopir/gopir/ops" // registers the op catalog
+	"github.com/gopir/gopir/optimize"
+	"github.com/gopir/gopir/tensor"
 	"github.com/gopir/gopir/train"
 )
 
 func newPrintCmd() *cobra.Command {
 	var model, memLimit string
 	var backward bool
+	var opt optimizeFlags
 	cmd := &cobra.Command{
 		Use:   "print (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)",
 		Short: "Print a program in canonical form: a file, an ONNX model, or a model of the zoo",
@@ -26,12 +30,21 @@ it prints the zoo model's forward (evaluation) program instead, and with
 --backward its whole training program: forward, loss, backward and the
 optimizer's in-place updates; with --mem-limit SIZE too, the program gopir
 train --mem-limit SIZE would run, rematerialized to fit, each inserted op
-noted with what it recomputes.`,
+noted with what it recomputes. With --optimize it prints the program gopir
+run --optimize runs: rewritten for inference by the passes (all, or those
+--passes names), after a comment line saying what each pass did; folding
+needs parameter values, which MODEL.onnx and DIR carry.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var prog *ir.Program
+			var params map[string]*tensor.Tensor
 			var err error
+			if opt.passes != "" && !opt.on {
+				return badInputf("--passes needs --optimize")
+			}
 			switch {
+			case opt.on && memLimit != "":
+				return badInputf("--optimize prints an inference program; --mem-limit a training program")
 			case model != "" && len(args) == 1:
 				return badInputf("give either --model or FILE.pir, not both")
 			case memLimit != "" && (model == "" || !backward):
@@ -49,13 +62,17 @@ noted with what it recomputes.`,
 				if l, err = load(args[0], "", memory.New(memory.Options{})); err != nil {
 					return err
 				}
-				l.release()
+				defer l.release()
 				prog = l.prog
+				params = l.params
 			default:
 				return badInputf("give --model NAME or FILE.pir")
 			}
 			if err != nil {
 				return badInput(err)
+			}
+			if opt.on {
+				return printOptimized(cmd.OutOrStdout(), prog, params, &opt)
 			}
 			return ir.Print(cmd.OutOrStdout(), prog)
 		},
@@ -63,6 +80,7 @@ noted with what it recomputes.`,
 	cmd.Flags().StringVar(&model, "model", "", "print the program of model `NAME`")
 	cmd.Flags().BoolVar(&backward, "backward", false, "with --model: the training program, backward and updates included")
 	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "with --model --backward: the training program rematerialized to fit a memory limit of `SIZE`")
+	opt.register(cmd, false, "print the program rewritten for inference, as gopir run --optimize runs it")
 	return cmd
 }
 
@@ -88,6 +106,25 @@ func printRematerialized(out io.Writer, model, memLimit string) error {
 	fmt.Fprintf(out, "// rematerialized for --mem-limit %s: planned peak %s instead of %s; the ops noted \"recomputes\" run again in the backward pass\n",
 		memLimit, human(res.Peak), human(res.Natural))
 	return ir.PrintNoted(out, res.Program, res.Recomputes)
+}
+
+// printOptimized prints prog rewritten by the passes, with params' values
+// (none for a text program without --params), after a comment line
+// saying what each pass did.
+func printOptimized(out io.Writer, prog *ir.Program, params map[string]*tensor.Tensor, opt *optimizeFlags) error {
+	store := exec.NewStore()
+	for n, t := range params {
+		store.Set(n, t.Retain())
+	}
+	defer store.Release()
+	p := optimize.NewParams(store, nil)
+	defer p.Release()
+	res, err := optimize.Inference(prog, p, opt.only()...)
+	if err != nil {
+		return optimizeError(err)
+	}
+	fmt.Fprintf(out, "// optimized for inference: %s\n", res.Summary())
+	return ir.Print(out, res.Program)
 }
 
 // loadProgram reads, parses and verifies a program file. Every error is bad

@@ -23,6 +23,7 @@ type runFlags struct {
 	checkLeaks bool
 	json       bool
 	view       viewFlags
+	optimize   optimizeFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -42,7 +43,15 @@ count in mem_allocated. Without --json, run prints one memory line per run and t
 fetches of the last run. With --json it prints one JSON object per run:
 {"run","mem_allocated","mem_reserved","peak_allocated","fetch":{NAME:{"dtype","shape","data"}}}
 where mem_allocated is measured after the run's fetches are released and
-peak_allocated is the peak during that run.`,
+peak_allocated is the peak during that run.
+
+--optimize (on by default for programs without a backward) runs the program
+rewritten for inference: batch_norm and scale/shift chains folded into the
+weights of the conv2d or matmul before them, bias, residual add and
+activation fused into the convolution or product, identities removed
+(docs/optimize.md); --optimize=false runs it as written, --passes LIST only
+the passes named. The parameters the optimized program no longer reads are
+freed, and folded ones are new persistable tensors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProgram(cmd, args[0], f)
@@ -56,6 +65,7 @@ peak_allocated is the peak during that run.`,
 	fl.BoolVar(&f.checkLeaks, "check-leaks", false, "fail if a run leaves any buffer behind besides its fetches")
 	f.view.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run")
+	f.optimize.register(cmd, true, "run the program rewritten for inference (folded batch_norm, fused epilogues); programs with a backward always run as written")
 	return cmd
 }
 
@@ -97,12 +107,17 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) (err error) {
 			}
 		}()
 	}
+	optimized, err := f.optimize.use(l.prog)
+	if err != nil {
+		return err
+	}
 	x, err := exec.Compile(l.prog, opts)
 	if err != nil {
 		return badInput(err)
 	}
 	l.setParams(x.Store())
-	defer x.Store().Release()
+	l.release() // the store holds them now
+	defer func() { x.Store().Release() }()
 	// Feeds live on their own allocator: they are the caller's, so the
 	// run's statistics show only what the program itself allocates.
 	feeds, err := parseFeeds(f.feeds, x, memory.New(memory.Options{Limit: limit}))
@@ -114,6 +129,17 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) (err error) {
 			t.Release()
 		}
 	}()
+	if optimized {
+		// The passes read the parameters' values, feeds of parameters
+		// included; the program as written lets go of them, so that those
+		// the optimized one no longer reads are freed.
+		ox, err := compileOptimized(l.prog, x.Store(), opts, &f.optimize)
+		if err != nil {
+			return err
+		}
+		x.Store().Release()
+		x = ox
+	}
 	out := cmd.OutOrStdout()
 	started = true
 	for i := range f.repeat {
