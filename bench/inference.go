@@ -15,6 +15,7 @@ import (
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/onnx"
+	"github.com/gopir/gopir/optimize"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -145,8 +146,10 @@ type Inference struct {
 
 // NewInference imports model's .onnx file from the models directory, puts
 // its initializers in an exec.Store and compiles it with the given kernel
-// thread count.
-func NewInference(models, model string, threads int) (*Inference, error) {
+// thread count: optimized for inference (package optimize: batch_norm
+// folded, epilogues fused), as gopir run does by default, or as imported.
+// Optimized, it keeps only the parameters the optimized program reads.
+func NewInference(models, model string, threads int, optimized bool) (*Inference, error) {
 	man, err := ReadManifest(models, model)
 	if err != nil {
 		return nil, err
@@ -160,10 +163,25 @@ func NewInference(models, model string, threads int) (*Inference, error) {
 	for n, p := range m.Params {
 		store.Set(n, p.Retain())
 	}
-	exe, err := exec.Compile(m.Program, exec.Options{Alloc: alloc, Store: store, Threads: threads})
-	if err != nil {
+	opts := exec.Options{Alloc: alloc, Store: store, Threads: threads}
+	var exe *exec.Executable
+	if optimized {
+		exe, _, err = optimize.Compile(m.Program, store, opts)
+		// The optimized store holds what the program reads; the rest
+		// (batch_norm's parameters, unfolded weights) is freed.
 		store.Release()
 		m.Release()
+		if err == nil {
+			store = exe.Store()
+		}
+	} else {
+		exe, err = exec.Compile(m.Program, opts)
+		if err != nil {
+			store.Release()
+			m.Release()
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &Inference{Model: model, man: man, alloc: alloc, m: m, store: store, exe: exe}, nil

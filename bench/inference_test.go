@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -8,6 +9,10 @@ import (
 	"testing"
 	"time"
 )
+
+// noOptimize makes BenchmarkONNXInference run the programs as imported,
+// for before/after comparisons of the inference passes.
+var noOptimize = flag.Bool("no-optimize", false, "BenchmarkONNXInference: run the imported programs without the inference passes")
 
 // BenchmarkONNXInference times one inference of each exported model
 // (InferenceModels) at batch 1 and 64 (ctrlflow, without a batch
@@ -27,6 +32,8 @@ import (
 // run with one -cpu value per process (docs/benchmarks.md says why).
 // resnet18ish is skipped when its .onnx file, which is git-ignored, is
 // absent: `/usr/bin/python3 tools/onnx_export.py --models resnet18ish`.
+// The programs are optimized for inference (package optimize) unless the
+// test binary gets -no-optimize.
 func BenchmarkONNXInference(b *testing.B) {
 	models, err := ModelsDir()
 	if err != nil {
@@ -54,7 +61,7 @@ func BenchmarkONNXInference(b *testing.B) {
 					threads := runtime.GOMAXPROCS(0)
 					in := cache[threads]
 					if in == nil {
-						if in, err = NewInference(models, model, threads); err != nil {
+						if in, err = NewInference(models, model, threads, !*noOptimize); err != nil {
 							b.Fatal(err)
 						}
 						if maxErr, err = in.Check(); err != nil {
@@ -112,16 +119,23 @@ func TestInference(t *testing.T) {
 			if _, err := os.Stat(man.ModelPath()); modelMissing(err) || (model == "resnet18ish" && testing.Short()) {
 				t.Skipf("%s absent or -short", man.ModelPath())
 			}
-			in, err := NewInference(models, model, 2)
+			for _, optimized := range []bool{false, true} {
+				in, err := NewInference(models, model, 2, optimized)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst, err := in.Check()
+				in.Close()
+				if err != nil {
+					t.Fatalf("optimized %v: %v", optimized, err)
+				}
+				t.Logf("optimized %v: max abs err %.3g, batches %v", optimized, worst, man.Batches())
+			}
+			in, err := NewInference(models, model, 2, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer in.Close()
-			worst, err := in.Check()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("max abs err %.3g, batches %v", worst, man.Batches())
 			golden, err := in.caseInputs(0)
 			if err != nil {
 				t.Fatal(err)

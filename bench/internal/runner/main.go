@@ -5,7 +5,7 @@
 // Runtime (issue 13).
 //
 //	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-no-ort] [-inference] [-benchstat]
-//	bash bench/run -base REV [-rounds 3] [-quick]
+//	bash bench/run -base REV [-rounds 3] [-quick] [-inference]
 //
 // Timings run in rounds; in each round every contender of a comparison
 // runs back to back (the order alternates between rounds), so that a
@@ -40,7 +40,7 @@ var (
 	infOnly   = flag.Bool("inference", false, "only the inference rows (gopir vs ONNX Runtime on the exported ONNX models)")
 	benchstat = flag.Bool("benchstat", false, "also install benchstat (golang.org/x/perf) and print its summary of gopir's Go benchmarks over the rounds")
 	python    = flag.String("python", "/usr/bin/python3", "the Python with Debian's python3-torch and python3-numpy")
-	base      = flag.String("base", "", "instead of the peers: compare the training steps' time and memory with those of git revision `REV`, side by side")
+	base      = flag.String("base", "", "instead of the peers: compare the training steps' time and memory (with -inference: the inference rows, ORT beside them) with those of git revision `REV`, side by side")
 )
 
 const threads = 2
@@ -122,6 +122,10 @@ func main() {
 		r.rawOut = f
 	}
 	start := time.Now()
+	if *base != "" && *infOnly {
+		r.compareInferenceWithBase(start)
+		return
+	}
 	if *base != "" {
 		r.compareWithBase(start)
 		return

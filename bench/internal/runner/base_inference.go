@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Inference before and after: bench/run -inference -base REV times the
+// inference rows of revision REV's bench binary and of the working tree's
+// (gopir's BenchmarkONNXInference), with ONNX Runtime beside them, in
+// rounds that rotate the three, on the working tree's exported models.
+
+// compareInferenceWithBase is bench/run -inference -base REV.
+func (r *runner) compareInferenceWithBase(start time.Time) {
+	progress("building %s and the working tree", *base)
+	desc, err := r.baseSetup(*base)
+	if err != nil {
+		r.removeAll()
+		fatal(err)
+	}
+	r.bin["inference"] = filepath.Join(r.tmp, "bench.test")
+	if _, err := r.cmd(nil, "go", "test", "-c", "-o", r.bin["inference"], "./bench"); err != nil {
+		r.removeAll()
+		fatal(err)
+	}
+	header := r.machine()
+	r.buildORT()
+	header += r.inferenceSetup()
+	bt := "0.3s"
+	if *quick {
+		bt = "0.1s"
+	}
+	contenders := []func(){
+		func() { r.goBench("base", "ONNXInference", bt, "2,1", "base") },
+		func() { r.goBench("inference", "ONNXInference", bt, "2,1", "gopir") },
+		func() { r.inferenceORT() },
+	}
+	for i := range *rounds {
+		progress("round %d of %d", i+1, *rounds)
+		for j := range contenders {
+			contenders[(i+j)%len(contenders)]()
+		}
+	}
+	fmt.Println()
+	fmt.Print(header)
+	r.baseInferenceTable(desc)
+	fmt.Printf("\n(bench/run took %s)\n", time.Since(start).Round(time.Second))
+}
+
+// baseInferenceTable prints the before/after inference table.
+func (r *runner) baseInferenceTable(desc string) {
+	fmt.Printf("before: %s\nafter:  the working tree\n\n", desc)
+	fmt.Println("Inference of the exported ONNX models: ms per inference (round-to-round range); CPU ms per inference with one thread.")
+	fmt.Println()
+	hdr := []string{"model", "batch", "threads", "before (ms)", "after (ms)", "after / before", "ONNX Runtime (ms)", "after / ORT", "CPU before / after / ORT"}
+	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
+	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
+	for _, m := range r.inf {
+		if m.absent != "" {
+			fmt.Printf("| %s | - | - | - (%s) | | | | | |\n", m.name, m.absent)
+			continue
+		}
+		for _, b := range m.batches {
+			ob := b
+			if !m.batched {
+				ob = 0
+			}
+			for _, t := range infThreads {
+				name := fmt.Sprintf("BenchmarkONNXInference/model=%s/batch=%d/t%d ", m.name, b, t)
+				bv, bs, bok := r.withRange("base "+name+"ms/inference", "%.4g")
+				av, as, aok := r.withRange("gopir "+name+"ms/inference", "%.4g")
+				okey := fmt.Sprintf("ort %s/b%d/t%d", m.name, ob, t)
+				ov, os, ook := r.ortTime(okey)
+				for _, c := range []struct {
+					ok bool
+					s  *string
+				}{{bok, &bs}, {aok, &as}, {ook, &os}} {
+					if !c.ok {
+						*c.s = "-"
+					}
+				}
+				ratio := func(x, y float64, ok bool) string {
+					if !ok {
+						return "-"
+					}
+					return fmt.Sprintf("%.2f", x/y)
+				}
+				cpu := "-"
+				if t == 1 {
+					bc, _ := r.s.median("base " + name + "cpu-ms/inference")
+					ac, _ := r.s.median("gopir " + name + "cpu-ms/inference")
+					oc, _ := r.s.median(okey + " cpu")
+					cpu = fmt.Sprintf("%.4g / %.4g / %.4g", bc, ac, oc)
+				}
+				fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.name, strconv.Itoa(b), strconv.Itoa(t),
+					bs, as, ratio(av, bv, aok && bok), strings.ReplaceAll(os, "|", "/"), ratio(av, ov, aok && ook), cpu)
+			}
+		}
+	}
+	if e := r.fail["ort"]; e != "" {
+		fmt.Printf("\nONNX Runtime: %s.\n", e)
+	}
+	fmt.Printf("\nMedians over %d rounds; in each round the base's gopir, the working tree's and ORT run back to back, in\n", *rounds)
+	fmt.Println("rotating order (see the inference table of bench/run -inference for how each is timed).")
+}
