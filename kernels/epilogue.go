@@ -84,49 +84,57 @@ func (ep *Epilogue) Check(elems, channels int, f32 bool) error {
 
 // epiPlanes applies ep to the planes [q0, q1) of out viewed as
 // (N·channels) planes of hw elements: plane q is channel q % channels.
+// Each step runs over the whole block (vectorised adds, then the
+// activation), which the caller has just computed and is in cache.
 func epiPlanes[T nnFloat](ep *Epilogue, out []T, channels, q0, q1, hw int) {
-	if !ep.on() || hw == 0 {
+	if !ep.on() || hw == 0 || q1 <= q0 {
 		return
 	}
 	bias, res := epiData[T](ep)
-	for q := q0; q < q1; q++ {
-		plane := out[q*hw : (q+1)*hw]
-		if bias != nil {
-			b := bias[q%channels]
-			for i := range plane {
-				plane[i] += b
-			}
+	if bias != nil {
+		for q := q0; q < q1; q++ {
+			epiAddScalar(out[q*hw:(q+1)*hw], bias[q%channels])
 		}
-		if res != nil {
-			epiAdd(plane, res[q*hw:(q+1)*hw])
-		}
-		epiAct(ep, plane)
 	}
+	block := out[q0*hw : q1*hw]
+	if res != nil {
+		add2D(block, 0, res[q0*hw:q1*hw], 0, 1, len(block))
+	}
+	epiAct(ep, block)
 }
 
 // epiRows applies ep to the rows [r0, r1) of out viewed as rows of n
 // columns: column j gets bias[j].
 func epiRows[T nnFloat](ep *Epilogue, out []T, n, r0, r1 int) {
-	if !ep.on() || n == 0 {
+	if !ep.on() || n == 0 || r1 <= r0 {
 		return
 	}
 	bias, res := epiData[T](ep)
-	for r := r0; r < r1; r++ {
-		row := out[r*n : (r+1)*n]
-		if bias != nil {
-			epiAdd(row, bias[:n])
-		}
-		if res != nil {
-			epiAdd(row, res[r*n:(r+1)*n])
-		}
-		epiAct(ep, row)
+	block := out[r0*n : r1*n]
+	if bias != nil {
+		add2D(block, n, bias, 0, r1-r0, n)
 	}
+	if res != nil {
+		add2D(block, 0, res[r0*n:r1*n], 0, 1, len(block))
+	}
+	epiAct(ep, block)
 }
 
-func epiAdd[T nnFloat](dst, src []T) {
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
+// epiAddScalar adds b to every element of v: through add2D's vector loop
+// on rows of a broadcast buffer.
+func epiAddScalar[T nnFloat](v []T, b T) {
+	if len(v) == 0 {
+		return
+	}
+	var buf [64]T
+	w := min(len(v), len(buf))
+	for i := range buf[:w] {
+		buf[i] = b
+	}
+	full := len(v) / w * w
+	add2D(v, w, buf[:w], 0, len(v)/w, w)
+	if rem := len(v) - full; rem > 0 {
+		add2D(v[full:], 0, buf[:rem], 0, 1, rem)
 	}
 }
 

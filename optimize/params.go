@@ -63,8 +63,14 @@ func (p *Params) add(base string, typ ir.Type, vals []float64, taken map[string]
 	if err != nil {
 		return "", err
 	}
-	for i, v := range vals {
-		t.SetFloat64At(i, v)
+	switch t.DType() {
+	case tensor.F32:
+		d := t.F32()
+		for i, v := range vals {
+			d[i] = float32(v)
+		}
+	default:
+		copy(t.F64(), vals)
 	}
 	name := base
 	for i := 2; ; i++ {

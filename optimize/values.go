@@ -2,6 +2,7 @@ package optimize
 
 import (
 	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/tensor"
 )
 
 // known returns the elements of v, in row-major order, when they are
@@ -25,8 +26,13 @@ func known(v *ir.Value, params *Params) ([]float64, bool) {
 			return nil, false
 		}
 		vals := make([]float64, x.Len())
-		for i := range vals {
-			vals[i] = x.Float64At(i)
+		switch x.DType() {
+		case tensor.F32:
+			for i, v := range x.F32() {
+				vals[i] = float64(v)
+			}
+		default:
+			copy(vals, x.F64())
 		}
 		return vals, true
 	case op.Name() == "constant":
