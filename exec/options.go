@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
 )
 
 // Options configure Compile.
@@ -43,6 +44,10 @@ type Options struct {
 	// are the same; peak memory and allocations are higher. For
 	// measurements and tests.
 	NoDonate bool
+	// Comm connects the ranks of a data-parallel job for the collective
+	// ops (all_reduce, all_reduce_start, all_reduce_wait); nil outside
+	// one, where those ops fail. Every rank runs the same program.
+	Comm ops.Communicator
 }
 
 // MemoryRecord is one line of the per-op memory log.

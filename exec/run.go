@@ -93,11 +93,17 @@ func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (
 	}
 	k := &e.kctx // keeps the capacity of its list of allocations (ops.Ctx.Made)
 	k.Alloc, k.Threads, k.Seed, k.Run, k.Results, k.Track = e.alloc, e.threads, e.opts.Seed, run, e.results, true
+	k.Comm = e.opts.Comm
 	e.log = e.opts.MemoryLog != nil || e.opts.Trace != nil
 	e.ctx, e.done, e.feedv = ctx, ctx.Done(), feeds
 	e.out = Results{}
 	e.tags = e.opts.CheckLeaks || e.alloc.Options().HistoryCap > 0 || e.opts.MemoryLog != nil || e.opts.Trace != nil
 	err := e.runTop()
+	// Collectives a failed run started are waited for before their
+	// buckets go back to the allocator.
+	if serr := k.Settle(); err == nil && serr != nil {
+		err = fmt.Errorf("collective ops: %w", serr)
+	}
 	out := e.out
 	e.out, e.feedv, e.ctx = nil, nil, nil
 	if err != nil {

@@ -34,6 +34,13 @@ type Ctx struct {
 
 	work     []byte // the running Compute kernel's workspace (SetWork)
 	workUsed int
+
+	// Comm reaches the other ranks of a data-parallel job, for the
+	// collective ops (collective.go); nil outside one.
+	Comm Communicator
+	// pending lists the all-reduces started and not yet waited for, each
+	// holding a reference to its bucket (see Settle).
+	pending []pendingReduce
 }
 
 // Begin prepares c for one kernel call that owns the operands in owned
