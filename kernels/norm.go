@@ -34,6 +34,66 @@ func BatchNormStats[T nnFloat](x []T, outer, ch, inner int, mean, variance []flo
 	})
 }
 
+// BatchNormStatsSum is BatchNormStats for a batch spread over several
+// processes: sum(buf) replaces buf by the element-wise sum of every
+// process's buf. It sums each channel's elements and the element count
+// over the processes (one call of ch+1 values), takes the mean, then sums
+// the squared deviations from it (a second call of ch values), so that
+// every process gets the mean and biased variance of the whole batch. buf
+// (ch+1 values) holds what is sent. It returns the whole batch's element
+// count per channel.
+func BatchNormStatsSum[T nnFloat](x []T, outer, ch, inner int, mean, variance, buf []float64, threads int, sum func([]float64) error) (int, error) {
+	buf = buf[:ch+1]
+	nnFor(threads, ch, bnCount(outer, inner), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			var s float64
+			for o := range outer {
+				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
+					s += float64(v)
+				}
+			}
+			buf[c] = s
+		}
+	})
+	buf[ch] = float64(outer * inner)
+	if err := sum(buf); err != nil {
+		return 0, err
+	}
+	total := buf[ch]
+	for c := range ch {
+		mean[c] = 0
+		if total > 0 {
+			mean[c] = buf[c] / total
+		}
+	}
+	q := buf[:ch]
+	nnFor(threads, ch, bnCount(outer, inner), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			m := mean[c]
+			var s float64
+			for o := range outer {
+				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
+					d := float64(v) - m
+					s += d * d
+				}
+			}
+			q[c] = s
+		}
+	})
+	if err := sum(q); err != nil {
+		return 0, err
+	}
+	for c := range ch {
+		variance[c] = 0
+		if total > 0 {
+			variance[c] = q[c] / total
+		}
+	}
+	return int(total), nil
+}
+
+func bnCount(outer, inner int) int { return outer * inner }
+
 // BatchNormApply writes y = x·a[c] + b[c] for x and y viewed as
 // outer×ch×inner, computing in float64. y may be x.
 func BatchNormApply[T nnFloat](x, y []T, outer, ch, inner int, a, b []float64, threads int) {

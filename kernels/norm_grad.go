@@ -17,6 +17,35 @@ package kernels
 // Channels, then rows, are split over threads; results do not depend on
 // the thread count.
 func BatchNormGrad[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invStd []float64, training bool, dx []T, dscale, dbias []float64, threads int) {
+	bnGradSums(dy, x, outer, ch, inner, mean, invStd, dscale, dbias, threads)
+	if dx != nil {
+		bnGradX(dy, x, outer, ch, inner, scale, mean, invStd, training, dx, dscale, dbias, outer*inner, threads)
+	}
+}
+
+// BatchNormGradSum is BatchNormGrad in training mode for a batch spread
+// over several processes whose batch statistics were taken together
+// (BatchNormStatsSum): dscale and dbias are this process's sums, as
+// BatchNormGrad returns them, while dx uses the sums of every process,
+// which sum(buf) provides by replacing buf with the element-wise sum of
+// every process's buf (one call, of 2·ch+1 values: the sums and the
+// element count, held in buf). dx may be dy or x, as for BatchNormGrad.
+func BatchNormGradSum[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invStd []float64, dx []T, dscale, dbias, buf []float64, threads int, sum func([]float64) error) error {
+	bnGradSums(dy, x, outer, ch, inner, mean, invStd, dscale, dbias, threads)
+	buf = buf[:2*ch+1]
+	for c := range ch {
+		buf[c], buf[ch+c] = dbias[c], dscale[c]
+	}
+	buf[2*ch] = float64(outer * inner)
+	if err := sum(buf); err != nil {
+		return err
+	}
+	bnGradX(dy, x, outer, ch, inner, scale, mean, invStd, true, dx, buf[ch:2*ch], buf[:ch], int(buf[2*ch]), threads)
+	return nil
+}
+
+// bnGradSums writes dbias = Σ dy and dscale = Σ dy·x̂ per channel.
+func bnGradSums[T nnFloat](dy, x []T, outer, ch, inner int, mean, invStd, dscale, dbias []float64, threads int) {
 	count := outer * inner
 	nnFor(threads, ch, 2*count, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -33,9 +62,11 @@ func BatchNormGrad[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invS
 			dbias[c], dscale[c] = sdy, sdyx*invStd[c]
 		}
 	})
-	if dx == nil {
-		return
-	}
+}
+
+// bnGradX writes dx from the channel sums dscale and dbias over count
+// elements.
+func bnGradX[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invStd []float64, training bool, dx []T, dscale, dbias []float64, count, threads int) {
 	nnFor(threads, outer*ch, 2*inner, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			c := r % ch

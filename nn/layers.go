@@ -48,6 +48,9 @@ func (m *Module) Conv2D(b *ir.Builder, name string, x *ir.Value, out, kernel int
 // BatchNorm normalizes NC or NCHW x per channel: with batch statistics
 // while training (and updates the running statistics in place), with the
 // running statistics otherwise. Momentum 0.1 and epsilon 1e-5, as PyTorch.
+// With m.SyncBN in a data-parallel job the batch statistics are those of
+// every rank's shard together (ops.SyncBatchNorm); otherwise each rank
+// normalises with its own shard's, as DDP does by default.
 func (m *Module) BatchNorm(b *ir.Builder, name string, x *ir.Value) *ir.Value {
 	t := x.Type()
 	if t.Rank() < 2 || t.Dims[1] == ir.Dynamic {
@@ -59,7 +62,12 @@ func (m *Module) BatchNorm(b *ir.Builder, name string, x *ir.Value) *ir.Value {
 	bias := m.Param(b, name+".bias", Zeros, true, c, c, c)
 	mean := m.Param(b, name+".running_mean", Zeros, false, c, c, c)
 	variance := m.Param(b, name+".running_var", Ones, false, c, c, c)
-	y, meanOut, varOut, _, _ := ops.BatchNorm(b, x, scale, bias, mean, variance, 1e-5, 0.1, m.Training)
+	var y, meanOut, varOut *ir.Value
+	if m.Training && m.SyncBN && m.Replicas > 1 {
+		y, meanOut, varOut, _, _ = ops.SyncBatchNorm(b, x, scale, bias, mean, variance, 1e-5, 0.1)
+	} else {
+		y, meanOut, varOut, _, _ = ops.BatchNorm(b, x, scale, bias, mean, variance, 1e-5, 0.1, m.Training)
+	}
 	if m.Training {
 		ops.AssignInto(b, mean, meanOut)
 		ops.AssignInto(b, variance, varOut)

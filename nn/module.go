@@ -30,6 +30,14 @@ type Module struct {
 	// Training selects batch statistics, dropout and running-statistic
 	// updates; false builds the evaluation program.
 	Training bool
+	// Replicas is the number of ranks of the data-parallel job the
+	// training program runs in (package dist); 0 and 1 mean one
+	// process. Each rank builds the program for its shard of the batch.
+	Replicas int
+	// SyncBN makes BatchNorm, when training with several Replicas, use
+	// the statistics of the whole batch over every rank (synchronized
+	// batch norm) instead of its own shard's.
+	SyncBN bool
 
 	specs  []ParamSpec
 	values map[string]*ir.Value

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -11,7 +12,7 @@ import (
 
 // Normalisation.
 //
-//	batch_norm {epsilon, momentum, training}
+//	batch_norm {epsilon, momentum, training, sync}
 //	    (x, scale, bias, running_mean, running_var)
 //	    -> (y, running_mean_out, running_var_out, saved_mean, saved_inv_std)
 //	layer_norm {epsilon, begin_norm_axis} (x, scale, bias) -> (y, mean, inv_std)
@@ -32,6 +33,18 @@ import (
 // unbiased variance). One value per channel (n = 1) is an error, as in
 // PyTorch; with none (n = 0) y is empty, the running statistics are copied
 // unchanged, saved_mean is 0 and saved_inv_std 1/√epsilon.
+//
+// With training and sync=true (default false; synchronized batch norm,
+// as torch.nn.SyncBatchNorm) the batch is the union of every rank's x in
+// a data-parallel job (ops.Ctx.Comm): each rank sums its elements per
+// channel, the sums and counts are summed over the ranks, and so are the
+// squared deviations from the resulting mean, so that every rank
+// normalises with, and updates its running statistics from, the mean
+// and variance of the whole batch (n is then the whole batch's count).
+// batch_norm_grad {training, sync} sums Σ dy and Σ dy·x̂ over the ranks
+// for dx, while its dscale and dbias stay this rank's sums (the
+// optimizer's gradient averaging adds them up). Every rank must run the
+// same synchronized batch norms in the same order.
 //
 // With training=false it uses the running statistics; running_mean_out and
 // running_var_out are the operands themselves (views sharing their
@@ -82,8 +95,8 @@ func init() {
 }
 
 type nnBNAttrs struct {
-	eps, momentum float64
-	training      bool
+	eps, momentum  float64
+	training, sync bool
 }
 
 func nnBNDecode(attrs ir.Attrs) (a nnBNAttrs, err error) {
@@ -94,6 +107,9 @@ func nnBNDecode(attrs ir.Attrs) (a nnBNAttrs, err error) {
 		return
 	}
 	if a.training, err = nnBool(attrs, "training", true); err != nil {
+		return
+	}
+	if a.sync, err = nnBool(attrs, "sync", false); err != nil {
 		return
 	}
 	if a.eps < 0 {
@@ -150,7 +166,8 @@ func inferBatchNorm(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 // operands' run-time shapes and the executor allocates the results; in
 // inference mode the running statistics results are views of the
 // operands. The float64 per-channel statistics live in the workspace:
-// 11 (training) or 7 vectors of C.
+// 11 (training) or 7 vectors of C, and with sync one more of C+1 for the
+// sums sent to the other ranks.
 func bindBatchNorm(op *ir.Op) (Compute, error) {
 	a, err := nnBNDecode(op.Attrs)
 	if err != nil {
@@ -163,13 +180,17 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 	} else {
 		view = []int{-1, 3, 4, 3, -1}
 	}
+	sync := a.training && a.sync
 	return Compute{
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			x := in[0]
 			xs := x.Shape()
 			outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
 			count := outer * inner
-			if a.training && count == 1 {
+			if sync && c.Comm == nil {
+				return fmt.Errorf("sync: %w", errNoComm)
+			}
+			if a.training && count == 1 && !sync {
 				return fmt.Errorf("expected more than 1 value per channel when training, got x %s", x.Type())
 			}
 			buf := Scratch[float64](c, vecs*ch)
@@ -183,7 +204,25 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 			invStd, mul, add := vec(), vec(), vec()
 			th := nnThreads(c)
 			mean, variance := runMean, runVar
-			if a.training {
+			switch {
+			case sync:
+				// The statistics of the whole batch, over every rank.
+				mean, variance = vec(), vec()
+				sums := Scratch[float64](c, ch+1)
+				var err error
+				switch x.DType() {
+				case tensor.F32:
+					count, err = kernels.BatchNormStatsSum(x.F32(), outer, ch, inner, mean, variance, sums, th, c.allReduceF64)
+				case tensor.F64:
+					count, err = kernels.BatchNormStatsSum(x.F64(), outer, ch, inner, mean, variance, sums, th, c.allReduceF64)
+				}
+				if err != nil {
+					return err
+				}
+				if count == 1 {
+					return errors.New("expected more than 1 value per channel when training, got 1 over every rank")
+				}
+			case a.training:
 				mean, variance = vec(), vec()
 				switch x.DType() {
 				case tensor.F32:
@@ -220,7 +259,13 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 			}
 			return nil
 		},
-		Work: func(shapes [][]int, _ int) int64 { return WorkBytes(vecs*shapes[0][1], 8) },
+		Work: func(shapes [][]int, _ int) int64 {
+			ch := shapes[0][1]
+			if sync {
+				return WorkBytes(vecs*ch, 8, ch+1, 8)
+			}
+			return WorkBytes(vecs*ch, 8)
+		},
 		View: view,
 	}, nil
 }
@@ -260,6 +305,14 @@ func nnSetFloats(t *tensor.Tensor, v []float64) {
 // inverse standard deviation.
 func BatchNorm(b *ir.Builder, x, scale, bias, runningMean, runningVar *ir.Value, epsilon, momentum float64, training bool) (y, meanOut, varOut, savedMean, savedInvStd *ir.Value) {
 	op := b.Op("batch_norm", ir.A("epsilon", epsilon, "momentum", momentum, "training", training),
+		x, scale, bias, runningMean, runningVar)
+	return op.Result(0), op.Result(1), op.Result(2), op.Result(3), op.Result(4)
+}
+
+// SyncBatchNorm is BatchNorm in training mode with sync: the statistics
+// are those of the batch of every rank of a data-parallel job.
+func SyncBatchNorm(b *ir.Builder, x, scale, bias, runningMean, runningVar *ir.Value, epsilon, momentum float64) (y, meanOut, varOut, savedMean, savedInvStd *ir.Value) {
+	op := b.Op("batch_norm", ir.A("epsilon", epsilon, "momentum", momentum, "training", true, "sync", true),
 		x, scale, bias, runningMean, runningVar)
 	return op.Result(0), op.Result(1), op.Result(2), op.Result(3), op.Result(4)
 }
@@ -371,7 +424,11 @@ func nnGradBatchNorm(g *GradContext) ([]*ir.Value, error) {
 	if !g.Need(0) && !g.Need(1) && !g.Need(2) && !stats {
 		return dx, nil
 	}
-	op := g.B.Op("batch_norm_grad", ir.A("training", a.training), g.DY[0], g.X(0), g.X(1), g.Y(3), g.Y(4))
+	attrs := ir.A("training", a.training)
+	if a.sync && a.training {
+		attrs = attrs.With("sync", ir.Bool(true))
+	}
+	op := g.B.Op("batch_norm_grad", attrs, g.DY[0], g.X(0), g.X(1), g.Y(3), g.Y(4))
 	for i := range 3 {
 		if g.Need(i) {
 			dx[i] = op.Result(i)
@@ -499,8 +556,16 @@ func nnBindBNGrad(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
+	sync, err := nnBool(op.Attrs, "sync", false)
+	if err != nil {
+		return Compute{}, err
+	}
+	sync = sync && training
 	return Compute{
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			if sync && c.Comm == nil {
+				return fmt.Errorf("sync: %w", errNoComm)
+			}
 			dy, x := in[0], in[1]
 			xs := x.Shape()
 			outer, ch, inner := xs[0], xs[1], nnProd(xs[2:])
@@ -510,17 +575,31 @@ func nnBindBNGrad(op *ir.Op) (Compute, error) {
 			invStd := nnFloatsInto(buf[2*ch:3*ch:3*ch], in[4])
 			dscale, dbias := buf[3*ch:4*ch:4*ch], buf[4*ch:5*ch:5*ch]
 			th := nnThreads(c)
-			switch x.DType() {
-			case tensor.F32:
+			var err error
+			switch {
+			case sync && x.DType() == tensor.F32:
+				err = kernels.BatchNormGradSum(dy.F32(), x.F32(), outer, ch, inner, scale, mean, invStd, out[0].F32(), dscale, dbias, Scratch[float64](c, 2*ch+1), th, c.allReduceF64)
+			case sync:
+				err = kernels.BatchNormGradSum(dy.F64(), x.F64(), outer, ch, inner, scale, mean, invStd, out[0].F64(), dscale, dbias, Scratch[float64](c, 2*ch+1), th, c.allReduceF64)
+			case x.DType() == tensor.F32:
 				kernels.BatchNormGrad(dy.F32(), x.F32(), outer, ch, inner, scale, mean, invStd, training, out[0].F32(), dscale, dbias, th)
-			case tensor.F64:
+			default:
 				kernels.BatchNormGrad(dy.F64(), x.F64(), outer, ch, inner, scale, mean, invStd, training, out[0].F64(), dscale, dbias, th)
+			}
+			if err != nil {
+				return err
 			}
 			nnSetFloats(out[1], dscale)
 			nnSetFloats(out[2], dbias)
 			return nil
 		},
-		Work:    func(shapes [][]int, _ int) int64 { return WorkBytes(5*shapes[1][1], 8) },
+		Work: func(shapes [][]int, _ int) int64 {
+			ch := shapes[1][1]
+			if sync {
+				return WorkBytes(5*ch, 8, 2*ch+1, 8)
+			}
+			return WorkBytes(5*ch, 8)
+		},
 		InPlace: [][]int{{0, 1}, nil, nil},
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopir/gopir/dist"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
@@ -79,6 +80,17 @@ type zdCase struct {
 	// (input_size, shape, ...): when a size is replaced by 0 or 1 in every
 	// operand, it is replaced there too.
 	sizes []string
+}
+
+// zdBucket sums its operands over the ranks through one bucket: an
+// all_reduce_start and its all_reduce_wait (with attrs and the operands'
+// types).
+func zdBucket(b *ir.Builder, in []*ir.Value, attrs ir.Attrs) []*ir.Value {
+	types := make(ir.List, len(in))
+	for i, v := range in {
+		types[i] = ir.TypeAttr{Type: v.Type()}
+	}
+	return b.Op("all_reduce_wait", attrs.With("types", types), ops.AllReduceStart(b, in...)).Results()
 }
 
 // zdCases has at least one example per op of the catalog.
@@ -308,8 +320,10 @@ var zdCases = map[string][]zdCase{
 	"max_pool2d_grad_x": {{attrs: ir.A("kernel_size", []int{2, 5}), in: []zdOperand{zdF(1, 3, 4, 2), zdF(1, 3, 8, 10)}},
 		{attrs: ir.A("kernel_size", []int{3, 2}, "strides", []int{1, 2}, "paddings", []int{1, 1}), in: []zdOperand{zdD(2, 1, 3, 3), zdD(2, 1, 3, 5)}}},
 	"batch_norm": {{attrs: ir.A("training", true, "epsilon", 1e-5, "momentum", 0.1), in: []zdOperand{zdF(2, 3, 4, 5), zdF(3), zdF(3), zdF(3), zdPos(3)}},
+		{attrs: ir.A("training", true, "sync", true), in: []zdOperand{zdF(2, 3, 4), zdF(3), zdF(3), zdF(3), zdPos(3)}},
 		{attrs: ir.A("training", false), in: []zdOperand{zdF(4, 3), zdF(3), zdF(3), zdF(3), zdPos(3)}}},
 	"batch_norm_grad": {{attrs: ir.A("training", true), in: []zdOperand{zdF(2, 3, 4, 5), zdF(2, 3, 4, 5), zdF(3), zdF(3), zdPos(3)}},
+		{attrs: ir.A("training", true, "sync", true), in: []zdOperand{zdF(2, 3, 4), zdF(2, 3, 4), zdF(3), zdF(3), zdPos(3)}},
 		{attrs: ir.A("training", false), in: []zdOperand{zdF(4, 3), zdF(4, 3), zdF(3), zdF(3), zdPos(3)}}},
 	"layer_norm": {{attrs: ir.A("begin_norm_axis", 1, "epsilon", 1e-5), in: []zdOperand{zdF(2, 3, 4), zdF(3, 4), zdF(3, 4)}},
 		{in: []zdOperand{zdD(2, 3), zdD(3), zdD(3)}}},
@@ -322,6 +336,11 @@ var zdCases = map[string][]zdCase{
 		{attrs: ir.A("axis", 1, "ignore_index", 1), in: []zdOperand{zdD(2, 3, 2), zdIdx(3, 2, 2)}, dataDep: true}},
 	"cross_entropy_with_softmax_grad":  {{attrs: ir.A("axis", -1), in: []zdOperand{zdF(2, 3), zdIdx(3, 2), zdF(2)}, dataDep: true}},
 	"binary_cross_entropy_with_logits": {{in: []zdOperand{zdF(2, 3), zdF(2, 3)}}},
+
+	// Collectives, on a job of one in-process rank (zdRun's Comm).
+	"all_reduce":       {{attrs: ir.A("mean", true), in: []zdOperand{zdF(2, 3)}}, {in: []zdOperand{zdD(4)}}},
+	"all_reduce_start": {{in: []zdOperand{zdF(2, 3), zdF(4)}, params: true, build: zdBucket}},
+	"all_reduce_wait":  {{attrs: ir.A("mean", true), in: []zdOperand{zdD(2, 3)}, params: true, build: zdBucket}},
 
 	// In-place updates of feeds.
 	"sgd_update":      {{attrs: ir.A("weight_decay", 0.1), in: []zdOperand{zdF(2, 3), zdF(2, 3), zdOne(ir.F32)}}},
@@ -629,7 +648,7 @@ func zdRun(t *testing.T, name string, c zdCase, v zdVariant, dynamic bool) (out 
 	host := memory.New(memory.Options{ChunkSize: 1 << 12})
 	a := memory.New(memory.Options{ChunkSize: 1 << 12})
 	store := exec.NewStore()
-	exe, err := exec.Compile(prog, exec.Options{Alloc: a, Store: store, Threads: 2, CheckLeaks: true})
+	exe, err := exec.Compile(prog, exec.Options{Alloc: a, Store: store, Threads: 2, CheckLeaks: true, Comm: dist.Local(1)[0]})
 	if err != nil {
 		out.verifyErr = err
 		return out
