@@ -54,6 +54,7 @@ func mnistLoad(dir string) (train, test *data.MNIST, err error) {
 // StepsPerEpoch, TrainFeeds and Evaluate.
 type mnistTask struct {
 	batch       int
+	rank, ranks int
 	train, test *data.MNIST
 	sampler     *data.Sampler
 
@@ -76,6 +77,7 @@ func (t *mnistTask) Load(cfg DataConfig) error {
 		return fmt.Errorf("batch %d is larger than the %d training images", cfg.Batch, train.N)
 	}
 	t.batch, t.train, t.test = cfg.Batch, train, test
+	t.rank, t.ranks = cfg.Rank, cfg.Ranks
 	t.sampler = data.NewSampler(train.N, cfg.Batch, cfg.Seed, true, true)
 	t.batches = nil
 	return nil
@@ -89,7 +91,8 @@ func (t *mnistTask) StepsPerEpoch() int {
 	return t.sampler.Steps()
 }
 
-// TrainFeeds returns batch step of epoch epoch's shuffled order.
+// TrainFeeds returns batch step of epoch epoch's shuffled order (this
+// rank's shard of it in a data-parallel job).
 func (t *mnistTask) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, error) {
 	if t.sampler == nil {
 		return Feeds{}, fmt.Errorf("mnist: TrainFeeds before Load")
@@ -101,8 +104,11 @@ func (t *mnistTask) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, err
 	if t.batches == nil || t.epoch != epoch {
 		t.epoch, t.batches = epoch, t.sampler.Epoch(epoch)
 	}
-	idx := t.batches[step]
+	idx, err := Shard(t.batches[step], t.rank, t.ranks)
 	t.mu.Unlock()
+	if err != nil {
+		return Feeds{}, fmt.Errorf("mnist: %w", err)
+	}
 	x, y, err := t.train.Batch(a, idx)
 	if err != nil {
 		return Feeds{}, err

@@ -71,6 +71,7 @@ type rnnTask struct {
 	batch       int     // the training batch Load was given, 0 before
 	epoch       int     // epoch whose batches are cached
 	batches     [][]int // batches of epoch, nil before the first
+	rank, ranks int     // this rank's shard of each batch (DataConfig)
 }
 
 func newRNN(cfg rnnConfig) *rnnTask { return &rnnTask{cfg: cfg} }
@@ -182,6 +183,7 @@ func (r *rnnTask) Load(cfg DataConfig) error {
 		return fmt.Errorf("rnn: batch %d is larger than every length bucket (the largest holds %d sequences); use a batch of at most %d", cfg.Batch, largest, largest)
 	}
 	r.batch, r.batches = cfg.Batch, nil
+	r.rank, r.ranks = cfg.Rank, cfg.Ranks
 	return nil
 }
 
@@ -205,7 +207,11 @@ func (r *rnnTask) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, error
 	if step < 0 || step >= len(r.batches) {
 		return Feeds{}, fmt.Errorf("rnn: step %d of an epoch of %d", step, len(r.batches))
 	}
-	f, err := rnnFeeds(a, r.train, r.batches[step], true)
+	idx, err := Shard(r.batches[step], r.rank, r.ranks)
+	if err != nil {
+		return Feeds{}, fmt.Errorf("rnn: %w", err)
+	}
+	f, err := rnnFeeds(a, r.train, idx, true)
 	if err != nil {
 		return Feeds{}, err
 	}

@@ -76,9 +76,34 @@ func (f Feeds) Release() {
 
 // DataConfig is what a task needs to load its data.
 type DataConfig struct {
+	// Batch is the global batch size: the order of each epoch, and so
+	// the trajectory of a run, depends on it and on Seed, not on Ranks.
 	Batch   int
 	Seed    int64
 	DataDir string // MNIST files; "" finds them in the Go module cache
+	// Rank and Ranks shard the data for data-parallel training: with
+	// Ranks > 1, TrainFeeds returns rank Rank's shard of each global
+	// batch, the Rank-th of Ranks consecutive, equal slices of it (see
+	// Shard). Ranks 0 means 1.
+	Rank, Ranks int
+}
+
+// Shard returns rank's part of the batch idx split over ranks: the
+// rank-th of ranks consecutive slices whose sizes differ by at most one
+// (equal when ranks divides len(idx)). The shards of one batch are
+// disjoint and together the batch, in order. A shard must not be empty.
+func Shard(idx []int, rank, ranks int) ([]int, error) {
+	if ranks <= 1 {
+		return idx, nil
+	}
+	if rank < 0 || rank >= ranks {
+		return nil, fmt.Errorf("rank %d of %d", rank, ranks)
+	}
+	if len(idx) < ranks {
+		return nil, fmt.Errorf("a batch of %d cannot be split over %d ranks", len(idx), ranks)
+	}
+	lo, hi := rank*len(idx)/ranks, (rank+1)*len(idx)/ranks
+	return idx[lo:hi], nil
 }
 
 // Defaults are a task's default training settings.

@@ -49,6 +49,8 @@ type tinydet struct {
 
 	epoch   int     // epoch whose batches are cached
 	batches [][]int // sampler.Epoch(epoch), nil before the first call
+
+	rank, ranks int // this rank's shard of each batch (DataConfig)
 }
 
 // Sizes of the tinydet model and its data.
@@ -110,6 +112,7 @@ func (d *tinydet) Load(cfg DataConfig) error {
 	}
 	d.test = data.NewDetection(data.DetectionConfig{N: tinydetTestN, BatchSize: tinydetEvalBatch, EmptyBatchEvery: -1, Seed: tinydetTestSeed})
 	d.batches = nil
+	d.rank, d.ranks = cfg.Rank, cfg.Ranks
 	return nil
 }
 
@@ -130,7 +133,11 @@ func (d *tinydet) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, error
 	if step < 0 || step >= len(d.batches) {
 		return Feeds{}, fmt.Errorf("tinydet: step %d out of range [0, %d)", step, len(d.batches))
 	}
-	bt, err := d.train.Batch(a, d.batches[step])
+	idx, err := Shard(d.batches[step], d.rank, d.ranks)
+	if err != nil {
+		return Feeds{}, fmt.Errorf("tinydet: %w", err)
+	}
+	bt, err := d.train.Batch(a, idx)
 	if err != nil {
 		return Feeds{}, err
 	}
@@ -164,6 +171,9 @@ func (d *tinydet) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 	gtClasses := ops.Data(b, "gt_classes", ir.I64, -1, tinydetMaxBoxes)
 	numGTs := ops.Data(b, "num_gts", ir.I64)
 	hasGT := ops.GreaterThan(b, numGTs, ops.Full(b, ir.I64, 0))
+	if m.Replicas > 1 {
+		return tinydetReplicatedLoss(b, m.Replicas, img, numGTs, hasGT, gtBoxes, gtClasses, cls, obj, ltrb, box)
+	}
 	res := b.If(hasGT, func(b *ir.Builder) []*ir.Value {
 		a := tinydetAssign(b, gtBoxes, gtClasses)
 		l := tinydetPositiveLoss(b, a, cls, obj, ltrb, box)
@@ -297,22 +307,71 @@ type tinydetLoss struct {
 func tinydetPositiveLoss(b *ir.Builder, a tinydetTargets, cls, obj, ltrb, box *ir.Value) tinydetLoss {
 	npos := ops.ReduceSum(b, a.posF, nil, false)
 	norm := ops.Maximum(b, npos, ops.Full(b, ir.F32, 1))
-	perPos := func(x *ir.Value) *ir.Value { return ops.Divide(b, ops.ReduceSum(b, x, nil, false), norm) }
-
-	lObj := perPos(ops.BinaryCrossEntropyWithLogits(b, obj, a.posF))
-	ce, _ := ops.CrossEntropyWithSoftmax(b, cls, a.labels, -1, -100)
-	lCls := perPos(ce)
-	// target side distances, in strides
-	tltrb := ops.Multiply(b, ops.Subtract(b, a.box, tinydetCentres4(b)), tinydetSigns(b))
-	diff := ops.Abs(b, ops.Subtract(b, ltrb, tltrb))
-	lL1 := perPos(ops.Scale(b, ops.Multiply(b, ops.ReduceSum(b, diff, []int{2}, false), a.posF), 1.0/tinydetStride, 0))
-	g := tinydetGIoU(b, box, a.box)
-	lG := perPos(ops.Multiply(b, ops.Scale(b, g, -1, 1), a.posF))
+	s := tinydetPositiveSums(b, a, cls, obj, ltrb, box)
+	perPos := func(x *ir.Value) *ir.Value { return ops.Divide(b, x, norm) }
+	lObj, lCls, lL1, lG := perPos(s[0]), perPos(s[1]), perPos(s[2]), perPos(s[3])
 
 	total := ops.Add(b,
 		ops.Add(b, ops.Scale(b, lObj, tinydetWObj, 0), ops.Scale(b, lCls, tinydetWCls, 0)),
 		ops.Add(b, ops.Scale(b, lL1, tinydetWL1, 0), ops.Scale(b, lG, tinydetWGIoU, 0)))
 	return tinydetLoss{total: total, obj: lObj, cls: lCls, l1: lL1, giou: lG, positives: npos}
+}
+
+// tinydetPositiveSums returns the sums over the batch of the terms of the
+// positive-branch loss, not yet normalized: objectness BCE, class CE, L1
+// and 1−GIoU (the last three on positive cells only).
+func tinydetPositiveSums(b *ir.Builder, a tinydetTargets, cls, obj, ltrb, box *ir.Value) [4]*ir.Value {
+	sum := func(x *ir.Value) *ir.Value { return ops.ReduceSum(b, x, nil, false) }
+	sObj := sum(ops.BinaryCrossEntropyWithLogits(b, obj, a.posF))
+	ce, _ := ops.CrossEntropyWithSoftmax(b, cls, a.labels, -1, -100)
+	sCls := sum(ce)
+	// target side distances, in strides
+	tltrb := ops.Multiply(b, ops.Subtract(b, a.box, tinydetCentres4(b)), tinydetSigns(b))
+	diff := ops.Abs(b, ops.Subtract(b, ltrb, tltrb))
+	sL1 := sum(ops.Scale(b, ops.Multiply(b, ops.ReduceSum(b, diff, []int{2}, false), a.posF), 1.0/tinydetStride, 0))
+	g := tinydetGIoU(b, box, a.box)
+	sG := sum(ops.Multiply(b, ops.Scale(b, g, -1, 1), a.posF))
+	return [4]*ir.Value{sObj, sCls, sL1, sG}
+}
+
+// tinydetReplicatedLoss is the loss of one rank of a data-parallel job of
+// n ranks, each with a shard of the global batch. The loss of the whole
+// batch is Σ/D: Σ, the weighted sum of the loss terms over every image,
+// adds up over the ranks; the normalizer D is max(positives, 1) if the
+// whole batch has a box, else its image count times tinydetBgNorm. Each
+// rank computes its part of Σ in the branch its shard takes (a shard
+// without boxes contributes only objectness BCE towards 0, which is what
+// the positive branch gives for such images), the normalizer from the
+// counts summed over the ranks (all_reduce, which carries no gradient
+// here), and returns n·Σ_rank/D: the mean over the ranks, which the
+// gradient averaging and the logged loss take, is then the loss of the
+// global batch, as one process training on it would compute it. The
+// extra fetch "positives" is the global batch's.
+func tinydetReplicatedLoss(b *ir.Builder, n int, img, numGTs, hasGT, gtBoxes, gtClasses, cls, obj, ltrb, box *ir.Value) (Outputs, error) {
+	res := b.If(hasGT, func(b *ir.Builder) []*ir.Value {
+		a := tinydetAssign(b, gtBoxes, gtClasses)
+		s := tinydetPositiveSums(b, a, cls, obj, ltrb, box)
+		total := ops.Add(b,
+			ops.Add(b, ops.Scale(b, s[0], tinydetWObj, 0), ops.Scale(b, s[1], tinydetWCls, 0)),
+			ops.Add(b, ops.Scale(b, s[2], tinydetWL1, 0), ops.Scale(b, s[3], tinydetWGIoU, 0)))
+		return []*ir.Value{total, ops.ReduceSum(b, a.posF, nil, false)}
+	}, func(b *ir.Builder) []*ir.Value {
+		bce := ops.BinaryCrossEntropyWithLogits(b, obj, ops.FullLike(b, obj, 0, ir.F32))
+		return []*ir.Value{ops.Scale(b, ops.ReduceSum(b, bce, nil, false), tinydetWObj, 0), ops.Full(b, ir.F32, 0)}
+	})
+	images := ops.Cast(b, ops.Slice(b, ops.Shape(b, img), []int{0}, []int{0}, []int{1}), ir.F32) // [1]
+	counts := ops.Concat(b, 0, ops.Reshape(b, ops.Cast(b, numGTs, ir.F32), 1), ops.Reshape(b, res[1], 1), images)
+	counts = ops.AllReduce(b, counts, false) // [boxes, positives, images] of the global batch
+	parts := ops.Split(b, counts, 0, 1, 1, 1)
+	gts, pos, imgs := ops.Reshape(b, parts[0]), ops.Reshape(b, parts[1]), ops.Reshape(b, parts[2])
+	norm := ops.Where(b, ops.GreaterThan(b, gts, ops.Full(b, ir.F32, 0)),
+		ops.Maximum(b, pos, ops.Full(b, ir.F32, 1)),
+		ops.Scale(b, imgs, tinydetBgNorm, 0))
+	loss := ops.Divide(b, ops.Scale(b, res[0], float64(n), 0), norm)
+	if err := b.Err(); err != nil {
+		return Outputs{}, err
+	}
+	return Outputs{Loss: loss, Fetches: map[string]*ir.Value{"positives": pos}}, nil
 }
 
 // tinydetBackgroundLoss is the loss of a batch without ground truth:
