@@ -3,9 +3,9 @@ package train
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/dist"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
-
 	"github.com/gopir/gopir/models"
 	"github.com/gopir/gopir/optim"
 )
@@ -43,6 +43,38 @@ type Config struct {
 	Conditions func(op *ir.Op, value bool)
 	// Observer, if set, is told when each training step begins and ends.
 	Observer StepObserver
+
+	// Comm makes the run one rank of a data-parallel job of Comm.Size()
+	// ranks (package dist, docs/distributed.md); nil trains alone. Batch
+	// is then the global batch, which Size must divide; each rank trains
+	// on its shard of it, gradients are averaged over the ranks in the
+	// training program, only rank 0 logs, evaluates and saves, and the
+	// logged loss is the global batch's. Every rank must be given the
+	// same Config but for Comm. A rank whose New or Run fails must abort
+	// the job (Comm.Abort), or the others wait for it forever.
+	Comm dist.Comm
+	// SyncBN synchronizes batch norm over the ranks (nn.Module.SyncBN);
+	// without it each rank normalises with its shard's statistics.
+	SyncBN bool
+	// CheckReplicas makes every step of a data-parallel run compare a
+	// CRC-32C of each rank's parameters and optimizer state (and batch
+	// norm running statistics with SyncBN) and fail if they differ.
+	CheckReplicas bool
+	// BucketBytes is the gradient bucket size (dist.Options).
+	BucketBytes int64
+	// Ranks is the job size that BuildTraining, Plan and Rematerialize
+	// build for when Comm is nil, to print or plan a data-parallel step
+	// as each of its ranks runs it (on a shard of Batch); New refuses it
+	// without Comm.
+	Ranks int
+}
+
+// ranks is the number of ranks of the run and this one's rank.
+func (c Config) ranks() (rank, size int) {
+	if c.Comm == nil {
+		return 0, max(1, c.Ranks)
+	}
+	return c.Comm.Rank(), c.Comm.Size()
 }
 
 // resolved is a Config with the task's defaults filled in.
@@ -75,6 +107,9 @@ func resolve(cfg Config, task models.Task) (resolved, error) {
 		return r, fmt.Errorf("--log-every %d: want at least 1", r.LogEvery)
 	case r.PeakBudget < 0:
 		return r, fmt.Errorf("a peak budget of %d bytes: want a positive size", r.PeakBudget)
+	}
+	if _, n := r.ranks(); r.Batch%n != 0 {
+		return r, fmt.Errorf("--batch %d: the global batch must be divisible by the %d ranks", r.Batch, n)
 	}
 	return r, nil
 }

@@ -22,9 +22,14 @@ type Summary struct {
 // to out, then evaluates. If ctx is cancelled it stops after the current
 // step, writes the checkpoint if cfg.Save is set, and returns
 // ErrInterrupted.
+//
+// In a data-parallel run only rank 0 logs, saves and evaluates (the
+// Summary of the other ranks has no Metrics), and the ranks stop
+// together: after each step they learn whether any of them was
+// interrupted, and if so all return ErrInterrupted after the same step.
 func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 	var bar *progressbar.ProgressBar
-	if t.cfg.Progress != nil {
+	if t.cfg.Progress != nil && t.rank == 0 {
 		bar = progressbar.NewOptions(t.cfg.total-t.step,
 			progressbar.OptionSetWriter(t.cfg.Progress),
 			progressbar.OptionSetDescription(t.cfg.Model),
@@ -39,12 +44,16 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 	}
 	var sum Summary
 	for !t.Done() {
-		if ctx.Err() != nil {
+		stop, err := t.stopTogether(ctx.Err() != nil)
+		if err != nil {
+			return sum, err
+		}
+		if stop {
 			return sum, t.interrupted()
 		}
 		rec, err := t.Step(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil && t.comm == nil {
 				return sum, t.interrupted()
 			}
 			return sum, err
@@ -54,7 +63,7 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 		if bar != nil {
 			bar.Add(1)
 		}
-		if rec.GlobalStep%t.cfg.LogEvery == 0 || t.Done() {
+		if (rec.GlobalStep%t.cfg.LogEvery == 0 || t.Done()) && t.rank == 0 {
 			if bar != nil {
 				bar.Clear()
 			}
@@ -65,6 +74,9 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 	}
 	if bar != nil {
 		bar.Finish()
+	}
+	if t.rank != 0 {
+		return sum, nil
 	}
 	if t.cfg.Save != "" {
 		if err := t.saveOrRescue(t.cfg.Save); err != nil {
@@ -83,7 +95,7 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 }
 
 func (t *Trainer) interrupted() error {
-	if t.cfg.Save != "" {
+	if t.cfg.Save != "" && t.rank == 0 {
 		if err := t.saveOrRescue(t.cfg.Save); err != nil {
 			return fmt.Errorf("%w; saving the checkpoint failed: %v", ErrInterrupted, err)
 		}

@@ -19,8 +19,12 @@ func (t *Trainer) PlanStep(feeds map[string]ir.Type, path []bool) (*exec.Plan, e
 	if feeds != nil {
 		return t.train.Plan(exec.PlanOptions{Feeds: feeds, FeedsAllocated: true, Path: path})
 	}
-	return planStep(t.train, t.task, t.cfg.Batch, path)
+	return planStep(t.train, t.task, t.shard(), path)
 }
+
+// shard is the batch each rank trains on: the global batch divided by
+// the number of ranks (resolve checks that it divides).
+func (t *Trainer) shard() int { return t.cfg.Batch / max(1, t.ranks) }
 
 func planStep(x *exec.Executable, task models.Task, batch int, path []bool) (*exec.Plan, error) {
 	feeds, trips := stepFeeds(x.Feeds(), task, batch)

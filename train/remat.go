@@ -122,7 +122,7 @@ func rematPhases(res *remat.Result, old map[*ir.Op]string) map[*ir.Op]string {
 
 // newStepFit plans steps of prog for the budget without a replay.
 func (t *Trainer) newStepFit(prog *ir.Program, opts exec.Options, budget int64) *stepFit {
-	feeds, trips := stepFeeds(programFeeds(prog), t.task, t.cfg.Batch)
+	feeds, trips := stepFeeds(programFeeds(prog), t.task, t.shard())
 	return &stepFit{t: t, opts: opts, feeds: feeds, trips: trips, budget: budget}
 }
 
@@ -303,7 +303,7 @@ func Rematerialize(cfg Config) (*remat.Result, *exec.Plan, error) {
 	if err != nil {
 		return nil, nil, setupError(err)
 	}
-	plan, err := planStep(t.train, t.task, t.cfg.Batch, nil)
+	plan, err := planStep(t.train, t.task, t.shard(), nil)
 	return t.remat, plan, err
 }
 

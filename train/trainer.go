@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/gopir/gopir/autodiff"
+	"github.com/gopir/gopir/dist"
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
@@ -37,6 +38,13 @@ type Trainer struct {
 	// remat is the rematerialization the training program went through,
 	// or nil.
 	remat *remat.Result
+
+	// A data-parallel run (Config.Comm): this rank, the job's size, and
+	// the store names whose values every rank must hold alike (for
+	// Config.CheckReplicas).
+	comm        dist.Comm
+	rank, ranks int
+	replicated  []string
 }
 
 // Phase returns the phase of a top-level op of the training program
@@ -67,6 +75,9 @@ func New(cfg Config) (*Trainer, error) {
 }
 
 func newTrainer(cfg Config) (*Trainer, error) {
+	if cfg.Comm == nil && cfg.Ranks > 1 {
+		return nil, fmt.Errorf("%d ranks without a communicator: Config.Ranks alone builds and plans a data-parallel step, it does not train", cfg.Ranks)
+	}
 	t, mod, state, err := prepare(cfg)
 	if err != nil {
 		return nil, err
@@ -81,11 +92,23 @@ func newTrainer(cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	t.lr, _ = t.store.Get(state.LR)
-	if r.Resume != "" {
-		if err := t.restore(r.Resume); err != nil {
-			t.Close()
-			return nil, err
+	for _, p := range mod.Params() {
+		if p.Trainable || r.SyncBN {
+			t.replicated = append(t.replicated, p.Name)
 		}
+	}
+	for _, sp := range state.Specs {
+		t.replicated = append(t.replicated, sp.Name)
+	}
+	sort.Strings(t.replicated)
+	if t.comm != nil {
+		err = t.startReplicas(r.Resume)
+	} else if r.Resume != "" {
+		err = t.restore(r.Resume)
+	}
+	if err != nil {
+		t.Close()
+		return nil, err
 	}
 	return t, nil
 }
@@ -98,11 +121,11 @@ func Plan(cfg Config, backward bool) (*exec.Plan, error) {
 	if err != nil {
 		return nil, setupError(err)
 	}
-	x := t.train
+	x, batch := t.train, t.shard()
 	if !backward {
-		x = t.eval
+		x, batch = t.eval, t.cfg.Batch
 	}
-	return planStep(x, t.task, t.cfg.Batch, nil)
+	return planStep(x, t.task, batch, nil)
 }
 
 // prepare loads the task's data and builds and compiles the training and
@@ -117,7 +140,7 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 	if err != nil {
 		return nil, nil, optim.State{}, err
 	}
-	if cfg.Save != "" {
+	if rank, _ := cfg.ranks(); cfg.Save != "" && rank == 0 {
 		// Before training: a run must not end in a save that cannot work.
 		if err := checkSaveDir(cfg.Save); err != nil {
 			return nil, nil, optim.State{}, fmt.Errorf("--save: %w", err)
@@ -128,10 +151,12 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 	if err != nil {
 		return nil, nil, optim.State{}, err
 	}
-	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir}); err != nil {
+	t := &Trainer{cfg: r, task: task, comm: cfg.Comm}
+	t.rank, t.ranks = cfg.ranks()
+	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir, Rank: t.rank, Ranks: t.ranks}); err != nil {
 		return nil, nil, optim.State{}, err
 	}
-	t := &Trainer{cfg: r, task: task, spe: task.StepsPerEpoch()}
+	t.spe = task.StepsPerEpoch()
 	if t.spe <= 0 {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: no training batches", name)
 	}
@@ -162,13 +187,18 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: %w", name, err)
 	}
 	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: r.Threads, Seed: r.Seed, CheckLeaks: r.CheckLeaks, MemoryLog: r.MemoryLog, Conditions: r.Conditions}
+	evalOpts := opts
+	if t.comm != nil {
+		opts.Comm = t.comm
+		opts.Seed = rankSeed(r.Seed, t.rank)
+	}
 	if trainProg, t.remat, err = t.fit(trainProg, opts, mod, state); err != nil {
 		return nil, nil, optim.State{}, err
 	}
 	if t.train, err = exec.Compile(trainProg, opts); err != nil {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: training program: %w", name, err)
 	}
-	if t.eval, err = exec.Compile(evalProg, opts); err != nil {
+	if t.eval, err = exec.Compile(evalProg, evalOpts); err != nil {
 		return nil, nil, optim.State{}, fmt.Errorf("model %s: evaluation program: %w", name, err)
 	}
 	return t, mod, state, nil
@@ -186,6 +216,7 @@ func BuildTraining(cfg Config) (*ir.Program, error) {
 		return nil, err
 	}
 	t := &Trainer{cfg: r, task: task}
+	t.rank, t.ranks = cfg.ranks()
 	opt, _, err := r.optimizer()
 	if err != nil {
 		return nil, err
@@ -215,6 +246,7 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 			}
 		}
 	}
+	mod.Replicas, mod.SyncBN = t.ranks, t.cfg.SyncBN
 	outs, err := t.task.Build(b, mod)
 	if err != nil {
 		return nil, nil, optim.State{}, err
@@ -228,6 +260,15 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 	if err != nil {
 		return nil, nil, optim.State{}, err
 	}
+	loss := outs.Loss
+	if t.ranks > 1 {
+		// The mean gradient over the ranks, as DDP: clipping and the
+		// updates then see the same values on every rank.
+		if grads, _, err = dist.ReduceGradients(b, params, grads, dist.Options{BucketBytes: t.cfg.BucketBytes}); err != nil {
+			return nil, nil, optim.State{}, err
+		}
+		loss = ops.AllReduce(b, loss, true) // the loss of the global batch, for the log
+	}
 	if c := t.cfg.defaults.ClipNorm; c > 0 {
 		grads, _ = optim.ClipByGlobalNorm(b, grads, c)
 	}
@@ -237,7 +278,7 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 		return nil, nil, optim.State{}, err
 	}
 	phase("update")
-	ops.Fetch(b, "loss", outs.Loss)
+	ops.Fetch(b, "loss", loss)
 	t.extra = t.extra[:0]
 	for name, v := range outs.Fetches {
 		ops.Fetch(b, name, v)
@@ -311,6 +352,11 @@ func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
 	}
 	t.alloc.ResetPeak()
 	t.train.SetRuns(int64(t.step))
+	if t.comm != nil {
+		// A rank must not stop in the middle of a step the others take:
+		// Run (through Step) stops every rank together between steps.
+		ctx = context.WithoutCancel(ctx)
+	}
 	obs := t.cfg.Observer
 	if obs != nil {
 		obs.BeginStep(t, t.step)
@@ -338,6 +384,11 @@ func (t *Trainer) Step(ctx context.Context) (StepRecord, error) {
 		obs.EndStep(t, rec, nil)
 	}
 	t.step++
+	if t.comm != nil && t.cfg.CheckReplicas {
+		if err := t.checkReplicas(); err != nil {
+			return rec, err
+		}
+	}
 	return rec, nil
 }
 
