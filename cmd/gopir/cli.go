@@ -44,17 +44,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		return exitOK
 	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return se.code // reported already
+	}
+	return report(err, "", stderr)
+}
+
+// report prints err on stderr, in one line (with prefix, if any, in front)
+// or, for a kernel panic, with its stack, and returns the exit code.
+func report(err error, prefix string, stderr io.Writer) int {
 	var oom *memory.ResourceExhausted
 	if errors.As(err, &oom) {
 		// The allocator's message as is, then where it happened.
-		fmt.Fprintln(stderr, oom.Error())
+		fmt.Fprintln(stderr, prefix+oom.Error())
 		var opErr *exec.OpError
 		if errors.As(err, &opErr) {
 			fmt.Fprintf(stderr, "\tin op %q at %s\n", opErr.Op, opErr.Pos)
 		}
 		return exitFailure
 	}
-	fmt.Fprintln(stderr, oneLine(err))
+	fmt.Fprintln(stderr, prefix+oneLine(err))
 	var kp *exec.KernelPanicError
 	if errors.As(err, &kp) {
 		// A bug in gopir: the stack is what a report needs.
@@ -73,6 +83,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	return exitFailure
 }
+
+// silentExit ends the program with code after the error was reported.
+type silentExit struct{ code int }
+
+func (e silentExit) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // isFlagError recognizes cobra's own argument and flag errors, which carry
 // no type of their own.

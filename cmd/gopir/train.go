@@ -28,13 +28,14 @@ type trainFlags struct {
 	seed                                    int64
 	json, checkLeaks                        bool
 	view                                    viewFlags
+	syncBN, checkReplicas                   bool
 }
 
 func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 	cfg := train.Config{
 		Model: f.model, Steps: f.steps, Epochs: f.epochs, Batch: f.batch, LR: f.lr, Seed: f.seed,
 		LogEvery: f.logEvery, JSON: f.json, Save: f.save, Resume: f.resume, CheckLeaks: f.checkLeaks,
-		DataDir: f.dataDir, Threads: f.threads,
+		DataDir: f.dataDir, Threads: f.threads, SyncBN: f.syncBN, CheckReplicas: f.checkReplicas,
 	}
 	for name, v := range map[string]int{"--steps": f.steps, "--epochs": f.epochs, "--batch": f.batch, "--threads": f.threads} {
 		if v < 0 {
@@ -72,7 +73,9 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl.Int64Var(&f.seed, "seed", 0, "random seed `S` for initialization, data order and dropout")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per logged step")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory with the MNIST files (default: found in the Go module cache)")
-	fl.IntVar(&f.threads, "threads", 0, "goroutines per kernel (default: all cores)")
+	fl.IntVar(&f.threads, "threads", 0, "goroutines per kernel (default: all cores; under mpirun, the cores shared among the ranks on the machine)")
+	fl.BoolVar(&f.syncBN, "sync-bn", false, "under mpirun: batch norm uses the statistics of the global batch over every rank")
+	fl.BoolVar(&f.checkReplicas, "check-replicas", false, "under mpirun: after every step, compare a CRC-32C of every rank's parameters and fail if they differ")
 	if !all {
 		f.remat = "on"
 		return
@@ -108,10 +111,18 @@ a detector whose loss has an if on the number of objects in the batch.`,
 			if err != nil {
 				return err
 			}
-			if !f.json && isTerminal(os.Stderr) {
+			j, err := joinJob(cmd, &cfg)
+			if err != nil {
+				return err
+			}
+			if !f.json && isTerminal(os.Stderr) && (j == nil || j.rank == 0) {
 				cfg.Progress = os.Stderr
 			}
-			return runTraining(cmd.Context(), cfg, cmd.OutOrStdout(), f.view)
+			err = runTraining(cmd.Context(), cfg, cmd.OutOrStdout(), f.view)
+			if j != nil {
+				return j.finish(err)
+			}
+			return err
 		},
 	}
 	f.register(cmd, true)
@@ -198,31 +209,45 @@ survived with the op, value and position that made them.`,
 			if steps == 0 {
 				steps = 20
 			}
-			var progress io.Writer
-			if !f.json {
-				progress = cmd.OutOrStdout()
-			}
-			rep, err := train.Memcheck(cmd.Context(), cfg, steps, progress)
+			j, err := joinJob(cmd, &cfg)
 			if err != nil {
-				return classify(err)
+				return err
 			}
-			if f.json {
-				line, _ := json.Marshal(map[string]any{"memcheck": map[string]any{
-					"model": rep.Model, "steps": rep.Steps, "ok": rep.OK(), "baseline": rep.Baseline,
-					"allocated": rep.Allocated, "fail_at": rep.FailAt, "leaked": rep.Leaked, "message": rep.Message,
-				}})
-				fmt.Fprintln(cmd.OutOrStdout(), string(line))
-			} else if rep.OK() {
-				fmt.Fprintln(cmd.OutOrStdout(), rep.Message)
+			err = memcheck(cmd, cfg, steps, f.json, j == nil || j.rank == 0)
+			if j != nil {
+				return j.finish(err)
 			}
-			if !rep.OK() {
-				return rep
-			}
-			return nil
+			return err
 		},
 	}
 	f.register(cmd, false)
 	return cmd
+}
+
+// memcheck runs the memory check and prints its report (on rank 0 only,
+// unless it fails).
+func memcheck(cmd *cobra.Command, cfg train.Config, steps int, asJSON, print bool) error {
+	var progress io.Writer
+	if !asJSON && print {
+		progress = cmd.OutOrStdout()
+	}
+	rep, err := train.Memcheck(cmd.Context(), cfg, steps, progress)
+	if err != nil {
+		return classify(err)
+	}
+	if asJSON && print {
+		line, _ := json.Marshal(map[string]any{"memcheck": map[string]any{
+			"model": rep.Model, "steps": rep.Steps, "ok": rep.OK(), "baseline": rep.Baseline,
+			"allocated": rep.Allocated, "fail_at": rep.FailAt, "leaked": rep.Leaked, "message": rep.Message,
+		}})
+		fmt.Fprintln(cmd.OutOrStdout(), string(line))
+	} else if rep.OK() && print {
+		fmt.Fprintln(cmd.OutOrStdout(), rep.Message)
+	}
+	if !rep.OK() {
+		return rep
+	}
+	return nil
 }
 
 // isTerminal reports whether f is a character device (a terminal), so that
