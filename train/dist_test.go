@@ -2,13 +2,20 @@ package train_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gopir/gopir/dist"
+	"github.com/gopir/gopir/tensor"
 	"github.com/gopir/gopir/train"
 )
 
@@ -106,6 +113,149 @@ func wantReplicasAlike(t *testing.T, runs []rankRun) {
 	}
 }
 
+// stepwise trains cfg on n in-process ranks for steps steps and, before
+// each step, loads rank 0's state into a single-process trainer of the
+// same config, which takes the same step on the whole global batch. It
+// returns the largest relative difference between the two losses of a
+// step (computed from the same parameters), the largest relative
+// difference (in norm) between the two updates of the trainable
+// parameters, and at how many steps the ranks' shards took different
+// branches (num_gts > 0 on some but not all).
+func stepwise(t *testing.T, cfg train.Config, n, steps int) (lossDiff, updateDiff float64, split int) {
+	t.Helper()
+	cfg.Steps = steps
+	ref, err := train.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	comms := dist.Local(n)
+	errs := make([]error, n)
+	gts := make([][]float64, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Comm, c.CheckReplicas = comms[r], true
+			errs[r] = func() error {
+				tr, err := train.New(c)
+				if err != nil {
+					return err
+				}
+				defer tr.Close()
+				for k := range steps {
+					var before map[string][]float64
+					var lref float64
+					if r == 0 {
+						before = map[string][]float64{}
+						for _, name := range tr.Store().Names() {
+							src, _ := tr.Store().Get(name)
+							dst, _ := ref.Store().Get(name)
+							copy(dst.Raw(), src.Raw())
+							if !strings.ContainsAny(name, "@") && !strings.Contains(name, "running") && src.DType() == tensor.F32 {
+								before[name] = floats(src)
+							}
+						}
+						ref.SetStep(k)
+						rec, err := ref.Step(context.Background())
+						if err != nil {
+							return err
+						}
+						lref = rec.Loss
+					}
+					rec, err := tr.Step(context.Background())
+					if err != nil {
+						return err
+					}
+					gts[r] = append(gts[r], rec.Extra["num_gts"])
+					if r != 0 {
+						continue
+					}
+					lossDiff = math.Max(lossDiff, math.Abs(rec.Loss-lref)/math.Abs(lref))
+					var num, den float64
+					for name, p := range before {
+						a, _ := ref.Store().Get(name)
+						b, _ := tr.Store().Get(name)
+						fa, fb := floats(a), floats(b)
+						for i := range p {
+							da, db := fa[i]-p[i], fb[i]-p[i]
+							num += (da - db) * (da - db)
+							den += da * da
+						}
+					}
+					if den > 0 {
+						updateDiff = math.Max(updateDiff, math.Sqrt(num/den))
+					}
+				}
+				return nil
+			}()
+			if errs[r] != nil {
+				comms[r].Abort(1, errs[r])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for k := range steps {
+		pos := 0
+		for r := range n {
+			if gts[r][k] > 0 {
+				pos++
+			}
+		}
+		if pos != 0 && pos != n {
+			split++
+		}
+	}
+	return lossDiff, updateDiff, split
+}
+
+func floats(x *tensor.Tensor) []float64 {
+	out := make([]float64, x.Len())
+	for i := range out {
+		out[i] = x.Float64At(i)
+	}
+	return out
+}
+
+// TestDataParallelStepByStep: every step of a data-parallel run computes
+// the loss one process computes on the whole global batch from the same
+// parameters, to 1e-5 relative (rounding: about 1e-7), and takes the same
+// step (the updates agree in norm to 1e-3: Adam divides by √v, which
+// magnifies rounding in the gradients of elements whose gradient is
+// nearly zero). tinydet's shards take different branches of its if.
+func TestDataParallelStepByStep(t *testing.T) {
+	for _, c := range []struct {
+		cfg      train.Config
+		n, steps int
+	}{
+		{train.Config{Model: "mlp", Batch: 24, Threads: 1}, 3, 10},
+		{train.Config{Model: "lenet", Batch: 16, Threads: 1}, 2, 10},
+		{train.Config{Model: "tinydet", Batch: 2, Threads: 1, SyncBN: true}, 2, 40},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", c.cfg.Model, c.n), func(t *testing.T) {
+			loss, update, split := stepwise(t, c.cfg, c.n, c.steps)
+			t.Logf("%d steps: losses agree to %.2g, updates to %.2g; the shards took different branches at %d steps", c.steps, loss, update, split)
+			if loss > 1e-5 || update > 1e-3 {
+				t.Fatalf("losses differ by %.3g (want <= 1e-5), updates by %.3g (want <= 1e-3)", loss, update)
+			}
+			if c.cfg.Model == "tinydet" && split == 0 {
+				t.Fatal("the shards never took different branches")
+			}
+		})
+	}
+}
+
+// TestDataParallelMatchesOneProcess compares whole trajectories: a
+// data-parallel run and a single process apart from each other from the
+// first step on (their gradients are sums in another order), and mlp's
+// stay within 1e-5 over these steps. (Those of lenet and tinydet drift
+// further over 100 steps, as does one process's from itself after a
+// change of one ulp in one weight: docs/distributed.md.)
 func TestDataParallelMatchesOneProcess(t *testing.T) {
 	for _, c := range []struct {
 		cfg   train.Config
@@ -127,12 +277,207 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				wantReplicasAlike(t, runs)
+				for r := range runs {
+					for i, a := range runs[r].alloc {
+						if a != runs[r].alloc[0] {
+							t.Fatalf("rank %d: %d bytes allocated after step %d, %d after the first", r, a, i+1, runs[r].alloc[0])
+						}
+					}
+				}
 				if c.cfg.Model == "test_regress" {
 					return // dropout draws per rank: only the replicas must agree
 				}
 				wantSameTrajectory(t, one[0].loss, runs[0].loss, 1e-5)
-				wantReplicasAlike(t, runs)
 			})
+		}
+	}
+}
+
+func TestDataParallelSetupErrors(t *testing.T) {
+	_, err := trainRanks(t, train.Config{Model: "mlp", Batch: 25}, 2, 1)
+	var se *train.SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "divisible by the 2 ranks") {
+		t.Errorf("batch 25 on 2 ranks: %v", err)
+	}
+	// A resume that rank 0 cannot read fails on every rank, none hangs.
+	_, err = trainRanks(t, train.Config{Model: "mlp", Batch: 4, Resume: t.TempDir()}, 2, 1)
+	if err == nil || !strings.Contains(err.Error(), "rank 1: --resume: rank 0 could not load") || !strings.Contains(err.Error(), "rank 0: --resume") {
+		t.Errorf("a missing checkpoint: %v", err)
+	}
+}
+
+// TestDataParallelRunRankZero: only rank 0 logs, saves and evaluates; a
+// checkpoint of a run on 2 ranks resumes on 3 ranks and on one process,
+// continuing the trajectory of an uninterrupted run.
+func TestDataParallelRunRankZero(t *testing.T) {
+	dir := t.TempDir()
+	cfg := train.Config{Model: "mlp", Batch: 24, Threads: 1, JSON: true, LogEvery: 1}
+	runOn := func(n, steps int, save, resume string) ([]string, []train.Summary) {
+		t.Helper()
+		comms := dist.Local(n)
+		outs := make([]string, n)
+		sums := make([]train.Summary, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := cfg
+				c.Steps, c.Save, c.Resume = steps, save, resume
+				if n > 1 {
+					c.Comm = comms[r]
+				}
+				tr, err := train.New(c)
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				defer tr.Close()
+				var out strings.Builder
+				sums[r], errs[r] = tr.Run(context.Background(), &out)
+				outs[r] = out.String()
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		return outs, sums
+	}
+	outs, sums := runOn(2, 6, dir, "")
+	if outs[1] != "" || sums[1].Metrics != nil || sums[0].Metrics["accuracy"] == 0 || strings.Count(outs[0], "\n") != 7 {
+		t.Fatalf("rank 0 printed %q and evaluated %v; rank 1 printed %q and evaluated %v", outs[0], sums[0].Metrics, outs[1], sums[1].Metrics)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	// Six steps of a twelve-step run on 2 ranks, saved by rank 0.
+	comms := dist.Local(2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Steps, c.Comm = 12, comms[r]
+			tr, err := train.New(c)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer tr.Close()
+			for range 6 {
+				if _, errs[r] = tr.Step(context.Background()); errs[r] != nil {
+					return
+				}
+			}
+			if r == 0 {
+				errs[r] = tr.SaveTo(dir)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := runOn(1, 12, "", "")
+	for _, n := range []int{3, 1} {
+		resumed, _ := runOn(n, 12, "", dir)
+		a, b := losses(t, whole[0])[6:], losses(t, resumed[0])
+		if len(b) != 6 {
+			t.Fatalf("resumed on %d: %d steps logged", n, len(b))
+		}
+		wantSameTrajectory(t, a, b, 1e-5)
+	}
+}
+
+// losses reads the losses of a JSON log.
+func losses(t *testing.T, log string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		var rec struct {
+			Loss *float64 `json:"loss"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if rec.Loss != nil {
+			out = append(out, *rec.Loss)
+		}
+	}
+	return out
+}
+
+// TestDataParallelStopTogether: an interrupt that reaches one rank stops
+// every rank after the same step, and rank 0 saves.
+func TestDataParallelStopTogether(t *testing.T) {
+	dir := t.TempDir()
+	const n = 3
+	comms := dist.Local(n)
+	errs := make([]error, n)
+	steps := make([]int, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr, err := train.New(train.Config{Model: "mlp", Batch: 24, Steps: 1000, Threads: 1, Save: dir, Comm: comms[r]})
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer tr.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if r == 2 {
+				go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+			}
+			_, errs[r] = tr.Run(ctx, io.Discard)
+			steps[r] = tr.StepsDone()
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if !errors.Is(err, train.ErrInterrupted) {
+			t.Fatalf("rank %d: %v, want an interrupt", r, err)
+		}
+	}
+	if steps[0] != steps[1] || steps[1] != steps[2] || steps[0] == 0 || steps[0] == 1000 {
+		t.Fatalf("the ranks stopped after steps %v", steps)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDataParallelMemcheck: allocated bytes stay flat on every rank.
+func TestDataParallelMemcheck(t *testing.T) {
+	for _, c := range []train.Config{{Model: "mlp", Batch: 8}, {Model: "tinydet", Batch: 4, SyncBN: true}} {
+		comms := dist.Local(2)
+		reps := make([]*train.LeakReport, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for r := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := c
+				cfg.Comm, cfg.Threads = comms[r], 1
+				reps[r], errs[r] = train.Memcheck(context.Background(), cfg, 12, nil)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		for r, rep := range reps {
+			if !rep.OK() {
+				t.Errorf("%s rank %d: %s", c.Model, r, rep.Message)
+			}
 		}
 	}
 }

@@ -24,3 +24,9 @@ func (t *Trainer) StepFeedTypes(n int) (map[string]ir.Type, error) {
 	}
 	return types, nil
 }
+
+// StepsDone is the number of steps taken.
+func (t *Trainer) StepsDone() int { return t.step }
+
+// SaveTo writes the checkpoint to dir now.
+func (t *Trainer) SaveTo(dir string) error { return t.save(dir) }

@@ -1,0 +1,297 @@
+package dist_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gopir/gopir/autodiff"
+	"github.com/gopir/gopir/dist"
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/nn"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/optim"
+	"github.com/gopir/gopir/tensor"
+)
+
+// gatedNet is a three-layer network whose last layer is one of two,
+// chosen by an if on the batch: the parameters of the layer a batch does
+// not take get a gradient of zeros.
+func gatedNet(t *testing.T, bucketBytes int64) (*ir.Program, *nn.Module, optim.State, []dist.Bucket, []*ir.Value) {
+	t.Helper()
+	b := ir.NewBuilder(ir.NewProgram())
+	m := nn.NewModule(ir.F32, true)
+	x := ops.Data(b, "x", ir.F32, -1, 8)
+	y := ops.Data(b, "y", ir.F32, -1, 1)
+	h := ops.Tanh(b, m.Linear(b, "fc1", x, 32))
+	h = ops.Tanh(b, m.Linear(b, "fc2", h, 16))
+	wa, wb := m.Param(b, "a.w", nn.XavierUniform{}, true, 16, 1, 16, 1), m.Param(b, "b.w", nn.XavierUniform{}, true, 16, 1, 16, 1)
+	cond := ops.GreaterThan(b, ops.ReduceMean(b, x, nil, false), ops.Full(b, ir.F32, 0))
+	out := b.If(cond,
+		func(b *ir.Builder) []*ir.Value { return []*ir.Value{ops.Matmul(b, h, wa, false, false)} },
+		func(b *ir.Builder) []*ir.Value { return []*ir.Value{ops.Matmul(b, h, wb, false, false)} })[0]
+	loss := ops.ReduceMean(b, ops.Square(b, ops.Subtract(b, out, y)), nil, false)
+	params := m.Trainable()
+	grads, err := autodiff.Backward(b, loss, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduced, buckets, err := dist.ReduceGradients(b, params, grads, dist.Options{BucketBytes: bucketBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := optim.NewAdam(0.01).Apply(b, params, reduced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops.Fetch(b, "loss", ops.AllReduce(b, loss, true))
+	prog, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, m, st, buckets, grads
+}
+
+func TestReduceGradientsPlacement(t *testing.T) {
+	for _, bytes := range []int64{-1, 600, 0} {
+		prog, m, _, buckets, grads := gatedNet(t, bytes)
+		top := prog.Body()
+		seen := map[int]bool{}
+		for k, bk := range buckets {
+			last := -1
+			for _, i := range bk.Grads {
+				if seen[i] {
+					t.Fatalf("gradient %d in two buckets", i)
+				}
+				seen[i] = true
+				last = max(last, top.IndexOf(grads[i].Def()))
+			}
+			start, wait := top.IndexOf(bk.Start), top.IndexOf(bk.Wait)
+			// Started right after its last gradient (or the previous start).
+			if start != last+1 && (k == 0 || start != top.IndexOf(buckets[k-1].Start)+1) {
+				t.Errorf("bucket size %d: bucket %d starts at %d, its last gradient is made at %d", bytes, k, start, last)
+			}
+			// Waited for after the whole backward and before every update.
+			for i, op := range top.Ops() {
+				if op.Name() == "adam_update" && i < wait {
+					t.Errorf("bucket size %d: an update at %d comes before bucket %d's wait at %d", bytes, i, k, wait)
+				}
+			}
+			if bytes > 0 && k < len(buckets)-1 && bk.Bytes < bytes {
+				t.Errorf("bucket %d holds %d bytes, closed before %d", k, bk.Bytes, bytes)
+			}
+		}
+		if len(seen) != len(m.Trainable()) {
+			t.Errorf("%d of %d gradients reduced", len(seen), len(m.Trainable()))
+		}
+		switch bytes {
+		case -1:
+			if len(buckets) != len(grads) {
+				t.Errorf("bucket size -1: %d buckets for %d gradients", len(buckets), len(grads))
+			}
+		case 0:
+			if len(buckets) != 1 {
+				t.Errorf("default bucket size: %d buckets, want one (the net is small)", len(buckets))
+			}
+		}
+		// The first bucket starts before the backward is over: its
+		// communication overlaps the rest of it.
+		if len(buckets) > 1 && top.IndexOf(buckets[0].Start) > top.IndexOf(buckets[len(buckets)-1].Start)-2 {
+			t.Errorf("bucket size %d: the first bucket starts at %d, the last at %d", bytes, top.IndexOf(buckets[0].Start), top.IndexOf(buckets[len(buckets)-1].Start))
+		}
+	}
+}
+
+func TestReduceGradientsErrors(t *testing.T) {
+	b := ir.NewBuilder(ir.NewProgram())
+	w := ops.Parameter(b, "w", ir.F32, 3)
+	if _, _, err := dist.ReduceGradients(b, []*ir.Value{w}, nil, dist.Options{}); err == nil {
+		t.Error("mismatched lists: no error")
+	}
+	var inner *ir.Builder
+	b.If(ops.Full(b, ir.I1, 1), func(b *ir.Builder) []*ir.Value { inner = b; return nil }, func(b *ir.Builder) []*ir.Value { return nil })
+	if _, _, err := dist.ReduceGradients(inner, []*ir.Value{w}, []*ir.Value{w}, dist.Options{}); err == nil || !strings.Contains(err.Error(), "top level") {
+		t.Errorf("a builder inside a region: %v", err)
+	}
+	if _, _, err := dist.ReduceGradients(b, []*ir.Value{w}, []*ir.Value{ops.Cast(b, w, ir.I64)}, dist.Options{}); err == nil || !strings.Contains(err.Error(), "f32 or f64") {
+		t.Errorf("an integer gradient: %v", err)
+	}
+	out, buckets, err := dist.ReduceGradients(b, []*ir.Value{w, w}, []*ir.Value{nil, ops.Neg(b, w)}, dist.Options{})
+	if err != nil || out[0] != nil || out[1] == nil || len(buckets) != 1 {
+		t.Errorf("a nil gradient: %v %v %v", out, buckets, err)
+	}
+}
+
+// TestGatedNetOnRanks trains gatedNet on three in-process ranks whose
+// batches take different branches, and checks that every rank's
+// parameters stay identical and that memory is flat over the steps.
+func TestGatedNetOnRanks(t *testing.T) {
+	prog, m, st, _, _ := gatedNet(t, 600)
+	const n, steps = 3, 30
+	comms := dist.Local(n)
+	stores := make([]*exec.Store, n)
+	errs := make([]error, n)
+	branches := make([][]bool, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = func() error {
+				a := memory.New(memory.Options{})
+				store := exec.NewStore()
+				stores[r] = store
+				if err := m.Create(a, 7, store.Set); err != nil {
+					return err
+				}
+				if err := st.Create(a, store.Set); err != nil {
+					return err
+				}
+				exe, err := exec.Compile(prog, exec.Options{Alloc: a, Store: store, Threads: 1, CheckLeaks: true, Comm: comms[r]})
+				if err != nil {
+					return err
+				}
+				base := a.Stats().Allocated.Current
+				for s := range steps {
+					xs, _ := tensor.New(a, tensor.F32, 4, 8)
+					ys, _ := tensor.New(a, tensor.F32, 4, 1)
+					sign := float32(1)
+					if (s+r)%2 == 1 {
+						sign = -1 // ranks disagree on the branch at every step
+					}
+					for i := range xs.F32() {
+						xs.F32()[i] = sign * float32(i%5+r) / 7
+					}
+					for i := range ys.F32() {
+						ys.F32()[i] = float32(i) - float32(r)
+					}
+					branches[r] = append(branches[r], sign > 0)
+					res, err := exe.Run(context.Background(), map[string]*tensor.Tensor{"x": xs, "y": ys})
+					xs.Release()
+					ys.Release()
+					if err != nil {
+						return err
+					}
+					res.Release()
+					if got := a.Stats().Allocated.Current; got != base {
+						return fmt.Errorf("step %d: %d bytes allocated, %d before the first", s, got, base)
+					}
+				}
+				return nil
+			}()
+			if errs[r] != nil {
+				comms[r].Abort(1, errs[r])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if branches[0][0] == branches[1][0] {
+		t.Fatal("the ranks took the same branch")
+	}
+	for _, name := range stores[0].Names() {
+		a, _ := stores[0].Get(name)
+		for r := 1; r < n; r++ {
+			b, _ := stores[r].Get(name)
+			if string(a.Raw()) != string(b.Raw()) {
+				t.Fatalf("%s differs between rank 0 and rank %d", name, r)
+			}
+		}
+	}
+	// The branch-only parameters moved: at every step some rank took
+	// each branch, so the reduced gradients of both were not zero.
+	init := exec.NewStore()
+	if err := m.Create(memory.New(memory.Options{}), 7, init.Set); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.w", "b.w"} {
+		a, _ := stores[0].Get(name)
+		b, _ := init.Get(name)
+		if string(a.Raw()) == string(b.Raw()) {
+			t.Errorf("%s did not move", name)
+		}
+	}
+	init.Release()
+	for _, s := range stores {
+		s.Release()
+	}
+}
+
+func TestLocalCollectives(t *testing.T) {
+	comms := dist.Local(3)
+	var wg sync.WaitGroup
+	bufs := make([][]byte, 3)
+	sums := make([][]float64, 3)
+	errs := make([]error, 3)
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bufs[r] = []byte{byte(r), byte(r)}
+			if errs[r] = comms[r].Broadcast(bufs[r], 1); errs[r] != nil {
+				return
+			}
+			sums[r] = []float64{float64(r), 1}
+			errs[r] = comms[r].AllReduceF64(sums[r])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		if bufs[r][0] != 1 || bufs[r][1] != 1 || sums[r][0] != 3 || sums[r][1] != 3 {
+			t.Fatalf("rank %d: broadcast %v, sum %v", r, bufs[r], sums[r])
+		}
+	}
+	// Calls that do not match fail on every rank.
+	comms = dist.Local(2)
+	errs = make([]error, 2)
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r == 0 {
+				errs[r] = comms[r].Broadcast(make([]byte, 4), 0)
+			} else {
+				errs[r] = comms[r].AllReduceF64(make([]float64, 4))
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "collective 0") {
+			t.Errorf("rank %d: mismatched collectives: %v", r, err)
+		}
+	}
+	if c := dist.Local(1)[0]; c.Size() != 1 || c.AllReduceF64([]float64{1}) != nil || c.Close() != nil {
+		t.Error("a job of one rank")
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		rank, size string
+		ok         bool
+	}{{"1", "4", true}, {"", "", false}, {"4", "4", false}, {"x", "2", false}} {
+		t.Setenv("OMPI_COMM_WORLD_RANK", c.rank)
+		t.Setenv("OMPI_COMM_WORLD_SIZE", c.size)
+		t.Setenv("PMI_RANK", "")
+		t.Setenv("PMI_SIZE", "")
+		if _, _, ok := dist.Environment(); ok != c.ok {
+			t.Errorf("rank %q size %q: ok %v", c.rank, c.size, ok)
+		}
+	}
+	t.Setenv("OMPI_COMM_WORLD_RANK", "0")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
+	if c, err := dist.FromEnvironment(); c != nil || err != nil {
+		t.Errorf("a job of one rank: %v %v", c, err)
+	}
+}
