@@ -48,63 +48,33 @@ func FromEnvironment() (Comm, error) {
 }
 
 // mpiComm is Comm over MPI_COMM_WORLD.
-type mpiComm struct {
-	c *mpi.Comm
-	// inflight are the non-blocking sums started and not yet waited
-	// for: Open MPI moves a non-blocking collective forward only inside
-	// MPI calls, so each new start first tests the earlier ones.
-	inflight []*mpi.Request
-}
+type mpiComm struct{ c *mpi.Comm }
 
 func (m *mpiComm) Rank() int { return m.c.Rank() }
 func (m *mpiComm) Size() int { return m.c.Size() }
 
-// progress tests the sums in flight, forgetting the complete ones.
-func (m *mpiComm) progress() {
-	live := m.inflight[:0]
-	for _, r := range m.inflight {
-		if done, err := r.Test(); !done && err == nil {
-			live = append(live, r)
-		}
-	}
-	clear(m.inflight[len(live):])
-	m.inflight = live
-}
+// mpiRequest is a non-blocking sum; it is an ops.Tester, so that the
+// executor moves it forward between instructions (Open MPI progresses a
+// non-blocking collective only inside MPI calls).
+type mpiRequest struct{ r *mpi.Request }
 
-// mpiRequest removes itself from the list in flight when waited for.
-type mpiRequest struct {
-	m *mpiComm
-	r *mpi.Request
-}
-
-func (q mpiRequest) Wait() error {
-	for i, r := range q.m.inflight {
-		if r == q.r {
-			q.m.inflight = append(q.m.inflight[:i], q.m.inflight[i+1:]...)
-			break
-		}
-	}
-	return q.r.Wait()
-}
+func (q mpiRequest) Wait() error         { return q.r.Wait() }
+func (q mpiRequest) Test() (bool, error) { return q.r.Test() }
 
 func (m *mpiComm) StartAllReduceF32(buf []float32) (ops.Request, error) {
-	m.progress()
 	r, err := m.c.IallreduceF32(buf)
 	if err != nil {
 		return nil, err
 	}
-	m.inflight = append(m.inflight, r)
-	return mpiRequest{m, r}, nil
+	return mpiRequest{r}, nil
 }
 
 func (m *mpiComm) StartAllReduceF64(buf []float64) (ops.Request, error) {
-	m.progress()
 	r, err := m.c.IallreduceF64(buf)
 	if err != nil {
 		return nil, err
 	}
-	m.inflight = append(m.inflight, r)
-	return mpiRequest{m, r}, nil
+	return mpiRequest{r}, nil
 }
 
 func (m *mpiComm) AllReduceF64(buf []float64) error { return m.c.AllreduceF64(buf) }

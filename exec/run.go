@@ -165,6 +165,9 @@ func (e *Executable) runBlock(b *blockCode) ([]*tensor.Tensor, error) {
 				*p = nil
 			}
 		}
+		if e.kctx.Pending() > 0 {
+			e.kctx.Progress() // buckets in flight (ops/collective.go)
+		}
 		if e.log {
 			e.logMemory(b, in, start)
 		}

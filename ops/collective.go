@@ -67,6 +67,15 @@ type Request interface {
 	Wait() error
 }
 
+// Tester is a Request that can be asked, without blocking, whether it is
+// complete. MPI moves a non-blocking collective forward only while the
+// process is inside MPI, so the executor tests the buckets in flight
+// between instructions (Ctx.Progress): that is what lets their
+// communication overlap the rest of the backward pass.
+type Tester interface {
+	Test() (done bool, err error)
+}
+
 // pendingReduce is a bucket being summed: the kernel context holds a
 // reference to it until the sum is complete, so that its bytes are never
 // reused while another process still writes them.
@@ -95,6 +104,22 @@ func (c *Ctx) Settle() error {
 
 // Pending is the number of all-reduces started and not yet waited for.
 func (c *Ctx) Pending() int { return len(c.pending) }
+
+// Progress lets the all-reduces in flight move forward: it tests each
+// one whose request is a Tester, until one is not complete yet. The
+// executor calls it after every instruction while one is in flight.
+// Errors are left for the wait to report.
+func (c *Ctx) Progress() {
+	for _, p := range c.pending {
+		t, ok := p.req.(Tester)
+		if !ok {
+			return
+		}
+		if done, err := t.Test(); !done || err != nil {
+			return
+		}
+	}
+}
 
 func init() {
 	register(&Def{Name: "all_reduce", Infer: inferAllReduce, Bind: bindAllReduce, Grad: gradAllReduce})

@@ -527,3 +527,38 @@ func TestSyncBatchNorm(t *testing.T) {
 		t.Errorf("sync without a communicator: %v", err)
 	}
 }
+
+// testedComm counts the Test calls on its requests.
+type testedComm struct {
+	dist.Comm
+	tests *int
+}
+
+type testedReq struct {
+	ops.Request
+	tests *int
+}
+
+func (q testedReq) Test() (bool, error) { *q.tests++; return false, nil }
+
+func (c testedComm) StartAllReduceF32(buf []float32) (ops.Request, error) {
+	r, err := c.Comm.StartAllReduceF32(buf)
+	return testedReq{r, c.tests}, err
+}
+
+// TestCollectiveProgress: while a bucket is in flight the executor tests
+// it after every instruction, so that MPI moves it forward during the
+// rest of the backward pass; with none in flight it does not.
+func TestCollectiveProgress(t *testing.T) {
+	prog := bucketProgram(t, ir.F32, true, []int{2, 3})
+	tests := 0
+	c := testedComm{dist.Local(1)[0], &tests}
+	if _, err := collRun(prog, c, map[string][]float64{"x0": make([]float64, 6)}, map[string][]int{"x0": {2, 3}}, tensor.F32); err != nil {
+		t.Fatal(err)
+	}
+	// Between the start and the wait: the start itself, the multiply, the
+	// sum and the fetch.
+	if tests != 4 {
+		t.Fatalf("%d tests of the bucket in flight, want 4", tests)
+	}
+}

@@ -18,17 +18,20 @@ import (
 
 func newPrintCmd() *cobra.Command {
 	var model, memLimit string
-	var backward bool
 	var opt optimizeFlags
+	var backward, syncBN bool
+	var ranks int
 	cmd := &cobra.Command{
-		Use:   "print (--model NAME [--backward] | FILE.pir | MODEL.onnx | DIR)",
+		Use:   "print (--model NAME [--backward [--ranks N [--sync-bn]]] | FILE.pir | MODEL.onnx | DIR)",
 		Short: "Print a program in canonical form: a file, an ONNX model, or a model of the zoo",
 		Long: `Print parses, verifies and prints FILE.pir in canonical form; MODEL.onnx
 is imported and printed as gopir's program (its initializers are
 "parameter" ops); DIR is a directory written by gopir import. With --model
 it prints the zoo model's forward (evaluation) program instead, and with
 --backward its whole training program: forward, loss, backward and the
-optimizer's in-place updates; with --mem-limit SIZE too, the program gopir
+optimizer's in-place updates; with --ranks N, that of one rank of a
+data-parallel job of N ranks, with its gradient all-reduces
+(docs/distributed.md); with --mem-limit SIZE too, the program gopir
 train --mem-limit SIZE would run, rematerialized to fit, each inserted op
 noted with what it recomputes. With --optimize it prints the program gopir
 run --optimize runs: rewritten for inference by the passes (all, or those
@@ -47,12 +50,14 @@ needs parameter values, which MODEL.onnx and DIR carry.`,
 				return badInputf("--optimize prints an inference program; --mem-limit a training program")
 			case model != "" && len(args) == 1:
 				return badInputf("give either --model or FILE.pir, not both")
+			case ranks < 1 || (ranks > 1 || syncBN) && !backward:
+				return badInputf("--ranks and --sync-bn go with --backward; --ranks must be at least 1")
 			case memLimit != "" && (model == "" || !backward):
 				return badInputf("--mem-limit prints a training program: give --model NAME --backward")
 			case memLimit != "":
-				return printRematerialized(cmd.OutOrStdout(), model, memLimit)
+				return printRematerialized(cmd.OutOrStdout(), train.Config{Model: model, Ranks: ranks, SyncBN: syncBN}, memLimit)
 			case model != "" && backward:
-				prog, err = train.BuildTraining(train.Config{Model: model})
+				prog, err = train.BuildTraining(train.Config{Model: model, Ranks: ranks, SyncBN: syncBN})
 			case model != "":
 				prog, err = train.BuildEvaluation(model)
 			case backward:
@@ -81,22 +86,26 @@ needs parameter values, which MODEL.onnx and DIR carry.`,
 	cmd.Flags().BoolVar(&backward, "backward", false, "with --model: the training program, backward and updates included")
 	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "with --model --backward: the training program rematerialized to fit a memory limit of `SIZE`")
 	opt.register(cmd, false, "print the program rewritten for inference, as gopir run --optimize runs it")
+	cmd.Flags().IntVar(&ranks, "ranks", 1, "with --backward: the program of one rank of a data-parallel job of `N` ranks")
+	cmd.Flags().BoolVar(&syncBN, "sync-bn", false, "with --ranks: synchronized batch norm")
 	return cmd
 }
 
 // printRematerialized prints the training program gopir train would run
 // under the memory limit, noting the ops that recompute values.
-func printRematerialized(out io.Writer, model, memLimit string) error {
+func printRematerialized(out io.Writer, cfg train.Config, memLimit string) error {
 	limit, err := parseSize(memLimit)
 	if err != nil || limit < 1 {
 		return badInputf("--mem-limit %q: want a positive size like 16MiB", memLimit)
 	}
-	res, _, err := train.Rematerialize(train.Config{Model: model, MemLimit: limit})
+	cfg.MemLimit = limit
+	res, _, err := train.Rematerialize(cfg)
 	if err != nil {
 		return planError(err)
 	}
 	if res == nil {
-		prog, err := train.BuildTraining(train.Config{Model: model})
+		cfg.MemLimit = 0
+		prog, err := train.BuildTraining(cfg)
 		if err != nil {
 			return badInput(err)
 		}

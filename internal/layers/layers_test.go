@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"bench":                    {"exec", "ir", "memory", "models", "onnx", "ops", "optimize", "remat", "tensor", "train"},
 	"bench/internal/runner":    {"bench"},
 	"cmd/gopir":                {"autodiff", "dist", "exec", "ir", "memory", "models", "onnx", "ops", "optimize", "remat", "tensor", "timeline", "train"},
+	"bench/internal/ddp":       {"dist", "models", "train"},
 	"internal/layers":          nil,
 	"internal/fdcheck":         nil,
 }

@@ -1,0 +1,96 @@
+// Command ddp measures the throughput of data-parallel training for
+// bench/ddp: it trains a model of the zoo for -warmup steps, then times
+// -steps steps between two points where every rank meets, and rank 0
+// prints one line:
+//
+//	gopir ddp MODEL ranks=N batch=B threads=T samples_per_s=X ms_per_step=Y
+//
+// B is the global batch. Run it alone (one process) or, built with the mpi
+// tag, under mpirun (one process per rank):
+//
+//	go build -tags mpi -o ddp ./bench/internal/ddp
+//	mpirun -np 2 ./ddp -model lenet -batch 128 -threads 1
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gopir/gopir/dist"
+	"github.com/gopir/gopir/train"
+
+	_ "github.com/gopir/gopir/models" // the zoo
+)
+
+func main() {
+	model := flag.String("model", "lenet", "model of the zoo")
+	batch := flag.Int("batch", 128, "global batch")
+	steps := flag.Int("steps", 200, "timed steps")
+	warmup := flag.Int("warmup", 20, "steps before the timing")
+	threads := flag.Int("threads", 1, "kernel threads per rank")
+	bucket := flag.Int64("bucket", 0, "gradient bucket size in bytes (0: dist.DefaultBucketBytes; -1: one per gradient)")
+	flag.Parse()
+	if err := run(*model, *batch, *steps, *warmup, *threads, *bucket); err != nil {
+		fmt.Fprintln(os.Stderr, "ddp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(model string, batch, steps, warmup, threads int, bucket int64) error {
+	comm, err := dist.FromEnvironment()
+	if err != nil {
+		return err
+	}
+	cfg := train.Config{Model: model, Batch: batch, Threads: threads, Steps: warmup + steps, Comm: comm, BucketBytes: bucket}
+	tr, err := train.New(cfg)
+	if err != nil {
+		return fail(comm, err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	meet := func() error {
+		if comm == nil {
+			return nil
+		}
+		_, err := dist.AnyRank(comm, false)
+		return err
+	}
+	for range warmup {
+		if _, err := tr.Step(ctx); err != nil {
+			return fail(comm, err)
+		}
+	}
+	if err := meet(); err != nil {
+		return fail(comm, err)
+	}
+	start := time.Now()
+	for range steps {
+		if _, err := tr.Step(ctx); err != nil {
+			return fail(comm, err)
+		}
+	}
+	if err := meet(); err != nil {
+		return fail(comm, err)
+	}
+	took := time.Since(start)
+	if tr.Rank() == 0 {
+		fmt.Printf("gopir ddp %s ranks=%d batch=%d threads=%d samples_per_s=%.1f ms_per_step=%.4f\n",
+			model, tr.Ranks(), batch, threads, float64(batch*steps)/took.Seconds(), took.Seconds()*1e3/float64(steps))
+	}
+	if comm != nil {
+		return comm.Close()
+	}
+	return nil
+}
+
+// fail ends the job on every rank.
+func fail(comm dist.Comm, err error) error {
+	if comm != nil {
+		fmt.Fprintf(os.Stderr, "ddp: rank %d: %v\n", comm.Rank(), err)
+		comm.Abort(1, err)
+	}
+	return err
+}
