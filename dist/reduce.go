@@ -11,7 +11,7 @@ import (
 
 // DefaultBucketBytes is the size at which ReduceGradients closes a bucket
 // when Options.BucketBytes is 0.
-const DefaultBucketBytes = 1 << 20
+const DefaultBucketBytes = 128 << 10
 
 // Options configure ReduceGradients.
 type Options struct {

@@ -76,6 +76,13 @@ func (e *Executable) Runs() int64 {
 //
 // A kernel that panics makes the run fail with a *KernelPanicError, after
 // the same unwinding.
+//
+// In a data-parallel job (Options.Comm) a run that fails after an
+// all_reduce_start waits for that bucket's sum before freeing it, since
+// another process writes into it. Every rank must run every step: a
+// cancelled run on one rank leaves the others waiting in a collective, so
+// callers such as package train cancel between runs, on all ranks at
+// once.
 func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (Results, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -2,7 +2,9 @@
 // program (forward, loss, backward, optimizer update) and its evaluation
 // program, creates the parameters and optimizer state once in the
 // executor's store, runs the steps, logs each with the allocator's
-// statistics, evaluates, and saves or resumes checkpoints.
+// statistics, evaluates, and saves or resumes checkpoints. With
+// Config.Comm it is one rank of a data-parallel job (package dist,
+// docs/distributed.md).
 //
 // The log line is:
 //
