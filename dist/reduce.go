@@ -40,7 +40,9 @@ type Bucket struct {
 // The gradients are put into buckets in the order the program produces
 // them (the position of the op defining each in the top-level block; a
 // gradient that leaves an if or while is produced by that op), each
-// bucket closed once it holds Options.BucketBytes. Each bucket's
+// bucket closed once it holds Options.BucketBytes; a gradient that large
+// by itself gets a bucket of its own, which all_reduce_wait hands back
+// without a copy. Each bucket's
 // all_reduce_start is inserted right after the op that produces its last
 // gradient, so its sum travels while the rest of the backward pass runs;
 // the all_reduce_waits are appended at b, in bucket order, before the
@@ -102,7 +104,10 @@ func ReduceGradients(b *ir.Builder, params, grads []*ir.Value, opt Options) ([]*
 	var cur *Bucket
 	var curType ir.DType
 	for _, it := range items {
-		if cur != nil && curType != it.typ.DType {
+		n := int64(it.typ.NumElements() * it.typ.DType.Size())
+		if cur != nil && (curType != it.typ.DType || n >= capBytes && cur.Bytes+n > capBytes) {
+			// Another dtype; or a gradient of a bucket's size by itself,
+			// which gets a bucket of its own: reduced in place, no copy.
 			cur = nil
 		}
 		if cur == nil {
@@ -110,7 +115,7 @@ func ReduceGradients(b *ir.Builder, params, grads []*ir.Value, opt Options) ([]*
 			cur, curType = &buckets[len(buckets)-1], it.typ.DType
 		}
 		cur.Grads = append(cur.Grads, it.i)
-		cur.Bytes += int64(it.typ.NumElements() * it.typ.DType.Size())
+		cur.Bytes += n
 		if capBytes < 0 || cur.Bytes >= capBytes {
 			cur = nil
 		}

@@ -19,8 +19,9 @@ import (
 //
 // Every operand is f32 or f64, and all operands of one op share a dtype.
 // all_reduce blocks until every rank has contributed. all_reduce_start
-// copies its operands into a new bucket, starts the sum of the bucket
-// over the ranks in place and returns at once, so that the ops after it
+// copies its operands into a new bucket (or, for one operand that dies
+// there and nobody shares, takes it over as the bucket), starts the sum
+// of the bucket over the ranks in place and returns at once, so that the ops after it
 // (the rest of a backward pass) run while the sum travels; the bucket
 // is read by one all_reduce_wait and nothing else (the verifier checks
 // both ends), which waits for the sum and returns the parts of the
@@ -123,7 +124,7 @@ func (c *Ctx) Progress() {
 
 func init() {
 	register(&Def{Name: "all_reduce", Infer: inferAllReduce, Bind: bindAllReduce, Grad: gradAllReduce})
-	register(&Def{Name: "all_reduce_start", Infer: inferAllReduceStart, Verify: verifyAllReduceStart, Bind: bindAllReduceStart, Grad: noGradCollective})
+	register(&Def{Name: "all_reduce_start", Infer: inferAllReduceStart, Verify: verifyAllReduceStart, Bind: bindAllReduceStart, Grad: noGradCollective, Donate: []int{0}})
 	register(&Def{Name: "all_reduce_wait", Infer: inferAllReduceWait, Verify: verifyAllReduceWait, Bind: bindAllReduceWait, Grad: noGradCollective})
 }
 
@@ -340,15 +341,29 @@ func bindAllReduceStart(op *ir.Op) (Kernel, error) {
 		for _, x := range in {
 			total += x.Len()
 		}
-		bucket, err := c.New(dt, []int{total})
+		var bucket *tensor.Tensor
+		var err error
+		if len(in) == 1 && c.Owns(0) && in[0].Refs() == 1 {
+			// The operand dies here and nobody shares it: it becomes
+			// the bucket, without a copy.
+			bucket, err = in[0].Reshape(total)
+		} else {
+			bucket, err = c.New(dt, []int{total})
+			if err == nil {
+				raw, off := bucket.Raw(), 0
+				for _, x := range in {
+					n := len(x.Raw())
+					kernels.CopyInto(raw[off:off+n], x.Raw(), c.Threads)
+					off += n
+				}
+			}
+		}
+		if c.Owns(0) {
+			in[0].Release()
+			c.Disown(0)
+		}
 		if err != nil {
 			return nil, err
-		}
-		raw, off := bucket.Raw(), 0
-		for _, x := range in {
-			n := len(x.Raw())
-			kernels.CopyInto(raw[off:off+n], x.Raw(), c.Threads)
-			off += n
 		}
 		req, err := collStart(c, bucket)
 		if err != nil {

@@ -562,3 +562,52 @@ func TestCollectiveProgress(t *testing.T) {
 		t.Fatalf("%d tests of the bucket in flight, want 4", tests)
 	}
 }
+
+// TestCollectiveBucketInPlace: a gradient big enough for a bucket of its
+// own becomes the bucket and the result without a copy, so the peak is
+// that of the gradient alone; a shared operand (a feed) is copied.
+func TestCollectiveBucketInPlace(t *testing.T) {
+	const n = 1024
+	for _, own := range []bool{true, false} {
+		b := ir.NewBuilder(ir.NewProgram())
+		x := ops.Data(b, "x", ir.F32, n)
+		g := x
+		if own {
+			g = ops.Relu(b, x) // dies at the start, unshared
+		}
+		r := ops.AllReduceWait(b, ops.AllReduceStart(b, g), []ir.Type{ir.TensorOf(ir.F32, n)}, true)
+		ops.Fetch(b, "r", r[0])
+		prog, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := memory.New(memory.Options{})
+		exe, err := exec.Compile(prog, exec.Options{Alloc: a, CheckLeaks: true, Comm: dist.Local(1)[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs, _ := tensor.New(memory.New(memory.Options{}), tensor.F32, n)
+		for i := range xs.F32() {
+			xs.F32()[i] = float32(i%5) - 2
+		}
+		res, err := exe.Run(context.Background(), map[string]*tensor.Tensor{"x": xs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range res["r"].F32() {
+			want := xs.F32()[i]
+			if own {
+				want = max(want, 0)
+			}
+			if v != want {
+				t.Fatalf("own %v: r[%d] = %v, want %v", own, i, v, want)
+			}
+		}
+		res.Release()
+		xs.Release()
+		if peak := a.Stats().Allocated.Peak; peak != 4*n {
+			t.Errorf("own %v: peak %d bytes, want %d (one buffer: no copy in the start or the wait)", own, peak, 4*n)
+		}
+		wantAllocated(t, a, 0)
+	}
+}

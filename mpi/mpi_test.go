@@ -1,0 +1,81 @@
+//go:build mpi
+
+package mpi_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/gopir/gopir/mpi"
+)
+
+// These tests run under mpirun, as .ci/run does:
+//
+//	go test -c -tags mpi -o mpi.test ./mpi/ && mpirun -np 2 ./mpi.test
+
+func world(t *testing.T) *mpi.Comm {
+	t.Helper()
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
+		t.Skip("run under mpirun: go test -c -tags mpi ./mpi/ && mpirun -np 2 ./mpi.test")
+	}
+	c, err := mpi.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBinding(t *testing.T) {
+	c := world(t)
+	if again, err := mpi.Init(); err != nil || again != c {
+		t.Fatalf("a second Init: %v %v", again, err)
+	}
+	r, n := c.Rank(), c.Size()
+	if n < 2 || r < 0 || r >= n {
+		t.Fatalf("rank %d of %d", r, n)
+	}
+	if err := c.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	d := []float64{float64(r), 1}
+	if err := c.AllreduceF64(d); err != nil || d[0] != float64(n*(n-1)/2) || d[1] != float64(n) {
+		t.Fatalf("AllreduceF64: %v %v", d, err)
+	}
+	f := make([]float32, 1<<16)
+	for i := range f {
+		f[i] = float32(r + 1)
+	}
+	req, err := c.IallreduceF32(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		if done, err = req.Test(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := req.Wait(); err != nil || f[0] != float32(n*(n+1)/2) || f[len(f)-1] != f[0] {
+		t.Fatalf("IallreduceF32: %v %v", f[0], err)
+	}
+	g := []float64{1, 2}
+	if req, err := c.IallreduceF64(g); err != nil || req.Wait() != nil || g[1] != float64(2*n) {
+		t.Fatalf("IallreduceF64: %v %v", g, err)
+	}
+	b := []byte{byte(r)}
+	if err := c.Bcast(b, n-1); err != nil || b[0] != byte(n-1) {
+		t.Fatalf("Bcast: %v %v", b, err)
+	}
+	// Errors come back (MPI_ERRORS_RETURN) instead of aborting the job.
+	err = c.Bcast([]byte{1}, n+5)
+	var me *mpi.Error
+	if !errors.As(err, &me) || me.Call != "MPI_Bcast" || me.Msg == "" {
+		t.Fatalf("a broadcast from rank %d of %d: %v", n+5, n, err)
+	}
+	if err := c.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finalize(); err != nil {
+		t.Fatalf("a second Finalize: %v", err)
+	}
+}
