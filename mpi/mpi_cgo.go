@@ -131,12 +131,16 @@ func count(call string, n int) (C.int, error) {
 // every rank's buf (MPI_Allreduce with MPI_IN_PLACE, MPI_SUM).
 func (c *Comm) AllreduceF64(buf []float64) error {
 	n, err := count("MPI_Allreduce", len(buf))
-	if err != nil || n == 0 {
+	if err != nil {
 		return err
+	}
+	var p *C.double // NULL for an empty buffer, which still takes part
+	if n > 0 {
+		p = (*C.double)(unsafe.Pointer(&buf[0]))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return check("MPI_Allreduce", C.gopir_allreduce_f64((*C.double)(unsafe.Pointer(&buf[0])), n))
+	return check("MPI_Allreduce", C.gopir_allreduce_f64(p, n))
 }
 
 // IallreduceF32 starts the element-wise sum of buf over every rank, in
@@ -148,13 +152,13 @@ func (c *Comm) IallreduceF32(buf []float32) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{c: c}
-	if n == 0 {
-		r.done = true
-		return r, nil
+	var p *C.float // NULL for an empty buffer, which still takes part
+	if n > 0 {
+		r.pin.Pin(&buf[0])
+		p = (*C.float)(unsafe.Pointer(&buf[0]))
 	}
-	r.pin.Pin(&buf[0])
 	c.mu.Lock()
-	rc := C.gopir_iallreduce_f32((*C.float)(unsafe.Pointer(&buf[0])), n, &r.h)
+	rc := C.gopir_iallreduce_f32(p, n, &r.h)
 	c.mu.Unlock()
 	if rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
@@ -170,13 +174,13 @@ func (c *Comm) IallreduceF64(buf []float64) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{c: c}
-	if n == 0 {
-		r.done = true
-		return r, nil
+	var p *C.double // NULL for an empty buffer, which still takes part
+	if n > 0 {
+		r.pin.Pin(&buf[0])
+		p = (*C.double)(unsafe.Pointer(&buf[0]))
 	}
-	r.pin.Pin(&buf[0])
 	c.mu.Lock()
-	rc := C.gopir_iallreduce_f64((*C.double)(unsafe.Pointer(&buf[0])), n, &r.h)
+	rc := C.gopir_iallreduce_f64(p, n, &r.h)
 	c.mu.Unlock()
 	if rc != C.MPI_SUCCESS {
 		r.pin.Unpin()
@@ -224,13 +228,14 @@ func (r *Request) Test() (bool, error) {
 // Bcast copies root's buf into every other rank's buf (MPI_Bcast of
 // bytes); every rank passes a buffer of the same length.
 func (c *Comm) Bcast(buf []byte, root int) error {
-	if len(buf) == 0 {
-		return nil
-	}
-	for off := 0; off < len(buf); off += math.MaxInt32 {
+	for off := 0; off == 0 || off < len(buf); off += math.MaxInt32 {
 		part := buf[off:min(len(buf), off+math.MaxInt32)]
+		var p unsafe.Pointer // NULL for an empty buffer, which still takes part
+		if len(part) > 0 {
+			p = unsafe.Pointer(&part[0])
+		}
 		c.mu.Lock()
-		rc := C.gopir_bcast(unsafe.Pointer(&part[0]), C.int(len(part)), C.int(root))
+		rc := C.gopir_bcast(p, C.int(len(part)), C.int(root))
 		c.mu.Unlock()
 		if err := check("MPI_Bcast", rc); err != nil {
 			return err

@@ -62,6 +62,13 @@ func TestBinding(t *testing.T) {
 	if req, err := c.IallreduceF64(g); err != nil || req.Wait() != nil || g[1] != float64(2*n) {
 		t.Fatalf("IallreduceF64: %v %v", g, err)
 	}
+	// Empty buffers take part too, so the calls stay matched.
+	if req, err := c.IallreduceF32(nil); err != nil || req.Wait() != nil {
+		t.Fatalf("an empty IallreduceF32: %v", err)
+	}
+	if err := c.Bcast(nil, 0); err != nil {
+		t.Fatalf("an empty Bcast: %v", err)
+	}
 	b := []byte{byte(r)}
 	if err := c.Bcast(b, n-1); err != nil || b[0] != byte(n-1) {
 		t.Fatalf("Bcast: %v %v", b, err)

@@ -310,15 +310,14 @@ func bindAllReduce(op *ir.Op) (Kernel, error) {
 			return nil, err
 		}
 		kernels.CopyInto(y.Raw(), in[0].Raw(), c.Threads)
-		if y.Len() > 0 {
-			req, err := collStart(c, y)
-			if err == nil {
-				err = req.Wait()
-			}
-			if err != nil {
-				y.Release()
-				return nil, err
-			}
+		// Even an empty x takes part: every rank must make the same calls.
+		req, err := collStart(c, y)
+		if err == nil {
+			err = req.Wait()
+		}
+		if err != nil {
+			y.Release()
+			return nil, err
 		}
 		if mean {
 			collDivide(y, y, 0, c.Comm.Size())
