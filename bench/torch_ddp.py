@@ -14,11 +14,16 @@ of batch/ranks MNIST-shaped images; every rank trains gopir's LeNet (conv
 steps, meets the others, times --steps steps, meets them again, and rank
 0 prints one line:
 
-    torch ddp lenet ranks=N batch=B threads=T backend=BACKEND samples_per_s=X ms_per_step=Y
+    torch ddp lenet ranks=N batch=B threads=T backend=BACKEND samples_per_s=X ms_per_step=Y cpu_ms_per_step=Z
+
+Z is the processor time of all ranks together per step (as gopir's
+bench/internal/ddp reports it).
 """
 import argparse
+import datetime
 import os
 import socket
+import sys
 import time
 
 import torch
@@ -44,7 +49,10 @@ class LeNet(nn.Module):
 def worker(rank, a, port):
     torch.set_num_threads(a.threads)
     if a.ranks > 1:
-        dist.init_process_group(a.backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=a.ranks)
+        # A rank that dies makes the others fail after the timeout
+        # instead of waiting forever.
+        dist.init_process_group(a.backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=a.ranks,
+                                timeout=datetime.timedelta(seconds=120))
     torch.manual_seed(0)
     model = LeNet()
     if a.ranks > 1:
@@ -68,17 +76,25 @@ def worker(rank, a, port):
     for _ in range(a.warmup):
         step()
     meet()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(a.steps):
         step()
     meet()
     took = time.perf_counter() - t
+    cpu = torch.tensor([time.process_time() - c], dtype=torch.float64)
+    if a.ranks > 1:
+        dist.all_reduce(cpu)
     if rank == 0:
         backend = a.backend if a.ranks > 1 else "none"
         print(f"torch ddp lenet ranks={a.ranks} batch={a.batch} threads={a.threads} backend={backend} "
-              f"samples_per_s={a.batch * a.steps / took:.1f} ms_per_step={took * 1e3 / a.steps:.4f}", flush=True)
+              f"samples_per_s={a.batch * a.steps / took:.1f} ms_per_step={took * 1e3 / a.steps:.4f} "
+              f"cpu_ms_per_step={cpu.item() * 1e3 / a.steps:.4f}", flush=True)
     if a.ranks > 1:
-        dist.destroy_process_group()
+        # Tearing the process group down can hang in gloo when the other
+        # rank is already gone: meet once more, then leave at once.
+        dist.barrier()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def main():
