@@ -14,22 +14,26 @@ import (
 // memory log and leak checks see them like any other.
 //
 //	all_reduce       (x) {mean}              -> y        y = Σ over the ranks of x (÷ ranks with mean)
-//	all_reduce_start (g1, …, gk)             -> bucket   1-D, the gᵢ flattened one after another; starts its sum
+//	all_reduce_start (g1, …, gk)             -> bucket   the gᵢ flattened one after another (1-D; g1's type for k = 1); starts its sum
 //	all_reduce_wait  (bucket) {types, mean}  -> (r1, …, rk)
 //
 // Every operand is f32 or f64, and all operands of one op share a dtype.
-// all_reduce blocks until every rank has contributed. all_reduce_start
-// copies its operands into a new bucket (or, for one operand that dies
-// there and nobody shares, takes it over as the bucket), starts the sum
-// of the bucket over the ranks in place and returns at once, so that the ops after it
-// (the rest of a backward pass) run while the sum travels; the bucket
-// is read by one all_reduce_wait and nothing else (the verifier checks
-// both ends), which waits for the sum and returns the parts of the
-// bucket as tensors of the types in its types attribute (a list of
-// static tensor types whose element counts add up to the bucket's
-// length), divided by the number of ranks with mean: new tensors, or,
-// for a bucket of one part, the bucket itself reshaped (updated in
-// place, without a copy). mean defaults to false.
+// All three are destination-passing kernels (Compute): the executor
+// allocates every buffer they use from Infer's types, so the memory
+// planner and the memory log count them like any other. all_reduce
+// blocks until every rank has contributed; y takes over x when x dies
+// there. all_reduce_start copies its operands into the bucket (for one
+// operand that dies there and nobody shares, the operand's buffer is
+// the bucket, without a copy), starts the sum of the bucket over the
+// ranks in place and returns at once, so that the ops after it (the
+// rest of a backward pass) run while the sum travels; the bucket is read
+// by one all_reduce_wait and nothing else (the verifier checks both
+// ends), which waits for the sum and returns the parts of the bucket as
+// tensors of the types in its types attribute (a list of static tensor
+// types whose element counts add up to the bucket's), divided by the
+// number of ranks with mean: new tensors, or, for a bucket of one part,
+// a view of the bucket (divided in place, without a copy). mean
+// defaults to false.
 //
 // The ranks are reached through Ctx.Comm (exec.Options.Comm); running a
 // collective op without one is an error. Every rank must run the same
@@ -123,9 +127,20 @@ func (c *Ctx) Progress() {
 }
 
 func init() {
-	register(&Def{Name: "all_reduce", Infer: inferAllReduce, Bind: bindAllReduce, Grad: gradAllReduce})
-	register(&Def{Name: "all_reduce_start", Infer: inferAllReduceStart, Verify: verifyAllReduceStart, Bind: bindAllReduceStart, Grad: noGradCollective, Donate: []int{0}})
-	register(&Def{Name: "all_reduce_wait", Infer: inferAllReduceWait, Verify: verifyAllReduceWait, Bind: bindAllReduceWait, Grad: noGradCollective})
+	always := func(*ir.Op) bool { return true }
+	register(&Def{Name: "all_reduce", Infer: inferAllReduce, Compute: bindAllReduce, Grad: gradAllReduce, Collective: always})
+	register(&Def{Name: "all_reduce_start", Infer: inferAllReduceStart, Verify: verifyAllReduceStart, Compute: bindAllReduceStart, Grad: noGradCollective, Collective: always})
+	register(&Def{Name: "all_reduce_wait", Infer: inferAllReduceWait, Verify: verifyAllReduceWait, Compute: bindAllReduceWait, Grad: noGradCollective, Collective: always})
+}
+
+// Collective reports whether op exchanges data with the other ranks of a
+// data-parallel job (Def.Collective): the ops of this file, and batch
+// norm synchronized over the ranks. Every rank must run such ops the same
+// number of times in the same order, so a pass that moves or repeats
+// work (package remat) leaves them where they are.
+func Collective(op *ir.Op) bool {
+	d, ok := defs[op.Name()]
+	return ok && d.Collective != nil && d.Collective(op)
 }
 
 // errNoComm is the error of a collective op run without a communicator.
@@ -171,6 +186,9 @@ func inferAllReduceStart(in []ir.Type, _ ir.Attrs) ([]ir.Type, error) {
 			total = ir.Dynamic
 		}
 	}
+	if len(in) == 1 {
+		return []ir.Type{in[0]}, nil // the operand itself, which it may take over
+	}
 	return []ir.Type{ir.TensorOf(in[0].DType, total)}, nil
 }
 
@@ -200,12 +218,12 @@ func inferAllReduceWait(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err := collFloat("bucket", b); err != nil {
 		return nil, err
 	}
-	if b.Rank() != 1 {
-		return nil, fmt.Errorf("bucket %s must be 1-D", b)
-	}
 	types, err := collTypes(attrs)
 	if err != nil {
 		return nil, err
+	}
+	if b.Rank() != 1 && len(types) > 1 {
+		return nil, fmt.Errorf("bucket %s of %d parts must be 1-D", b, len(types))
 	}
 	if _, err := collMean(attrs); err != nil {
 		return nil, err
@@ -217,8 +235,8 @@ func inferAllReduceWait(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 		}
 		total += t.NumElements()
 	}
-	if d := b.Dims[0]; d != ir.Dynamic && d != total {
-		return nil, fmt.Errorf("bucket %s holds %d elements, the types add up to %d", b, d, total)
+	if b.IsStatic() && b.NumElements() != total {
+		return nil, fmt.Errorf("bucket %s holds %d elements, the types add up to %d", b, b.NumElements(), total)
 	}
 	return types, nil
 }
@@ -292,63 +310,54 @@ func collDivide(dst, src *tensor.Tensor, off, n int) {
 	}
 }
 
-func bindAllReduce(op *ir.Op) (Kernel, error) {
+// bindAllReduce: y takes over a dying x, or gets a copy of it, and is
+// summed in place.
+func bindAllReduce(op *ir.Op) (Compute, error) {
 	mean, err := collMean(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dts := ewOperandDTypes(op)
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs("all_reduce", in, dts); err != nil {
-			return nil, err
-		}
-		if c.Comm == nil {
-			return nil, errNoComm
-		}
-		y, err := c.New(dts[0], in[0].Shape())
-		if err != nil {
-			return nil, err
-		}
-		kernels.CopyInto(y.Raw(), in[0].Raw(), c.Threads)
-		// Even an empty x takes part: every rank must make the same calls.
-		req, err := collStart(c, y)
-		if err == nil {
-			err = req.Wait()
-		}
-		if err != nil {
-			y.Release()
-			return nil, err
-		}
-		if mean {
-			collDivide(y, y, 0, c.Comm.Size())
-		}
-		return c.Result(y), nil
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			if c.Comm == nil {
+				return errNoComm
+			}
+			y := out[0]
+			if y != in[0] {
+				kernels.CopyInto(y.Raw(), in[0].Raw(), c.Threads)
+			}
+			// Even an empty x takes part: every rank must make the same calls.
+			req, err := collStart(c, y)
+			if err == nil {
+				err = req.Wait()
+			}
+			if err != nil {
+				return err
+			}
+			if mean {
+				collDivide(y, y, 0, c.Comm.Size())
+			}
+			return nil
+		},
+		InPlace: [][]int{{0}},
 	}, nil
 }
 
-func bindAllReduceStart(op *ir.Op) (Kernel, error) {
-	dts := ewOperandDTypes(op)
-	dt := dts[0]
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs("all_reduce_start", in, dts); err != nil {
-			return nil, err
-		}
-		if c.Comm == nil {
-			return nil, errNoComm
-		}
-		total := 0
-		for _, x := range in {
-			total += x.Len()
-		}
-		var bucket *tensor.Tensor
-		var err error
-		if len(in) == 1 && c.Owns(0) && in[0].Refs() == 1 {
-			// The operand dies here and nobody shares it: it becomes
-			// the bucket, without a copy.
-			bucket, err = in[0].Reshape(total)
-		} else {
-			bucket, err = c.New(dt, []int{total})
-			if err == nil {
+// bindAllReduceStart: a bucket of one operand takes over the operand when
+// it dies here and nobody shares it (Compute.InPlace); otherwise the
+// executor allocates the bucket and the operands are copied into it.
+func bindAllReduceStart(op *ir.Op) (Compute, error) {
+	var inPlace [][]int
+	if op.NumOperands() == 1 {
+		inPlace = [][]int{{0}}
+	}
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			if c.Comm == nil {
+				return errNoComm
+			}
+			bucket := out[0]
+			if len(in) != 1 || bucket != in[0] {
 				raw, off := bucket.Raw(), 0
 				for _, x := range in {
 					n := len(x.Raw())
@@ -356,94 +365,73 @@ func bindAllReduceStart(op *ir.Op) (Kernel, error) {
 					off += n
 				}
 			}
-		}
-		if c.Owns(0) {
-			in[0].Release()
-			c.Disown(0)
-		}
-		if err != nil {
-			return nil, err
-		}
-		req, err := collStart(c, bucket)
-		if err != nil {
-			bucket.Release()
-			return nil, err
-		}
-		c.pending = append(c.pending, pendingReduce{bucket: bucket.Retain(), req: req})
-		return c.Result(bucket), nil
+			req, err := collStart(c, bucket)
+			if err != nil {
+				return err
+			}
+			c.pending = append(c.pending, pendingReduce{bucket: bucket.Retain(), req: req})
+			return nil
+		},
+		InPlace: inPlace,
 	}, nil
 }
 
-func bindAllReduceWait(op *ir.Op) (Kernel, error) {
+// bindAllReduceWait: the result of a bucket of one part is the bucket
+// itself, reshaped (Compute.View), which the kernel divides in place with
+// mean: nothing else reads a bucket (verifyAllReduceStart) and nothing
+// else holds its storage but the pending sum, which the wait ends. The
+// results of a bucket of several parts are new tensors.
+func bindAllReduceWait(op *ir.Op) (Compute, error) {
 	mean, err := collMean(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
 	types, err := collTypes(op.Attrs)
 	if err != nil {
-		return nil, err
+		return Compute{}, err
 	}
-	dts := ewOperandDTypes(op)
-	total := 0
-	for _, t := range types {
-		total += t.NumElements()
+	var view []int
+	if len(types) == 1 {
+		view = []int{0}
 	}
-	return func(c *Ctx, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		if err := ewCheckInputs("all_reduce_wait", in, dts); err != nil {
-			return nil, err
-		}
-		bucket := in[0]
-		k := -1
-		for i, p := range c.pending {
-			if p.bucket.Storage() == bucket.Storage() {
-				k = i
-				break
-			}
-		}
-		if k < 0 {
-			return nil, errors.New("the bucket is not one that all_reduce_start began in this run")
-		}
-		p := c.pending[k]
-		c.pending = append(c.pending[:k], c.pending[k+1:]...)
-		err := p.req.Wait()
-		p.bucket.Release()
-		if err != nil {
-			return nil, err
-		}
-		if bucket.Len() != total {
-			return nil, fmt.Errorf("the bucket holds %d elements, the types add up to %d", bucket.Len(), total)
-		}
-		size := 1
-		if mean {
-			size = c.Comm.Size()
-		}
-		if len(types) == 1 {
-			// Nothing else reads the bucket (verifyAllReduceStart): its
-			// bytes become the result.
-			if size > 1 {
-				collDivide(bucket, bucket, 0, size)
-			}
-			r, err := bucket.Reshape(types[0].Dims...)
-			if err != nil {
-				return nil, err
-			}
-			return c.Result(r), nil
-		}
-		outs := make([]*tensor.Tensor, len(types))
-		off := 0
-		for i, t := range types {
-			r, err := c.New(t.DType, t.Dims)
-			if err != nil {
-				for _, o := range outs[:i] {
-					o.Release()
+	return Compute{
+		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+			bucket := in[0]
+			k := -1
+			for i, p := range c.pending {
+				if p.bucket.Storage() == bucket.Storage() {
+					k = i
+					break
 				}
-				return nil, err
 			}
-			collDivide(r, bucket, off, size)
-			off += r.Len()
-			outs[i] = r
-		}
-		return outs, nil
+			if k < 0 {
+				return errors.New("the bucket is not one that all_reduce_start began in this run")
+			}
+			p := c.pending[k]
+			c.pending = append(c.pending[:k], c.pending[k+1:]...)
+			err := p.req.Wait()
+			p.bucket.Release()
+			if err != nil {
+				return err
+			}
+			size := 1
+			if mean {
+				size = c.Comm.Size()
+			}
+			if view != nil {
+				if size > 1 {
+					collDivide(out[0], out[0], 0, size)
+				}
+				return nil
+			}
+			off := 0
+			for _, r := range out {
+				collDivide(r, bucket, off, size)
+				off += r.Len()
+			}
+			return nil
+		},
+		View: view,
 	}, nil
 }
 

@@ -216,7 +216,8 @@ func TestCollectiveInferAndVerify(t *testing.T) {
 		{"all_reduce_wait", typesAttr(ir.TensorOf(ir.F32, -1)), []ir.Type{ir.TensorOf(ir.F32, 6)}, "static tensor type"},
 		{"all_reduce_wait", ir.A("types", []int{6}), []ir.Type{ir.TensorOf(ir.F32, 6)}, "static tensor type"},
 		{"all_reduce_wait", nil, []ir.Type{ir.TensorOf(ir.F32, 6)}, "list of tensor types"},
-		{"all_reduce_wait", typesAttr(ir.TensorOf(ir.F32, 6)), []ir.Type{ir.TensorOf(ir.F32, 2, 3)}, "must be 1-D"},
+		{"all_reduce_wait", typesAttr(ir.TensorOf(ir.F32, 3), ir.TensorOf(ir.F32, 3)), []ir.Type{ir.TensorOf(ir.F32, 2, 3)}, "of 2 parts must be 1-D"},
+		{"all_reduce_wait", typesAttr(ir.TensorOf(ir.F32, 5)), []ir.Type{ir.TensorOf(ir.F32, 2, 3)}, "holds 6 elements, the types add up to 5"},
 	} {
 		_, err := buildOp(t, c.name, c.attrs, c.in...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -300,9 +301,16 @@ func TestCollectiveMemory(t *testing.T) {
 	x := ops.Data(b, "x", ir.F32, 64, 8)
 	idx := ops.Data(b, "idx", ir.I64, 2)
 	bucket := ops.AllReduceStart(b, x, ops.Relu(b, x))
+	// Buckets of one gradient: one that dies there (the bucket takes its
+	// buffer over) and one read again after the start (copied).
+	solo := ops.AllReduceStart(b, ops.Scale(b, x, 2, 0))
+	sq := ops.Square(b, x)
+	shared := ops.AllReduceStart(b, sq)
 	ops.Fetch(b, "picked", ops.Gather(b, x, idx, 0))
 	parts := ops.AllReduceWait(b, bucket, []ir.Type{ir.TensorOf(ir.F32, 64, 8), ir.TensorOf(ir.F32, 64, 8)}, true)
 	ops.Fetch(b, "sum", ops.AllReduce(b, ops.ReduceSum(b, ops.Add(b, parts[0], parts[1]), nil, false), false))
+	ops.Fetch(b, "solo", ops.ReduceSum(b, ops.AllReduceWait(b, solo, []ir.Type{ir.TensorOf(ir.F32, 64, 8)}, true)[0], nil, false))
+	ops.Fetch(b, "shared", ops.ReduceSum(b, ops.Add(b, ops.AllReduceWait(b, shared, []ir.Type{ir.TensorOf(ir.F32, 512)}, false)[0], ops.Reshape(b, sq, 512)), nil, false))
 	prog, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
@@ -348,6 +356,12 @@ func TestCollectiveMemory(t *testing.T) {
 				if got, want := res["sum"].Float64At(0), 2*float64(sumRelu(xs)+sumAll(xs)); got != want {
 					return fmt.Errorf("run %d: sum %v, want %v", run, got, want)
 				}
+				if got, want := res["solo"].Float64At(0), 2*float64(sumAll(xs)); got != want {
+					return fmt.Errorf("run %d: solo %v, want %v", run, got, want)
+				}
+				if got, want := res["shared"].Float64At(0), 3*float64(sumSquares(xs)); got != want {
+					return fmt.Errorf("run %d: shared %v, want %v", run, got, want)
+				}
 				res.Release()
 			case bad != 0 && strings.Contains(err.Error(), "gather"), limit > 0 && errors.As(err, &oom):
 			default:
@@ -376,6 +390,14 @@ func sumAll(x *tensor.Tensor) float32 {
 	var s float32
 	for _, v := range x.F32() {
 		s += v
+	}
+	return s
+}
+
+func sumSquares(x *tensor.Tensor) float32 {
+	var s float32
+	for _, v := range x.F32() {
+		s += v * v
 	}
 	return s
 }
@@ -607,6 +629,11 @@ func TestCollectiveBucketInPlace(t *testing.T) {
 		xs.Release()
 		if peak := a.Stats().Allocated.Peak; peak != 4*n {
 			t.Errorf("own %v: peak %d bytes, want %d (one buffer: no copy in the start or the wait)", own, peak, 4*n)
+		}
+		// The planner sees the same: the bucket is the gradient, the
+		// result a view of the bucket.
+		if p, err := exe.Plan(exec.PlanOptions{}); err != nil || p.Peak != 4*n {
+			t.Errorf("own %v: planned %+v, %v; want a peak of %d", own, p, err, 4*n)
 		}
 		wantAllocated(t, a, 0)
 	}

@@ -67,6 +67,9 @@ type Def struct {
 	// program, returns the op's attributes with that key written down, so
 	// that a copy elsewhere draws the same numbers (see Pin).
 	Pin func(op *ir.Op) ir.Attrs
+	// Collective, if set, reports whether op exchanges data with the
+	// other ranks of a data-parallel job (see Collective).
+	Collective func(op *ir.Op) bool
 }
 
 var defs = map[string]*Def{}

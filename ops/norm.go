@@ -88,10 +88,21 @@ import (
 // needs.
 
 func init() {
-	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Compute: bindBatchNorm, Grad: nnGradBatchNorm, Reads: batchNormReads})
+	register(&Def{Name: "batch_norm", Infer: inferBatchNorm, Compute: bindBatchNorm, Grad: nnGradBatchNorm, Reads: batchNormReads, Collective: batchNormSynced})
 	register(&Def{Name: "layer_norm", Infer: inferLayerNorm, Compute: bindLayerNorm, Grad: nnGradLayerNorm})
-	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Compute: nnBindBNGrad})
+	register(&Def{Name: "batch_norm_grad", Grad: noSecondOrder, Infer: nnInferBNGrad, Compute: nnBindBNGrad, Collective: batchNormSynced})
 	register(&Def{Name: "layer_norm_grad", Grad: noSecondOrder, Infer: nnInferLNGrad, Compute: nnBindLNGrad})
+}
+
+// batchNormSynced: batch_norm and batch_norm_grad in training mode with
+// sync take their sums over the ranks.
+func batchNormSynced(op *ir.Op) bool {
+	training, err := nnBool(op.Attrs, "training", true)
+	if err != nil {
+		return false
+	}
+	sync, err := nnBool(op.Attrs, "sync", false)
+	return err == nil && training && sync
 }
 
 type nnBNAttrs struct {
