@@ -192,7 +192,8 @@ func branchOf(op, o *ir.Op) int {
 // findLoop recognizes a forward "while" with tapes and its backward: the
 // backward takes the forward's trip count and its tapes, the forward
 // counts its trips from 0 in the carried value after its own, and its
-// body has no regions, no random ops and no stacks of its own.
+// body has no regions, no random or collective ops and no stacks of its
+// own.
 func (a *analysis) findLoop(fwd *ir.Op) *loopPair {
 	// The backward: the loop that takes the forward's tapes, which only it
 	// reads; the counter: the one other result it takes.
@@ -248,7 +249,7 @@ func (a *analysis) findLoop(fwd *ir.Op) *loopPair {
 		chain[v] = true
 	}
 	for _, op := range body.Ops() {
-		if len(op.Regions()) > 0 || ops.Random(op) {
+		if len(op.Regions()) > 0 || ops.Random(op) || ops.Collective(op) {
 			return nil
 		}
 		if d, ok := ops.Lookup(op.Name()); ok && d.Stacks {

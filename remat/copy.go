@@ -111,8 +111,10 @@ func (c *copier) mapResults(old, n *ir.Op) {
 // operands, gives the same results: an op without regions with a kernel
 // (not a feed, parameter, fetch or yield), that updates nothing in place
 // and handles no stacks. Random ops qualify when copied with ops.Pin.
+// Collective ops do not: every rank of a data-parallel job must run the
+// same collectives, and a copy would talk to the others once more.
 func recomputable(op *ir.Op) bool {
-	if len(op.Regions()) > 0 {
+	if len(op.Regions()) > 0 || ops.Collective(op) {
 		return false
 	}
 	d, ok := ops.Lookup(op.Name())

@@ -28,4 +28,8 @@
 // bit: random ops are recomputed with their original's stream (ops.Pin),
 // an op is never recomputed after an operand it reads was overwritten in
 // place, and loops holding random ops or regions are not checkpointed.
+// Collective ops (ops.Collective: the all-reduces of data-parallel
+// training, synchronized batch norm) are never recomputed and loops
+// holding them never checkpointed, so every rank of a data-parallel job
+// still runs the same collectives once each, in the same order.
 package remat
