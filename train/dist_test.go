@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gopir/gopir/dist"
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
 	"github.com/gopir/gopir/train"
 )
@@ -28,6 +30,7 @@ type rankRun struct {
 	loss   []float64 // per step, the logged (global) loss
 	hash   []uint32  // per step, ReplicaHash after it
 	alloc  []int64   // per step, allocated bytes after it
+	peak   []int64   // per step, its peak allocated bytes
 	extras []map[string]float64
 }
 
@@ -66,6 +69,7 @@ func trainRanks(t *testing.T, cfg train.Config, n, steps int) ([]rankRun, error)
 					runs[r].loss = append(runs[r].loss, rec.Loss)
 					runs[r].hash = append(runs[r].hash, tr.ReplicaHash())
 					runs[r].alloc = append(runs[r].alloc, rec.MemAllocated)
+					runs[r].peak = append(runs[r].peak, rec.PeakAllocated)
 					runs[r].extras = append(runs[r].extras, rec.Extra)
 				}
 				return nil
@@ -480,4 +484,90 @@ func TestDataParallelMemcheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDataParallelRemat: a data-parallel step over its peak budget is
+// rematerialized as one process's would be, each rank on its shard: the
+// collectives stay where they were, once each (a copy would make one
+// rank talk to the others once more), the ranks train exactly the losses
+// of the job without a budget, in step and within the budget; one under
+// the floor is refused naming the batch on each rank.
+func TestDataParallelRemat(t *testing.T) {
+	const n, steps = 2, 6
+	for _, base := range []train.Config{
+		{Model: "lenet", Batch: 16},
+		{Model: "tinydet", Batch: 4, SyncBN: true},
+	} {
+		t.Run(base.Model, func(t *testing.T) {
+			base.Seed, base.Threads = 4, 1
+			static := base
+			static.Ranks = n
+			natural, err := train.Plan(static, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			static.PeakBudget = 1
+			_, _, err = train.Rematerialize(static)
+			var floor *train.FloorError
+			if !errors.As(err, &floor) || !strings.Contains(err.Error(), fmt.Sprintf("at batch %d (%d on each of %d ranks)", base.Batch, base.Batch/n, n)) {
+				t.Fatalf("a budget of 1 byte: %v, want a FloorError naming the shard", err)
+			}
+			budget := max(int64(0.7*float64(natural.Peak)), floor.Floor)
+			static.PeakBudget = budget
+			res, _, err := train.Rematerialize(static)
+			if err != nil || res == nil {
+				t.Fatalf("a budget of %d (natural %d, floor %d): %v %v", budget, natural.Peak, floor.Floor, res, err)
+			}
+			plain, err := train.BuildTraining(train.Config{Model: base.Model, Batch: base.Batch, Ranks: n, SyncBN: base.SyncBN})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := collectives(res.Program), collectives(plain); got != want {
+				t.Errorf("the rematerialized program has %d collective ops, the program %d", got, want)
+			}
+			if len(res.Recomputed) == 0 {
+				t.Fatal("nothing recomputed")
+			}
+			want, err := trainRanks(t, base, n, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := base
+			c.PeakBudget, c.CheckReplicas = budget, true
+			got, err := trainRanks(t, c, n, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantReplicasAlike(t, got)
+			for r := range n {
+				for i := range steps {
+					if math.Float64bits(got[r].loss[i]) != math.Float64bits(want[r].loss[i]) {
+						t.Fatalf("rank %d step %d: loss %v under the budget, %v without", r, i+1, got[r].loss[i], want[r].loss[i])
+					}
+					if got[r].peak[i] > budget {
+						t.Errorf("rank %d step %d: peak %d over the budget %d", r, i+1, got[r].peak[i], budget)
+					}
+				}
+			}
+			t.Logf("natural peak %d, budget %d, %d values recomputed; measured peaks %v", natural.Peak, budget, len(res.Recomputed), got[0].peak)
+		})
+	}
+}
+
+// collectives counts the collective ops of p, at any depth.
+func collectives(p *ir.Program) int {
+	k := 0
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for _, op := range b.Ops() {
+			if ops.Collective(op) {
+				k++
+			}
+			for _, r := range op.Regions() {
+				walk(r.Block())
+			}
+		}
+	}
+	walk(p.Body())
+	return k
 }

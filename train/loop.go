@@ -37,7 +37,7 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100_000_000))
 	}
-	if t.remat != nil {
+	if t.remat != nil && t.rank == 0 {
 		if err := t.logRemat(out); err != nil {
 			return Summary{}, err
 		}

@@ -62,6 +62,7 @@ func stepFeeds(specs []exec.FeedSpec, task models.Task, batch int) (map[string]i
 type PlanExceedsError struct {
 	Model string
 	Batch int
+	Ranks int // a data-parallel job's ranks, each planned on its shard of Batch
 	Limit int64
 	Plan  *exec.Plan
 }
@@ -74,8 +75,17 @@ func (e *PlanExceedsError) Error() string {
 		}
 		top = append(top, fmt.Sprintf("%s %q %s (%s)", b.Op, b.Value, mb(b.Bytes), b.Pos))
 	}
-	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak (parameters, optimizer state and the batch: %s), more than the memory limit of %s; nothing was allocated. Largest buffers at the peak: %s",
-		e.Model, e.Batch, mb(e.Plan.Peak), mb(e.Plan.Base), mb(e.Limit), strings.Join(top, "; "))
+	return fmt.Sprintf("ResourceExhaustedError: a training step of %s at %s needs %s at its peak (parameters, optimizer state and the batch: %s), more than the memory limit of %s; nothing was allocated. Largest buffers at the peak: %s",
+		e.Model, batchOn(e.Batch, e.Ranks), mb(e.Plan.Peak), mb(e.Plan.Base), mb(e.Limit), strings.Join(top, "; "))
+}
+
+// batchOn says the batch a step trains on: the global batch, and in a
+// data-parallel job the shard each rank holds (the memory is per rank).
+func batchOn(batch, ranks int) string {
+	if ranks > 1 {
+		return fmt.Sprintf("batch %d (%d on each of %d ranks)", batch, batch/ranks, ranks)
+	}
+	return fmt.Sprintf("batch %d", batch)
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.6fMB", float64(n)/(1<<20)) }

@@ -2,8 +2,12 @@ package train_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/gopir/gopir/dist"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/train"
 )
@@ -41,6 +45,91 @@ func TestPlanMatchesTrainingSteps(t *testing.T) {
 				if plan.Peak != rec.PeakAllocated {
 					t.Errorf("step %d: planned peak %d, measured %d (base %d, %d conditions)", step, plan.Peak, rec.PeakAllocated, plan.Base, len(path))
 				}
+			}
+		})
+	}
+}
+
+// TestPlanMatchesDataParallelSteps: a data-parallel step's collectives
+// (the gradient buckets, the loss's all-reduce, tinydet's counts and the
+// synchronized batch norms) are planned like any op, so the planner
+// predicts each rank's peak to the byte too, and train.Plan with
+// Config.Ranks (what gopir plan --ranks runs) gives that number.
+func TestPlanMatchesDataParallelSteps(t *testing.T) {
+	for _, tc := range []train.Config{
+		{Model: "mlp", Batch: 16},
+		{Model: "lenet", Batch: 8},
+		{Model: "tinydet", Batch: 4, SyncBN: true},
+		{Model: "tinydet", Batch: 4, BucketBytes: -1},
+	} {
+		t.Run(fmt.Sprintf("%s/sync-bn=%v/buckets=%d", tc.Model, tc.SyncBN, tc.BucketBytes), func(t *testing.T) {
+			const n = 2
+			tc.Seed, tc.Threads = 3, 1
+			static := tc
+			static.Ranks = n
+			plan, err := train.Plan(static, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comms := dist.Local(n)
+			errs := make([]error, n)
+			peaks := make([][]int64, n)
+			var wg sync.WaitGroup
+			for r := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = func() error {
+						var path []bool
+						cfg := tc
+						cfg.Comm = comms[r]
+						cfg.Conditions = func(_ *ir.Op, c bool) { path = append(path, c) }
+						tr, err := train.New(cfg)
+						if err != nil {
+							return err
+						}
+						defer tr.Close()
+						for step := range 3 {
+							types, err := tr.StepFeedTypes(step)
+							if err != nil {
+								return err
+							}
+							path = path[:0]
+							rec, err := tr.Step(context.Background())
+							if err != nil {
+								return err
+							}
+							p, err := tr.PlanStep(types, path)
+							if err != nil {
+								return err
+							}
+							if p.Peak != rec.PeakAllocated {
+								return fmt.Errorf("rank %d step %d: planned peak %d, measured %d", r, step, p.Peak, rec.PeakAllocated)
+							}
+							peaks[r] = append(peaks[r], rec.PeakAllocated)
+						}
+						return nil
+					}()
+					if errs[r] != nil {
+						comms[r].Abort(1, errs[r])
+					}
+				}()
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			// Without a recorded path the plan takes the higher branch of
+			// each if: never below a step.
+			for r := range n {
+				for i, pk := range peaks[r] {
+					if pk > plan.Peak {
+						t.Errorf("rank %d step %d: measured peak %d above train.Plan's %d", r, i, pk, plan.Peak)
+					}
+				}
+			}
+			if tc.Model != "tinydet" && plan.Peak != peaks[0][0] {
+				t.Errorf("train.Plan with Ranks: %d, a rank's step %d", plan.Peak, peaks[0][0])
 			}
 		})
 	}

@@ -87,7 +87,7 @@ func (t *Trainer) fit(prog *ir.Program, opts exec.Options, mod *nn.Module, state
 func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, natural *exec.Plan, budget int64) error {
 	r := t.cfg
 	if natural.Peak > budget {
-		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: budget, Plan: natural}
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Ranks: t.ranks, Limit: budget, Plan: natural}
 	}
 	sf, err := t.replayed(prog, opts, mod, state, budget, r.MemLimit)
 	if err != nil {
@@ -99,7 +99,7 @@ func (t *Trainer) refuse(prog *ir.Program, opts exec.Options, mod *nn.Module, st
 		return err
 	}
 	if p.Peak > budget {
-		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Limit: budget, Plan: p}
+		return &PlanExceedsError{Model: r.Model, Batch: r.Batch, Ranks: t.ranks, Limit: budget, Plan: p}
 	}
 	return nil
 }
@@ -264,7 +264,7 @@ func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module
 	if !errors.As(err, &floor) {
 		return fmt.Errorf("rematerialization: no floor: %v", err)
 	}
-	refusal := &FloorError{Model: r.Model, Batch: r.Batch, Budget: budget, Natural: natural, Planned: floor.Floor, Floor: floor.Floor, Capped: budget == r.MemLimit}
+	refusal := &FloorError{Model: r.Model, Batch: r.Batch, Ranks: t.ranks, Budget: budget, Natural: natural, Planned: floor.Floor, Floor: floor.Floor, Capped: budget == r.MemLimit}
 	if !refusal.Capped {
 		return refusal
 	}
@@ -312,6 +312,7 @@ func Rematerialize(cfg Config) (*remat.Result, *exec.Plan, error) {
 type FloorError struct {
 	Model   string
 	Batch   int
+	Ranks   int // a data-parallel job's ranks, each planned on its shard of Batch
 	Budget  int64
 	Natural int64 // the planned peak as the program is
 	// Planned is the lowest planned peak the rematerializer's search
@@ -326,8 +327,8 @@ type FloorError struct {
 }
 
 func (e *FloorError) Error() string {
-	msg := fmt.Sprintf("ResourceExhaustedError: a training step of %s at batch %d needs %s at its peak, and %s at the lowest that recomputing values instead of keeping them reaches",
-		e.Model, e.Batch, mb(e.Natural), mb(e.Planned))
+	msg := fmt.Sprintf("ResourceExhaustedError: a training step of %s at %s needs %s at its peak, and %s at the lowest that recomputing values instead of keeping them reaches",
+		e.Model, batchOn(e.Batch, e.Ranks), mb(e.Natural), mb(e.Planned))
 	if !e.Capped {
 		return msg + fmt.Sprintf(": more than the peak budget of %s; nothing was allocated. The smallest budget that works is %d bytes", mb(e.Budget), e.Floor)
 	}
