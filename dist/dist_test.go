@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gopir/gopir/autodiff"
 	"github.com/gopir/gopir/dist"
@@ -298,4 +299,133 @@ func TestEnvironment(t *testing.T) {
 	if c, err := dist.FromEnvironment(); c != nil || err != nil {
 		t.Errorf("a job of one rank: %v %v", c, err)
 	}
+}
+
+// TestOutOfMemoryOnOneRank: one rank runs out of memory in the middle of
+// a step, after some of its gradient buckets were started: it aborts the
+// job, the other ranks' collectives (in flight or to come) fail with an
+// error naming it instead of waiting for it, and every rank gives back
+// every byte of the failed step, the buckets in flight included.
+func TestOutOfMemoryOnOneRank(t *testing.T) {
+	prog, m, st, _, _ := gatedNet(t, 600)
+	feeds := func(a *memory.Allocator) (map[string]*tensor.Tensor, error) {
+		xs, err := tensor.New(a, tensor.F32, 4, 8)
+		if err != nil {
+			return nil, err
+		}
+		ys, err := tensor.New(a, tensor.F32, 4, 1)
+		if err != nil {
+			xs.Release()
+			return nil, err
+		}
+		for i := range xs.F32() {
+			xs.F32()[i] = float32(i%5+1) / 7
+		}
+		return map[string]*tensor.Tensor{"x": xs, "y": ys}, nil
+	}
+	// rank sets up a rank on an allocator of the given limit (0: none)
+	// and runs one step; started counts the buckets it started.
+	type outcome struct {
+		err           error
+		started       int
+		base, after   int64
+		setupFailed   bool
+		allocatedLeft []memory.BlockInfo
+	}
+	rank := func(c dist.Comm, limit int64) (o outcome) {
+		a := memory.New(memory.Options{Limit: limit, ChunkSize: 1 << 10})
+		store := exec.NewStore()
+		defer store.Release()
+		if err := m.Create(a, 7, store.Set); err != nil {
+			return outcome{err: err, setupFailed: true}
+		}
+		if err := st.Create(a, store.Set); err != nil {
+			return outcome{err: err, setupFailed: true}
+		}
+		log := func(r exec.MemoryRecord) {
+			if r.Op == "all_reduce_start" {
+				o.started++
+			}
+		}
+		exe, err := exec.Compile(prog, exec.Options{Alloc: a, Store: store, Threads: 1, CheckLeaks: true, Comm: c, MemoryLog: log})
+		if err != nil {
+			return outcome{err: err, setupFailed: true}
+		}
+		in, err := feeds(a)
+		if err != nil {
+			return outcome{err: err, setupFailed: true}
+		}
+		o.base = a.Stats().Allocated.Current
+		res, err := exe.Run(context.Background(), in)
+		if err == nil {
+			res.Release()
+		}
+		o.err, o.after = err, a.Stats().Allocated.Current
+		if o.after != o.base {
+			o.allocatedLeft = a.Live()
+		}
+		for _, x := range in {
+			x.Release()
+		}
+		return o
+	}
+	// The largest limit under which a step alone fails after starting a
+	// bucket: the same step on rank 1 of three fails at the same point.
+	full := rank(dist.Local(1)[0], 0)
+	if full.err != nil || full.started < 2 {
+		t.Fatalf("a step without a limit: %v, %d buckets", full.err, full.started)
+	}
+	var limit int64
+	for l := int64(64 << 10); l > 0; l -= 256 {
+		o := rank(dist.Local(1)[0], l)
+		var oom *memory.ResourceExhausted
+		if !o.setupFailed && errors.As(o.err, &oom) && o.started > 0 {
+			limit = l
+			break
+		}
+	}
+	if limit == 0 {
+		t.Fatal("no limit makes a step run out of memory after its first bucket")
+	}
+	const n = 3
+	comms := dist.Local(n)
+	outs := make([]outcome, n)
+	done := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := int64(0)
+				if r == 1 {
+					l = limit
+				}
+				outs[r] = rank(comms[r], l)
+				if outs[r].err != nil {
+					comms[r].Abort(1, fmt.Errorf("rank %d: %w", r, outs[r].err))
+				}
+			}()
+		}
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ranks still wait 20 s after rank 1 ran out of memory")
+	}
+	var oom *memory.ResourceExhausted
+	if !errors.As(outs[1].err, &oom) || outs[1].started == 0 {
+		t.Fatalf("rank 1: %v after %d buckets, want out of memory after one", outs[1].err, outs[1].started)
+	}
+	for r, o := range outs {
+		if r != 1 && (!errors.Is(o.err, dist.ErrAborted) || !strings.Contains(o.err.Error(), "rank 1")) {
+			t.Errorf("rank %d: %v, want an error naming rank 1", r, o.err)
+		}
+		if o.after != o.base {
+			t.Errorf("rank %d: %d bytes allocated after the failed step, %d before: %+v", r, o.after, o.base, o.allocatedLeft)
+		}
+	}
+	t.Logf("limit %d: rank 1 failed after %d buckets: %v; rank 0: %v", limit, outs[1].started, outs[1].err, outs[0].err)
 }
