@@ -52,14 +52,21 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 // report prints err on stderr, in one line (with prefix, if any, in front)
-// or, for a kernel panic, with its stack, and returns the exit code.
+// or, for a kernel panic, with its stack, and returns the exit code. Out
+// of memory, the allocator's message comes as is, then where it happened:
+// on a line of its own, or with a prefix (a rank of a data-parallel job,
+// whose lines mix with the others') on the same line.
 func report(err error, prefix string, stderr io.Writer) int {
 	var oom *memory.ResourceExhausted
 	if errors.As(err, &oom) {
-		// The allocator's message as is, then where it happened.
-		fmt.Fprintln(stderr, prefix+oom.Error())
 		var opErr *exec.OpError
-		if errors.As(err, &opErr) {
+		switch {
+		case !errors.As(err, &opErr):
+			fmt.Fprintln(stderr, prefix+oom.Error())
+		case prefix != "":
+			fmt.Fprintf(stderr, "%s%s in op %q at %s\n", prefix, oom.Error(), opErr.Op, opErr.Pos)
+		default:
+			fmt.Fprintln(stderr, oom.Error())
 			fmt.Fprintf(stderr, "\tin op %q at %s\n", opErr.Op, opErr.Pos)
 		}
 		return exitFailure

@@ -26,12 +26,15 @@ type planFlags struct {
 	json       bool
 	fit        string
 	memLimit   string
+	ranks      int
+	syncBN     bool
+	threads    int
 }
 
 func newPlanCmd() *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]",
+		Use:   "plan (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward [--ranks N [--sync-bn]]]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]",
 		Short: "Predict the memory of a run, to the byte, without running it",
 		Long: `Plan predicts the allocated bytes of one run of a program — its peak, what
 it holds when it returns, and the buffers alive at the peak — from shapes
@@ -50,7 +53,12 @@ longest sequences).
 --mem-limit SIZE, with --model and --backward, plans the step gopir train
 --mem-limit SIZE would run: when it does not fit, the rematerialized step
 (which values are recomputed, before which op, at what cost) and its plan;
-when nothing fits, the smallest limit that does (exit 1).`,
+when nothing fits, the smallest limit that does (exit 1).
+
+--ranks N, with --model and --backward, plans the step one rank of a
+data-parallel job of N ranks runs (mpirun -np N gopir train): its shard
+of the global --batch, its gradient buckets and all-reduces
+(docs/distributed.md); --sync-bn with synchronized batch norm.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd.OutOrStdout(), args, f, cmd.Flags().Changed("batch"))
@@ -64,6 +72,9 @@ when nothing fits, the smallest limit that does (exit 1).`,
 	fl.BoolVar(&f.json, "json", false, "print the plan as JSON")
 	fl.StringVar(&f.fit, "fit", "", "print the largest batch whose planned peak fits in `SIZE`")
 	fl.StringVar(&f.memLimit, "mem-limit", "", "with --model --backward: the step gopir train would run under a memory limit of `SIZE`, rematerialized to fit")
+	fl.IntVar(&f.ranks, "ranks", 1, "with --model --backward: the step of one rank of a data-parallel job of `N` ranks (--batch is the global batch)")
+	fl.BoolVar(&f.syncBN, "sync-bn", false, "with --ranks: synchronized batch norm")
+	fl.IntVar(&f.threads, "threads", 0, "with --model: the kernel threads of the step `T` (default: all cores, as gopir train; under mpirun each rank has cores/ranks): the convolutions' scratch grows with them")
 	return cmd
 }
 
@@ -75,9 +86,15 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 	switch {
 	case f.model != "" && len(args) == 1:
 		return badInputf("give either --model or a program, not both")
+	case f.ranks < 1 || (f.ranks > 1 || f.syncBN) && (f.model == "" || !f.backward):
+		return badInputf("--ranks and --sync-bn plan a training step: give --model NAME --backward, and --ranks at least 1")
+	case f.threads < 0 || f.threads > 0 && f.model == "":
+		return badInputf("--threads %d: give --model NAME and a count of at least 1", f.threads)
+	case f.ranks > 1 && f.fit != "":
+		return badInputf("--fit searches the batch of one process; with --ranks, plan a --batch")
 	case f.model != "":
 		plan = func(batch int) (*exec.Plan, error) {
-			return train.Plan(train.Config{Model: f.model, Batch: batch}, f.backward)
+			return train.Plan(train.Config{Model: f.model, Batch: batch, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads}, f.backward)
 		}
 	case f.backward:
 		return badInputf("--backward needs --model")
@@ -109,7 +126,7 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		if err != nil || limit < 1 {
 			return badInputf("--mem-limit %q: want a positive size like 16MiB", f.memLimit)
 		}
-		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, MemLimit: limit})
+		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, MemLimit: limit, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads})
 		if err != nil {
 			return planError(err)
 		}

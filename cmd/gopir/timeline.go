@@ -36,6 +36,20 @@ func (f *viewFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.trace, "trace", "", "write a Chrome trace (Perfetto, chrome://tracing) of every step to `FILE`.json")
 }
 
+// forRank gives rank r > 0 of a data-parallel job files of its own, so
+// that the ranks do not write over each other: FILE.rankR.EXT for FILE.EXT
+// (rank 0 keeps the names given).
+func (f viewFlags) forRank(r int) viewFlags {
+	name := func(path string) string {
+		if path == "" || r == 0 {
+			return path
+		}
+		ext := filepath.Ext(path)
+		return fmt.Sprintf("%s.rank%d%s", strings.TrimSuffix(path, ext), r, ext)
+	}
+	return viewFlags{timeline: name(f.timeline), trace: name(f.trace)}
+}
+
 // open checks the flags and creates the trace file; nil when neither
 // flag is given.
 func (f viewFlags) open(title, unit string) (*memoryView, error) {

@@ -115,10 +115,14 @@ a detector whose loss has an if on the number of objects in the batch.`,
 			if err != nil {
 				return err
 			}
+			view := f.view
+			if j != nil {
+				view = view.forRank(j.rank)
+			}
 			if !f.json && isTerminal(os.Stderr) && (j == nil || j.rank == 0) {
 				cfg.Progress = os.Stderr
 			}
-			err = runTraining(cmd.Context(), cfg, cmd.OutOrStdout(), f.view)
+			err = runTraining(cmd.Context(), cfg, cmd.OutOrStdout(), view)
 			if j != nil {
 				return j.finish(err)
 			}
