@@ -20,6 +20,12 @@
 // from whichever thread runs the calling goroutine. A buffer handed to a
 // non-blocking call is pinned (runtime.Pinner) until its request
 // completes, so that C may keep the pointer as cgo's rules require.
+//
+// Waits (Request.Wait, and AllreduceF64, which is a non-blocking sum and
+// its wait) test the request for 50 µs and then sleep between tests
+// instead of spinning in MPI_Wait: ranks that share processors, with each
+// other or with other work, would otherwise take the processor from the
+// rank they wait for.
 package mpi
 
 import "errors"

@@ -5,6 +5,7 @@ package mpi
 /*
 #cgo pkg-config: mpi
 #include <stdlib.h>
+#include <time.h>
 #include <mpi.h>
 
 static int gopir_init(int *provided) {
@@ -18,9 +19,6 @@ static int gopir_init(int *provided) {
 static int gopir_errors_return(void) { return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); }
 static int gopir_rank(int *r) { return MPI_Comm_rank(MPI_COMM_WORLD, r); }
 static int gopir_size(int *s) { return MPI_Comm_size(MPI_COMM_WORLD, s); }
-static int gopir_allreduce_f64(double *buf, int n) {
-	return MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-}
 static int gopir_iallreduce_f32(float *buf, int n, MPI_Request *req) {
 	return MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, req);
 }
@@ -31,9 +29,12 @@ static int gopir_bcast(void *buf, int n, int root) {
 	return MPI_Bcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
 }
 static int gopir_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
-static int gopir_wait(MPI_Request *req) { return MPI_Wait(req, MPI_STATUS_IGNORE); }
 static int gopir_test(MPI_Request *req, int *flag) { return MPI_Test(req, flag, MPI_STATUS_IGNORE); }
 static void gopir_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+static void gopir_nap(long ns) {
+	struct timespec ts = {0, ns};
+	nanosleep(&ts, NULL);
+}
 static int gopir_finalize(void) {
 	int done = 0;
 	MPI_Finalized(&done);
@@ -55,6 +56,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -128,19 +130,13 @@ func count(call string, n int) (C.int, error) {
 }
 
 // AllreduceF64 replaces buf on every rank by the element-wise sum of
-// every rank's buf (MPI_Allreduce with MPI_IN_PLACE, MPI_SUM).
+// every rank's buf: IallreduceF64 and Wait, so that it waits as Wait does.
 func (c *Comm) AllreduceF64(buf []float64) error {
-	n, err := count("MPI_Allreduce", len(buf))
+	r, err := c.IallreduceF64(buf)
 	if err != nil {
 		return err
 	}
-	var p *C.double // NULL for an empty buffer, which still takes part
-	if n > 0 {
-		p = (*C.double)(unsafe.Pointer(&buf[0]))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return check("MPI_Allreduce", C.gopir_allreduce_f64(p, n))
+	return r.Wait()
 }
 
 // IallreduceF32 starts the element-wise sum of buf over every rank, in
@@ -189,18 +185,38 @@ func (c *Comm) IallreduceF64(buf []float64) (*Request, error) {
 	return r, nil
 }
 
-// Wait blocks until the request is complete (MPI_Wait) and unpins its
-// buffer. Waiting for a completed request returns nil at once.
+// How Wait waits: it tests the request for spinFor, then sleeps between
+// tests (nanosleep: Go's timers wake a millisecond late), first for
+// napFrom, each nap twice the last, at most napTo.
+const (
+	spinFor = 50 * time.Microsecond
+	napFrom = 10 * time.Microsecond
+	napTo   = 500 * time.Microsecond
+)
+
+// Wait blocks until the request is complete and unpins its buffer.
+// Waiting for a completed request returns nil at once.
+//
+// It polls MPI_Test instead of blocking in MPI_Wait, which keeps a
+// processor busy for as long as the other ranks take to arrive (Open MPI
+// spins unless told to yield): where the ranks share processors with each
+// other or with other work, that spinning takes the processor from the
+// very rank it waits for. A sum that completes within spinFor is seen as
+// soon as it does; a later one at most one nap late (napTo, plus the
+// kernel's timer slack), while the processor is left to others.
 func (r *Request) Wait() error {
-	if r.done {
-		return nil
+	start, nap := time.Now(), napFrom
+	for {
+		done, err := r.Test()
+		if done || err != nil {
+			return err
+		}
+		if time.Since(start) < spinFor {
+			continue
+		}
+		C.gopir_nap(C.long(nap))
+		nap = min(2*nap, napTo)
 	}
-	r.c.mu.Lock()
-	rc := C.gopir_wait(&r.h)
-	r.c.mu.Unlock()
-	r.done = true
-	r.pin.Unpin()
-	return check("MPI_Wait", rc)
 }
 
 // Test reports whether the request is complete (MPI_Test), which also

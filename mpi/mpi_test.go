@@ -5,7 +5,9 @@ package mpi_test
 import (
 	"errors"
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gopir/gopir/mpi"
 )
@@ -26,6 +28,35 @@ func world(t *testing.T) *mpi.Comm {
 	return c
 }
 
+// TestWaitLeavesTheProcessor: a rank that waits for a late one sleeps
+// between tests of the request instead of spinning: over a wait of 400 ms
+// it uses a small part of a processor (where ranks share processors, a
+// spinning wait takes the time of the rank it waits for).
+func TestWaitLeavesTheProcessor(t *testing.T) {
+	c := world(t)
+	const late = 400 * time.Millisecond
+	buf := []float64{1}
+	if c.Rank() == 1 {
+		time.Sleep(late)
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	r, err := c.IallreduceF64(buf)
+	if err == nil {
+		err = r.Wait()
+	}
+	waited, used := time.Since(start), cpuTime()-cpu0
+	if err != nil || buf[0] != float64(c.Size()) {
+		t.Fatalf("sum %v: %v", buf, err)
+	}
+	if c.Rank() == 0 {
+		t.Logf("waited %v, used %v of processor time", waited.Round(time.Millisecond), used.Round(time.Microsecond))
+		if waited > late/2 && used > waited/5 {
+			t.Errorf("waited %v for a late rank and used %v of processor time", waited, used)
+		}
+	}
+}
+
+// TestBinding ends with Finalize: it runs last.
 func TestBinding(t *testing.T) {
 	c := world(t)
 	if again, err := mpi.Init(); err != nil || again != c {
@@ -85,4 +116,10 @@ func TestBinding(t *testing.T) {
 	if err := c.Finalize(); err != nil {
 		t.Fatalf("a second Finalize: %v", err)
 	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
