@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -36,14 +37,15 @@ func main() {
 	warmup := flag.Int("warmup", 20, "steps before the timing")
 	threads := flag.Int("threads", 1, "kernel threads per rank")
 	bucket := flag.Int64("bucket", 0, "gradient bucket size in bytes (0: dist.DefaultBucketBytes; -1: one per gradient)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the timed steps to `FILE` (rank r > 0: FILE.rankR)")
 	flag.Parse()
-	if err := run(*model, *batch, *steps, *warmup, *threads, *bucket); err != nil {
+	if err := run(*model, *batch, *steps, *warmup, *threads, *bucket, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "ddp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(model string, batch, steps, warmup, threads int, bucket int64) error {
+func run(model string, batch, steps, warmup, threads int, bucket int64, profile string) error {
 	comm, err := dist.FromEnvironment()
 	if err != nil {
 		return err
@@ -70,11 +72,27 @@ func run(model string, batch, steps, warmup, threads int, bucket int64) error {
 	if err := meet(); err != nil {
 		return fail(comm, err)
 	}
+	if profile != "" {
+		if tr.Rank() > 0 {
+			profile = fmt.Sprintf("%s.rank%d", profile, tr.Rank())
+		}
+		f, err := os.Create(profile)
+		if err != nil {
+			return fail(comm, err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(comm, err)
+		}
+	}
 	start, cpu0 := time.Now(), cpuTime()
 	for range steps {
 		if _, err := tr.Step(ctx); err != nil {
 			return fail(comm, err)
 		}
+	}
+	if profile != "" {
+		pprof.StopCPUProfile()
 	}
 	if err := meet(); err != nil {
 		return fail(comm, err)
