@@ -571,3 +571,100 @@ func collectives(p *ir.Program) int {
 	walk(p.Body())
 	return k
 }
+
+// TestDataParallelDriftIsRounding (GOPIR_LONG=1) measures, for the table
+// of docs/distributed.md, how far a data-parallel trajectory strays from
+// one process's over 100 steps, beside how far one process strays from
+// itself when every trainable weight starts one ulp higher. A job sums
+// each gradient in another order than one process (per shard, then over
+// the ranks), a difference of rounding; training magnifies any such
+// difference at its own rate, and the test checks that the job strays no
+// further than ten times the one-ulp nudge does.
+func TestDataParallelDriftIsRounding(t *testing.T) {
+	if os.Getenv("GOPIR_LONG") == "" {
+		t.Skip("GOPIR_LONG=1: 100 steps of each model, three times")
+	}
+	const steps = 100
+	for _, c := range []struct {
+		cfg train.Config
+		n   int
+	}{
+		{train.Config{Model: "mlp", Batch: 32}, 2},
+		{train.Config{Model: "mlp", Batch: 48}, 3},
+		{train.Config{Model: "lenet", Batch: 32}, 2},
+		{train.Config{Model: "lenet", Batch: 48}, 3},
+		{train.Config{Model: "tinydet", Batch: 2, SyncBN: true}, 2},
+		{train.Config{Model: "tinydet", Batch: 8, SyncBN: true}, 2},
+		{train.Config{Model: "tinydet", Batch: 3, SyncBN: true}, 3},
+	} {
+		t.Run(fmt.Sprintf("%s/%d/%d", c.cfg.Model, c.cfg.Batch, c.n), func(t *testing.T) {
+			c.cfg.Threads = 1
+			one, err := trainRanks(t, c.cfg, 1, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job, err := trainRanks(t, c.cfg, c.n, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nudged := trainNudged(t, c.cfg, steps)
+			jobWorst, jobFirst := drift(one[0].loss, job[0].loss)
+			ulpWorst, ulpFirst := drift(one[0].loss, nudged)
+			t.Logf("| %s, %d | %.2g (%s; N=%d) | %.2g (%s) |", c.cfg.Model, c.cfg.Batch, jobWorst, firstAbove(jobFirst), c.n, ulpWorst, firstAbove(ulpFirst))
+			if jobWorst > 10*ulpWorst {
+				t.Errorf("%d ranks stray %.3g from one process, one ulp %.3g", c.n, jobWorst, ulpWorst)
+			}
+		})
+	}
+}
+
+// drift returns the largest relative difference of b from a, and the
+// first step (from 1) where it is above 1e-5, or 0.
+func drift(a, b []float64) (worst float64, first int) {
+	for i := range a {
+		d := math.Abs(a[i]-b[i]) / math.Abs(a[i])
+		if d > 1e-5 && first == 0 {
+			first = i + 1
+		}
+		worst = math.Max(worst, d)
+	}
+	return worst, first
+}
+
+func firstAbove(step int) string {
+	if step == 0 {
+		return "never above 1e-5"
+	}
+	return fmt.Sprintf("above 1e-5 from step %d", step)
+}
+
+// trainNudged trains cfg alone with every element of every trainable
+// parameter raised by one ulp before the first step, and returns the
+// losses.
+func trainNudged(t *testing.T, cfg train.Config, steps int) []float64 {
+	t.Helper()
+	cfg.Steps = steps
+	tr, err := train.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for _, name := range tr.Store().Names() {
+		x, _ := tr.Store().Get(name)
+		if strings.Contains(name, "@") || strings.Contains(name, "running") || x.DType() != tensor.F32 {
+			continue
+		}
+		for i, v := range x.F32() {
+			x.F32()[i] = math.Nextafter32(v, float32(math.Inf(1)))
+		}
+	}
+	var losses []float64
+	for !tr.Done() {
+		rec, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, rec.Loss)
+	}
+	return losses
+}
