@@ -91,18 +91,23 @@ func Conv2DWorkspace(p Conv2DParams, threads int) int {
 }
 
 // Conv2DWorkspaceFor is the scratch Conv2D needs for float32 (f32) or
-// float64 elements. Float32 convolutions with unit strides and at most 16
-// output channels per group run the direct kernel (see perf_conv.go): the
-// reordered weights plus a padded sample per goroutine. Otherwise it is one
-// im2col block per goroutine, 0 for 1×1 convolutions without stride or
-// padding and for empty outputs.
+// float64 elements, for the kernel fwdAlgo picks (conv_algo.go). Float32
+// convolutions with unit strides and at most 16 output channels per group
+// run the direct kernel (see perf_conv.go): the reordered weights plus a
+// padded sample per goroutine. Other float32 convolutions run the batched
+// GEMM (conv_gemm.go), which packs straight from the input into the GEMM's
+// own buffers: 0. Otherwise it is one im2col block per goroutine, 0 for
+// 1×1 convolutions without stride or padding and for empty outputs.
 func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
-	if f32 && p.convDirectFwd() {
+	switch p.fwdAlgo(f32) {
+	case convDirect:
 		parts, _ := p.conv2dPlan(threads)
 		return convDirectWorkspace(p, p.convDirectFwdPad(), min(parts, p.N))
+	case convGemm:
+		return 0
 	}
 	if p.direct() {
 		return 0
@@ -113,7 +118,8 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 
 // Conv2D computes out = conv2d(x, w) through im2col and GEMM: for each
 // sample and group, out_g (O/G × OH·OW) = w_g (O/G × C/G·KH·KW) · col_g,
-// or for float32 with the direct kernel (see Conv2DWorkspaceFor),
+// or for float32 with the direct kernel or the batched GEMM (see
+// Conv2DWorkspaceFor and conv_algo.go),
 // where col_g is the group's im2col matrix, built and multiplied one block
 // of output rows at a time (see rowBlock). With p.Epilogue each sample's
 // output (each block of output channels on the direct kernel) gets it
@@ -127,8 +133,7 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
-	if xf, ok := any(x).([]float32); ok && p.convDirectFwd() {
-		conv2DDirect(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
+	if conv2DFast(p, x, w, out, ws, threads) {
 		return
 	}
 	cg, og := p.C/p.Groups, p.O/p.Groups

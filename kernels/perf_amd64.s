@@ -10573,3 +10573,192 @@ reduce:
 	VMOVSS        X31, 24(R12)
 	VZEROUPPER
 	RET
+
+// func convPackF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+// Requires: AVX, AVX512F
+TEXT ·convPackF32_1(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	VMOVDQU32    (R8), Z0
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	VPADDD.BCST (DX), Z0, Z10
+	VPXORD      Z6, Z6, Z6
+	VGATHERDPS  (SI)(Z10*4), K2, Z6
+	VMOVUPS     Z6, K3, (DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET
+
+// func convPackRowsF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+// Requires: AVX, AVX512F
+TEXT ·convPackRowsF32_1(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	MOVLQSX      (R8), R11
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	MOVLQSX     (DX), BX
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	LEAQ        (BX)(R11*1), AX
+	VMOVUPS.Z   (SI)(AX*4), K2, Z6
+	VMOVUPS     Z6, K3, (DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET
+
+// func convPackF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+// Requires: AVX, AVX512F
+TEXT ·convPackF32_2(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	VMOVDQU32    (R8), Z0
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	VMOVDQU32    64(R8), Z1
+	VMOVDQU32    64(R8)(R9*1), Z3
+	VMOVDQU32    64(R8)(R9*2), Z5
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	VPADDD.BCST (DX), Z0, Z10
+	VPXORD      Z6, Z6, Z6
+	VGATHERDPS  (SI)(Z10*4), K2, Z6
+	VPADDD.BCST 4(DX), Z3, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z5, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	VPADDD.BCST (DX), Z1, Z10
+	VPXORD      Z7, Z7, Z7
+	VGATHERDPS  (SI)(Z10*4), K2, Z7
+	VMOVUPS     Z6, (DI)
+	VMOVUPS     Z7, K3, 64(DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET
+
+// func convPackRowsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+// Requires: AVX, AVX512F
+TEXT ·convPackRowsF32_2(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	MOVLQSX      (R8), R11
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	MOVLQSX      64(R8), R12
+	VMOVDQU32    64(R8)(R9*1), Z3
+	VMOVDQU32    64(R8)(R9*2), Z5
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	MOVLQSX     (DX), BX
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	LEAQ        (BX)(R11*1), AX
+	VMOVUPS.Z   (SI)(AX*4), K2, Z6
+	VPADDD.BCST 4(DX), Z3, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z5, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	LEAQ        (BX)(R12*1), AX
+	VMOVUPS.Z   (SI)(AX*4), K2, Z7
+	VMOVUPS     Z6, (DI)
+	VMOVUPS     Z7, K3, 64(DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET

@@ -478,3 +478,23 @@ func convFilterF32_2x7(dy *float32, x *float32, tab *int64, nt int, out *float32
 //
 //go:noescape
 func convFilterF32_3x7(dy *float32, x *float32, tab *int64, nt int, out *float32, ostride int, dystride int, dw int)
+
+// convPackF32_1 gathers kb rows of 16 columns of an implicit im2col matrix (see convPackF32 in the generator).
+//
+//go:noescape
+func convPackF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+
+// convPackRowsF32_1 loads runs of kb rows of 16 columns of an implicit im2col matrix (see convPackF32 in the generator).
+//
+//go:noescape
+func convPackRowsF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+
+// convPackF32_2 gathers kb rows of 32 columns of an implicit im2col matrix (see convPackF32 in the generator).
+//
+//go:noescape
+func convPackF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+
+// convPackRowsF32_2 loads runs of kb rows of 32 columns of an implicit im2col matrix (see convPackF32 in the generator).
+//
+//go:noescape
+func convPackRowsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)

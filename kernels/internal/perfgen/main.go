@@ -36,6 +36,10 @@ func main() {
 			convFilterF32(ob, kw)
 		}
 	}
+	for nv := 1; nv <= 2; nv++ {
+		convPackF32(nv, false)
+		convPackF32(nv, true)
+	}
 	Generate()
 }
 
@@ -733,6 +737,98 @@ func maxPool2x2GradF32() {
 	LEAQ(Mem{Base: dx, Index: w, Scale: 8}, dx)
 	LEAQ(Mem{Base: dy, Index: ow, Scale: 4}, dy)
 	DECQ(oh)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// convPackF32 emits convPackF32_<nv>(d, x *float32, ktab *int32, kb int,
+// cols *int32, s, w, mask, h, wd int) and, with rows,
+// convPackRowsF32_<nv> with the same arguments: the implicit-im2col
+// packers of the convolution GEMM (convPackGo in package kernels). For kb
+// rows k of the im2col matrix and nv vectors of 16 columns r,
+//
+//	d[k·w + r] = x[base[r] + kOff_k]  if iy[r]+di_k < h and ix[r]+dj_k < wd (unsigned), else 0
+//
+// where ktab holds kOff, di, dj, 0 per row and cols the arrays base, iy,
+// ix, s elements apart. convPackF32 gathers each vector (VGATHERDPS);
+// convPackRowsF32 is for vectors whose lanes are consecutive input
+// elements (base[r] = base[r0] + r − r0 in every lane the mask can admit),
+// which it loads with one zero-masked move. The last vector is stored
+// under mask (w may be less than 16·nv).
+func convPackF32(nv int, rows bool) {
+	name := fmt.Sprintf("convPackF32_%d", nv)
+	how := "gathers"
+	if rows {
+		name = fmt.Sprintf("convPackRowsF32_%d", nv)
+		how = "loads runs of"
+	}
+	TEXT(name, NOSPLIT, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s %s kb rows of %d columns of an implicit im2col matrix (see convPackF32 in the generator).", name, how, 16*nv))
+	d, x, ktab, kb, cols, s := RDI, RSI, RDX, RCX, R8, R9
+	Load(Param("d"), d)
+	Load(Param("x"), x)
+	Load(Param("ktab"), ktab)
+	Load(Param("kb"), kb)
+	Load(Param("cols"), cols)
+	Load(Param("s"), s)
+	SHLQ(U8(2), s)
+	base := []VecPhysical{Z0, Z1}
+	base0 := []GPPhysical{R11, R12} // rows: lane 0's base per vector
+	iy := []VecPhysical{Z2, Z3}
+	ix := []VecPhysical{Z4, Z5}
+	out := []VecPhysical{Z6, Z7}
+	zh, zw := Z30, Z31
+	for v := 0; v < nv; v++ {
+		if rows {
+			MOVLQSX(Mem{Base: cols, Disp: 64 * v}, base0[v])
+		} else {
+			VMOVDQU32(Mem{Base: cols, Disp: 64 * v}, base[v])
+		}
+		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 1, Disp: 64 * v}, iy[v])
+		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 2, Disp: 64 * v}, ix[v])
+	}
+	Load(Param("h"), RAX)
+	VPBROADCASTD(EAX, zh)
+	Load(Param("wd"), RAX)
+	VPBROADCASTD(EAX, zw)
+	Load(Param("mask"), RAX)
+	KMOVW(EAX, K3)
+	Load(Param("w"), R10)
+	SHLQ(U8(2), R10)
+	TESTQ(kb, kb)
+	JE(LabelRef("done"))
+	Label("row")
+	if rows {
+		MOVLQSX(Mem{Base: ktab}, RBX) // kOff
+	}
+	for v := 0; v < nv; v++ {
+		t := []VecPhysical{Z8, Z9, Z10}
+		VPADDD_BCST(Mem{Base: ktab, Disp: 4}, iy[v], t[0])
+		VPCMPUD(U8(1), zh, t[0], K1) // iy + di < h
+		VPADDD_BCST(Mem{Base: ktab, Disp: 8}, ix[v], t[1])
+		VPCMPUD(U8(1), zw, t[1], K1, K2) // and ix + dj < wd
+		if rows {
+			LEAQ(Mem{Base: RBX, Index: base0[v], Scale: 1}, RAX)
+			VMOVUPS_Z(Mem{Base: x, Index: RAX, Scale: 4}, K2, out[v])
+			continue
+		}
+		VPADDD_BCST(Mem{Base: ktab}, base[v], t[2])
+		VPXORD(out[v], out[v], out[v])
+		VGATHERDPS(Mem{Base: x, Index: t[2], Scale: 4}, K2, out[v])
+	}
+	for v := 0; v < nv; v++ {
+		if v+1 < nv {
+			VMOVUPS(out[v], Mem{Base: d, Disp: 64 * v})
+		} else {
+			VMOVUPS(out[v], K3, Mem{Base: d, Disp: 64 * v})
+		}
+	}
+	ADDQ(R10, d)
+	ADDQ(U8(16), ktab)
+	DECQ(kb)
 	JNE(LabelRef("row"))
 	Label("done")
 	VZEROUPPER()

@@ -1,0 +1,370 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// The float32 convolution as one GEMM per group over the whole batch:
+//
+//	C (O/G × N·OH·OW) = w_g (O/G × C/G·KH·KW) · im2col_g (C/G·KH·KW × N·OH·OW)
+//
+// with the im2col operand packed straight from the input into the
+// micro-kernel's panels (conv_gemm_pack.go): no im2col matrix, and the
+// weights are packed once per block of nc columns — once per call when
+// the batch's output positions fit in one block — instead of once per
+// image. Per image, as the im2col path does it, a 2×2 output map (ResNet's
+// last stage) has four columns against weights of up to 512×4608: packing
+// those for every image cost more than the products. 1×1 convolutions
+// need no special case: their im2col rows are the input's channel planes.
+//
+// When the batch has fewer output positions than output channels allow
+// filling vectors with (a few columns against many channels: batch 1 on a
+// small map), the product is computed transposed, Cᵀ = im2colᵀ · w_gᵀ, so
+// that the vector lanes run over output channels instead of over the few
+// columns; the weights are then the B operand.
+//
+// Each element of C is computed by one micro-kernel call per kc slice of
+// the depth, with tiles at fixed positions (splits of the work fall on
+// tile boundaries) and kc fixed by the depth, so results do not depend on
+// the thread count.
+
+// convGemmOff turns the path off (benchmarks compare it with im2col);
+// convGemmOrient, when not 0, forces the plain (1) or transposed (−1)
+// product for tests.
+var (
+	convGemmOff    bool
+	convGemmOrient int8
+)
+
+// convGemmOK reports whether Conv2D on float32 can take this path: a
+// non-empty depth and input (an empty one, all padding, is left to
+// im2col) small enough for the int32 tables.
+func (p Conv2DParams) convGemmOK() bool {
+	if convGemmOff || p.C/p.Groups == 0 || p.KH*p.KW == 0 || p.H*p.W == 0 {
+		return false
+	}
+	span := int64(p.N+2) * int64(p.C) * int64(p.H+2*p.PH+p.DH*p.KH+p.SH) * int64(p.W+2*p.PW+p.DW*p.KW+p.SW)
+	return span < 1<<30
+}
+
+// convGemmScratchElems bounds the C block that the paths writing through
+// a scratch block (small output maps, the transposed product) hold (a
+// variable so that tests can make blocks small).
+var convGemmScratchElems = 128 * 1024
+
+// convGemmTransMax is the most output positions (over the batch) for which
+// the transposed product is considered.
+const convGemmTransMax = 64
+
+// convGemmJob is one Conv2D call on this path. Jobs are recycled so that
+// a call allocates nothing once warm.
+type convGemmJob struct {
+	p         Conv2DParams
+	x, w, out []float32
+	kern      *gemmKernel[float32]
+	ktab      []int32 // the im2col rows (convKTab)
+	k, q, ohw int     // depth, columns (N·OH·OW), positions per image
+	kc        int     // depth of a packed slice, fixed by k
+	trans     bool    // computing Cᵀ (see above)
+	scratch   bool    // C goes through a scratch block (else straight to out)
+	gridR     int     // work items per group: gridR × gridC blocks of C
+	gridC     int
+	run       func(worker, item int)
+}
+
+var convGemmJobs = sync.Pool{New: func() any {
+	j := new(convGemmJob)
+	j.run = j.item
+	return j
+}}
+
+// conv2DGemm is Conv2D on this path; out is fully written.
+func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	cg, og := p.C/p.Groups, p.O/p.Groups
+	if len(x) < p.N*p.C*p.H*p.W || len(w) < p.O*cg*p.KH*p.KW || len(out) < p.N*p.O*oh*ow {
+		panic("kernels: conv2d operands shorter than their shapes")
+	}
+	j := convGemmJobs.Get().(*convGemmJob)
+	j.p, j.x, j.w, j.out = p, x, w, out
+	j.kern = sgemmActive.Load()
+	j.k, j.ohw = cg*p.KH*p.KW, oh*ow
+	j.q = p.N * j.ohw
+	j.kc = balancedBlock(j.k, j.kern.kc, 1)
+	if need := 4 * j.k; cap(j.ktab) < need {
+		j.ktab = make([]int32, need)
+	}
+	j.ktab = convKTab(p, j.ktab[:cap(j.ktab)])
+	lanes := max(j.kern.lanes, 1)
+	j.trans = j.q <= convGemmTransMax && ceilDiv(og, lanes)*lanes*j.q < ceilDiv(j.q, lanes)*lanes*og
+	if convGemmOrient != 0 {
+		j.trans = convGemmOrient < 0
+	}
+	j.scratch = j.trans || j.ohw < j.kern.nr
+	rows, cols := og, j.q
+	if j.trans {
+		rows, cols = j.q, og
+	}
+	// Up to perfItemsPerWorker items per goroutine, so that one that loses
+	// its core holds up only a small part, when each still gets enough
+	// work; splits fall on tile boundaries, so they never change results.
+	work := og * j.q * j.k * p.Groups
+	t := max(1, min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork))
+	items := t * min(perfItemsPerWorker, max(1, work/(t*gemmMinWork)))
+	j.gridR, j.gridC = 1, 1
+	if t > 1 && items > p.Groups {
+		j.gridR, j.gridC = gemmStreamItems(rows, cols, j.kern.mr, j.kern.nr, ceilDiv(items, p.Groups))
+	}
+	items = p.Groups * j.gridR * j.gridC
+	if t <= 1 {
+		for i := range items {
+			j.item(0, i)
+		}
+	} else {
+		perfRun(t, items, j.run)
+	}
+	j.x, j.w, j.out, j.kern = nil, nil, nil, nil
+	convGemmJobs.Put(j)
+}
+
+// item computes work item i: group i / (gridR·gridC), then one block of C.
+func (j *convGemmJob) item(_, i int) {
+	per := j.gridR * j.gridC
+	g, b := i/per, i%per
+	og := j.p.O / j.p.Groups
+	rows, cols := og, j.q
+	if j.trans {
+		rows, cols = j.q, og
+	}
+	r0, r1 := panelRange(rows, j.kern.mr, j.gridR, b/j.gridC)
+	c0, c1 := panelRange(cols, j.kern.nr, j.gridC, b%j.gridC)
+	if r0 == r1 || c0 == c1 {
+		return
+	}
+	ws := convScratchPool.Get().(*convScratch)
+	if j.trans {
+		j.blockT(ws, g, r0, r1, c0, c1)
+	} else {
+		j.block(ws, g, r0, r1, c0, c1)
+	}
+	convScratchPool.Put(ws)
+}
+
+// group returns the group's input (from its first channel) and weights.
+func (j *convGemmJob) group(g int) (xg, wg []float32) {
+	p := j.p
+	cg, og := p.C/p.Groups, p.O/p.Groups
+	return j.x[g*cg*p.H*p.W:], j.w[g*og*j.k:]
+}
+
+// block computes rows [r0, r1) (output channels of group g) and columns
+// [c0, c1) of C. When the rows' weights are small enough (gemmStreams) it
+// packs them all once per slice of the depth and then, panel by panel,
+// packs nr im2col columns and runs their tiles while the panel is in L1
+// (as gemmStreamB does); otherwise, in BLIS order, it packs a block of
+// columns per slice and a block of rows at a time.
+func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
+	p, kern := j.p, j.kern
+	mr, nr := kern.mr, kern.nr
+	xg, wg := j.group(g)
+	rows := r1 - r0
+	stream := gemmStreams(kern, rows, j.k)
+	nc := kern.nc
+	if j.scratch {
+		nc = max(nr, min(nc, convGemmScratchElems/rows/nr*nr))
+	}
+	nc = balancedBlock(c1-c0, nc, nr)
+	mc, bw := balancedBlock(rows, kern.mc, mr), nc
+	if stream {
+		mc, bw = rows, nr
+	}
+	ap, bp, tmp := ws.panels(ceilDiv(mc, mr)*mr*j.kc, bw*j.kc, mr*nr)
+	pk := kern.pack.orDefault()
+	for jc := c0; jc < c1; jc += nc {
+		nb := min(nc, c1-jc)
+		s := convColsStride(nb)
+		cols := convColTab(p, jc, nb, ws.colTab(3*s))
+		var cs []float32
+		if j.scratch {
+			cs = ws.cBlock(rows * nb)
+		}
+		for pc := 0; pc < j.k; pc += j.kc {
+			kb := min(j.kc, j.k-pc)
+			kt := j.ktab[4*pc : 4*(pc+kb)]
+			var beta float32
+			if pc > 0 {
+				beta = 1 // later slices accumulate onto the first
+			}
+			if stream {
+				packA(ap, pk, false, wg, j.k, r0, pc, rows, kb, mr)
+				for jr := 0; jr < nb; jr += nr {
+					nw := min(nr, nb-jr)
+					convPack(bp, xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
+					if j.scratch {
+						macroKernel(kern, ap, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
+					} else {
+						j.tiles(ap, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta)
+					}
+				}
+				continue
+			}
+			for jr := 0; jr < nb; jr += nr {
+				convPack(bp[jr*kb:], xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
+			}
+			for ic := r0; ic < r1; ic += mc {
+				mb := min(mc, r1-ic)
+				packA(ap, pk, false, wg, j.k, ic, pc, mb, kb, mr)
+				if j.scratch {
+					macroKernel(kern, ap, bp, tmp, mb, nb, kb, 1, beta, cs[(ic-r0)*nb:], nb)
+				} else {
+					j.tiles(ap, bp, tmp, g, ic, mb, jc, nb, kb, beta)
+				}
+			}
+		}
+		if j.scratch {
+			j.scatter(cs, g, r0, rows, jc, nb)
+		}
+	}
+}
+
+// tiles runs the macro-kernel of one packed block straight into out: a
+// tile whose columns lie in one image is a strided block of that image's
+// output (rows OH·OW apart); one that spans images is computed into tmp
+// and added (or, for the first slice, copied) into each image's part.
+func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, beta float32) {
+	kern, ohw := j.kern, j.ohw
+	mr, nr := kern.mr, kern.nr
+	o0 := g*(j.p.O/j.p.Groups) + ic
+	for jr := 0; jr < nb; jr += nr {
+		nw := min(nr, nb-jr)
+		n, pos := (jc+jr)/ohw, (jc+jr)%ohw
+		for ir := 0; ir < mb; ir += mr {
+			a, b := ap[ir*kb:], bp[jr*kb:]
+			if pos+nw <= ohw {
+				c := j.out[(n*j.p.O+o0+ir)*ohw+pos:]
+				gemmTile(kern, a, b, tmp, mb-ir, nb-jr, kb, 0, 0, 1, beta, c, ohw)
+				continue
+			}
+			gemmTile(kern, a, b, tmp, mb-ir, nb-jr, kb, 0, 0, 1, 0, tmp, nr)
+			for i := range min(mr, mb-ir) {
+				src := tmp[i*nr : i*nr+nw]
+				for q, nn, pp := 0, n, pos; q < nw; q, nn, pp = q+ohw-pp, nn+1, 0 {
+					run := min(nw-q, ohw-pp)
+					dst := j.out[(nn*j.p.O+o0+ir+i)*ohw+pp:][:run]
+					if beta == 0 {
+						copy(dst, src[q:q+run])
+						continue
+					}
+					for e, v := range src[q : q+run] {
+						dst[e] += v
+					}
+				}
+			}
+		}
+	}
+}
+
+// scatter copies rows (output channels r0, r0+1, … of group g) of the C
+// block cs, columns [jc, jc+nb), into out.
+func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
+	ohw := j.ohw
+	o0 := g*(j.p.O/j.p.Groups) + r0
+	for i := range rows {
+		src := cs[i*nb : (i+1)*nb]
+		n, pos := jc/ohw, jc%ohw
+		for q := 0; q < nb; {
+			run := min(nb-q, ohw-pos)
+			copy(j.out[(n*j.p.O+o0+i)*ohw+pos:][:run], src[q:q+run])
+			q += run
+			n, pos = n+1, 0
+		}
+	}
+}
+
+// blockT computes rows [r0, r1) (columns of the im2col matrix) and
+// columns [c0, c1) (output channels of group g) of Cᵀ into a scratch
+// block, then transposes it into out. The rows are few (convGemmTransMax),
+// so it packs them all per slice of the depth and streams the weights
+// panel by panel.
+func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
+	p, kern := j.p, j.kern
+	mr, nr := kern.mr, kern.nr
+	xg, wg := j.group(g)
+	rows, width := r1-r0, c1-c0
+	ap, bp, tmp := ws.panels(ceilDiv(rows, mr)*mr*j.kc, nr*j.kc, mr*nr)
+	s := convColsStride(rows)
+	cols := convColTab(p, r0, rows, ws.colTab(3*s))
+	cs := ws.cBlock(rows * width)
+	pk := kern.pack.orDefault()
+	for pc := 0; pc < j.k; pc += j.kc {
+		kb := min(j.kc, j.k-pc)
+		kt := j.ktab[4*pc : 4*(pc+kb)]
+		var beta float32
+		if pc > 0 {
+			beta = 1
+		}
+		for ir := 0; ir < rows; ir += mr {
+			convPack(ap[ir*kb:], xg, kt, kb, cols[ir:], s, mr, p.H, p.W)
+		}
+		for jr := 0; jr < width; jr += nr {
+			nw := min(nr, width-jr)
+			packB(bp, pk, true, wg, j.k, pc, c0+jr, kb, nw, nr)
+			macroKernel(kern, ap, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], width)
+		}
+	}
+	o0 := g*(p.O/p.Groups) + c0
+	for i := range rows {
+		n, pos := (r0+i)/j.ohw, (r0+i)%j.ohw
+		dst := j.out[(n*p.O+o0)*j.ohw+pos:]
+		for o, v := range cs[i*width : (i+1)*width] {
+			dst[o*j.ohw] = v
+		}
+	}
+}
+
+// convScratch is one goroutine's buffers on this path, recycled through a
+// pool like the GEMM's packing buffers.
+type convScratch struct {
+	mem  []float32 // backing store of the packed panels and tmp
+	a, b []float32
+	tmp  []float32
+	c    []float32
+	cols []int32
+}
+
+var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
+
+// panels returns cache-line-aligned buffers of na, nb and nt elements.
+func (ws *convScratch) panels(na, nb, nt int) (a, b, tmp []float32) {
+	const pad = gemmAlign / 4
+	round := func(n int) int { return ceilDiv(n, pad) * pad }
+	if len(ws.a) < na || len(ws.b) < nb || len(ws.tmp) < nt {
+		na, nb, nt = round(max(na, len(ws.a))), round(max(nb, len(ws.b))), round(max(nt, len(ws.tmp)))
+		ws.mem = make([]float32, na+nb+nt+pad)
+		off := 0
+		if r := int(uintptr(unsafe.Pointer(&ws.mem[0])) % gemmAlign); r != 0 {
+			off = (gemmAlign - r) / 4
+		}
+		m := ws.mem[off:]
+		ws.a, ws.b, ws.tmp = m[:na:na], m[na:na+nb:na+nb], m[na+nb:na+nb+nt:na+nb+nt]
+	}
+	return ws.a, ws.b, ws.tmp
+}
+
+// cBlock returns a buffer of n elements for a block of C.
+func (ws *convScratch) cBlock(n int) []float32 {
+	if len(ws.c) < n {
+		ws.c = make([]float32, n)
+	}
+	return ws.c[:n]
+}
+
+// colTab returns a buffer of n entries for a column table.
+func (ws *convScratch) colTab(n int) []int32 {
+	if len(ws.cols) < n {
+		ws.cols = make([]int32, n)
+	}
+	return ws.cols[:n]
+}

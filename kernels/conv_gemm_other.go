@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func convPackVec(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd int) bool {
+	return false
+}

@@ -1,0 +1,121 @@
+package kernels
+
+// Implicit im2col: the convolution GEMM (conv_gemm.go) packs its im2col
+// operand straight from the input into the micro-kernel's panels, so no
+// im2col matrix is ever written and read back. Row k = (c·KH + i)·KW + j of
+// the im2col matrix and column q (image n, output position (oy, ox)) hold
+//
+//	x[n][c][oy·SH − PH + i·DH][ox·SW − PW + j·DW]   (0 outside the input)
+//
+// which is x[base_q + kOff_k] when 0 ≤ iy_q + di_k < H and
+// 0 ≤ ix_q + dj_k < W, with
+//
+//	base_q = n·C·H·W + iy_q·W + ix_q,  iy_q = oy·SH − PH,  ix_q = ox·SW − PW,
+//	kOff_k = c·H·W + di_k·W + dj_k,    di_k = i·DH,        dj_k = j·DW.
+//
+// The tables hold these numbers as int32 (convGemmOK bounds them), so that
+// the AVX-512 packer gathers 16 lanes per instruction with 32-bit indices.
+
+// convKTab fills tab (4 entries per k: kOff, di, dj, 0) for the rows of one
+// group's im2col matrix (cg·KH·KW of them) and returns it.
+func convKTab(p Conv2DParams, tab []int32) []int32 {
+	cg, hw := p.C/p.Groups, p.H*p.W
+	tab = tab[:4*cg*p.KH*p.KW]
+	k := 0
+	for c := range cg {
+		for i := range p.KH {
+			for j := range p.KW {
+				di, dj := i*p.DH, j*p.DW
+				tab[k], tab[k+1], tab[k+2], tab[k+3] = int32(c*hw+di*p.W+dj), int32(di), int32(dj), 0
+				k += 4
+			}
+		}
+	}
+	return tab
+}
+
+// convColsStride is the length of each of the three arrays of a column
+// table for n columns: n rounded up to whole vectors, plus one vector,
+// since a panel's packer loads whole 16-lane vectors of every array.
+func convColsStride(n int) int { return (n+15)&^15 + 16 }
+
+// convColTab fills tab (3·convColsStride(n) entries) with the columns
+// [q0, q0+n) of the im2col matrix: base, then iy, then ix, each array
+// convColsStride(n) long. Entries past n get an iy that no kernel row
+// brings inside the input, so packing them gives zeros.
+func convColTab(p Conv2DParams, q0, n int, tab []int32) []int32 {
+	s := convColsStride(n)
+	tab = tab[:3*s]
+	base, iy, ix := tab[:s], tab[s:2*s], tab[2*s:]
+	oh, ow := p.OutH(), p.OutW()
+	ohw, chw := oh*ow, p.C*p.H*p.W
+	img, pos := q0/ohw, q0%ohw
+	oy, ox := pos/ow, pos%ow
+	for r := range n {
+		y, x := oy*p.SH-p.PH, ox*p.SW-p.PW
+		base[r], iy[r], ix[r] = int32(img*chw+y*p.W+x), int32(y), int32(x)
+		if ox++; ox == ow {
+			ox = 0
+			if oy++; oy == oh {
+				oy = 0
+				img++
+			}
+		}
+	}
+	for r := n; r < s; r++ {
+		base[r], iy[r], ix[r] = 0, convColOutside, 0
+	}
+	return tab
+}
+
+// convColOutside is the iy of a column past the matrix's end: iy + di
+// stays ≥ H for every kernel row (both are far below 2³¹).
+const convColOutside = 1 << 30
+
+// convPackGo writes the panel of the im2col matrix's rows ktab (kb of
+// them) and the columns of the table cols (stride s, see convColTab):
+// d[k·w + r] for r < w. x is the input of the group's first channel.
+func convPackGo(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd int) {
+	base, iy, ix := cols[:w], cols[s:s+w], cols[2*s:2*s+w]
+	for k := range kb {
+		kt := ktab[4*k : 4*k+4]
+		kOff, di, dj := kt[0], kt[1], kt[2]
+		row := d[k*w : k*w+w]
+		for r := range row {
+			v := float32(0)
+			if uint32(iy[r]+di) < uint32(h) && uint32(ix[r]+dj) < uint32(wd) {
+				v = x[base[r]+kOff]
+			}
+			row[r] = v
+		}
+	}
+}
+
+// convPack is convPackGo through the AVX-512 gather loop where there is
+// one (convPackVec).
+func convPack(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd int) {
+	if kb == 0 || convPackVec(d, x, ktab, kb, cols, s, w, h, wd) {
+		return
+	}
+	convPackGo(d, x, ktab, kb, cols, s, w, h, wd)
+}
+
+// convPackRuns reports whether each of the nv 16-lane vectors of the
+// column table cols (stride s) covers consecutive input elements: in
+// every lane that is a column (not past the table's end), the same input
+// row and base and ix one more than the lane before.
+func convPackRuns(cols []int32, s, nv int) bool {
+	base, iy, ix := cols[:16*nv], cols[s:s+16*nv], cols[2*s:2*s+16*nv]
+	for v := range nv {
+		r0 := 16 * v
+		for r := r0 + 1; r < r0+16; r++ {
+			if iy[r] == convColOutside {
+				break
+			}
+			if iy[r] != iy[r0] || base[r] != base[r0]+int32(r-r0) || ix[r] != ix[r0]+int32(r-r0) {
+				return false
+			}
+		}
+	}
+	return true
+}

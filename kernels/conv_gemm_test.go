@@ -1,0 +1,221 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// convGemmCases cover the batched implicit-GEMM convolution's blockings:
+// output maps smaller than a tile (scratch blocks) and larger (tiles
+// straight into the output, some spanning images), depths over one kc
+// slice, more output channels than one mc block, 1×1 kernels with and
+// without stride, padding wider than the kernel, dilations, groups, odd
+// sizes.
+var convGemmCases = []struct {
+	name string
+	p    Conv2DParams
+}{
+	{"1x1", Conv2DParams{N: 3, C: 5, H: 7, W: 9, O: 20, KH: 1, KW: 1}},
+	{"1x1_stride2", Conv2DParams{N: 2, C: 17, H: 9, W: 8, O: 33, KH: 1, KW: 1, SH: 2, SW: 2}},
+	{"3x3_2x2map_deep", Conv2DParams{N: 5, C: 70, H: 2, W: 2, O: 48, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"3x3_2x2map_batch1", Conv2DParams{N: 1, C: 64, H: 2, W: 2, O: 200, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"3x3_4x4map", Conv2DParams{N: 7, C: 12, H: 4, W: 4, O: 30, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"3x3_6x6_straddle", Conv2DParams{N: 4, C: 9, H: 6, W: 6, O: 19, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"3x3_big_deep", Conv2DParams{N: 2, C: 60, H: 11, W: 13, O: 37, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"tall_m", Conv2DParams{N: 2, C: 3, H: 5, W: 7, O: 181, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"7x7_stride2", Conv2DParams{N: 2, C: 3, H: 19, W: 17, O: 21, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},
+	{"strided_odd", Conv2DParams{N: 3, C: 4, H: 10, W: 11, O: 18, KH: 3, KW: 2, SH: 2, SW: 3, PH: 1, PW: 0}},
+	{"pad_wider", Conv2DParams{N: 2, C: 3, H: 3, W: 4, O: 17, KH: 2, KW: 3, PH: 3, PW: 4}},
+	{"dilated", Conv2DParams{N: 2, C: 5, H: 9, W: 10, O: 22, KH: 3, KW: 3, PH: 2, PW: 1, DH: 2, DW: 3}},
+	{"groups2", Conv2DParams{N: 3, C: 8, H: 5, W: 6, O: 34, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}},
+	{"groups3_1x1", Conv2DParams{N: 2, C: 9, H: 3, W: 3, O: 51, KH: 1, KW: 1, Groups: 3}},
+	{"one_channel", Conv2DParams{N: 4, C: 1, H: 8, W: 8, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"one_output", Conv2DParams{N: 3, C: 6, H: 5, W: 5, O: 1, KH: 3, KW: 3}},
+	{"1x1_map", Conv2DParams{N: 9, C: 40, H: 1, W: 1, O: 24, KH: 1, KW: 1}},
+	{"rows16", Conv2DParams{N: 3, C: 5, H: 6, W: 16, O: 21, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"rows37", Conv2DParams{N: 2, C: 4, H: 5, W: 37, O: 18, KH: 3, KW: 5, PH: 1, PW: 2, DW: 2}},
+}
+
+// convGemmParams fills the defaults of a case (unit strides and
+// dilations, one group).
+func convGemmParams(p Conv2DParams) Conv2DParams {
+	for _, f := range []*int{&p.SH, &p.SW, &p.DH, &p.DW, &p.Groups} {
+		*f = max(*f, 1)
+	}
+	return p
+}
+
+// TestConvGemmMatchesReference checks conv2DGemm against float64 sums
+// within float32 rounding, in both orientations of the product and with
+// small scratch blocks, for 1, 2 and 3 threads, which must agree bitwise;
+// every output element must be written.
+func TestConvGemmMatchesReference(t *testing.T) {
+	defer func(e int) { convGemmScratchElems, convGemmOrient = e, 0 }(convGemmScratchElems)
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range convGemmCases {
+		p := convGemmParams(tc.p)
+		if !p.convGemmOK() {
+			t.Fatalf("%s: %+v is not on the GEMM path", tc.name, p)
+		}
+		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
+		want, mag, _, _, _, _ := perfConvRef(p, x, w, make([]float32, p.N*p.O*p.OutH()*p.OutW()))
+		for _, v := range []struct {
+			name    string
+			orient  int8
+			scratch int
+		}{{"auto", 0, 128 * 1024}, {"plain", 1, 128 * 1024}, {"transposed", -1, 128 * 1024}, {"small_blocks", 1, 700}} {
+			convGemmOrient, convGemmScratchElems = v.orient, v.scratch
+			var first []float32
+			for _, th := range []int{1, 2, 3} {
+				got := make([]float32, len(want))
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				conv2DGemm(p, x, w, got, th)
+				what := fmt.Sprintf("%s/%s/threads=%d", tc.name, v.name, th)
+				for i := range want {
+					if d := math.Abs(float64(got[i]) - want[i]); !(d <= 1e-5*mag[i]+1e-30) {
+						t.Fatalf("%s: [%d] = %v, want %v (±%g)", what, i, got[i], want[i], 1e-5*mag[i])
+					}
+				}
+				if first == nil {
+					first = got
+				} else {
+					perfSameBits(t, what, got, first)
+				}
+			}
+		}
+	}
+}
+
+// TestConvPackVecMatchesGo checks the AVX-512 packers (gathers and runs)
+// against convPackGo, bitwise, on panels of 1 to 32 columns taken
+// anywhere in the im2col matrix of padded, strided and dilated
+// convolutions.
+func TestConvPackVecMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	probe := make([]float32, 32)
+	if !convPackVec(probe, make([]float32, 1), make([]int32, 4), 1, make([]int32, 3*convColsStride(1)), convColsStride(1), 1, 1, 1) {
+		t.Skip("this build has no vector packer (it needs AVX-512 and not purego); convPackGo is what runs")
+	}
+	var runs [2]int // panels packed by each loop
+	for _, tc := range convGemmCases {
+		p := convGemmParams(tc.p)
+		x := perfRandom(r, p.N*p.C*p.H*p.W, true)
+		ktab := convKTab(p, make([]int32, 4*p.C/p.Groups*p.KH*p.KW))
+		kb := len(ktab) / 4
+		q := p.N * p.OutH() * p.OutW()
+		for trial := range 20 {
+			w := 1 + r.IntN(32)
+			q0, n := r.IntN(q), 1+r.IntN(q)
+			n = min(n, q-q0)
+			s := convColsStride(n)
+			cols := convColTab(p, q0, n, make([]int32, 3*s))
+			r0 := r.IntN(s - 16*((w+15)/16) + 1) // the panel's first column in the table
+			want := make([]float32, kb*w)
+			got := make([]float32, kb*w)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			convPackGo(want, x, ktab, kb, cols[r0:], s, w, p.H, p.W)
+			convPackVec(got, x, ktab, kb, cols[r0:], s, w, p.H, p.W)
+			if convPackRuns(cols[r0:], s, (w+15)/16) {
+				runs[1]++
+			} else {
+				runs[0]++
+			}
+			perfSameBits(t, fmt.Sprintf("%s trial %d (w=%d, columns %d+%d)", tc.name, trial, w, q0, r0), got, want)
+		}
+	}
+	if runs[0] < 50 || runs[1] < 50 {
+		t.Fatalf("panels packed by gathers and by runs: %v, want at least 50 each", runs)
+	}
+}
+
+// convBenchLayers are the convolutions of the inference benchmark's
+// networks (bench/run -inference): the small CNN and resnet18ish at
+// 3×64×64, batch 1 where it is 1.
+var convBenchLayers = []struct {
+	name string
+	p    Conv2DParams
+}{
+	{"cnn1", Conv2DParams{C: 3, H: 32, W: 32, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"cnn2", Conv2DParams{C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"r18_stem", Conv2DParams{C: 3, H: 64, W: 64, O: 64, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},
+	{"r18_l1", Conv2DParams{C: 64, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"r18_l2a", Conv2DParams{C: 64, H: 16, W: 16, O: 128, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"r18_l2ds", Conv2DParams{C: 64, H: 16, W: 16, O: 128, KH: 1, KW: 1, SH: 2, SW: 2}},
+	{"r18_l2", Conv2DParams{C: 128, H: 8, W: 8, O: 128, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"r18_l3", Conv2DParams{C: 256, H: 4, W: 4, O: 256, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"r18_l4a", Conv2DParams{C: 256, H: 4, W: 4, O: 512, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"r18_l4", Conv2DParams{C: 512, H: 2, W: 2, O: 512, KH: 3, KW: 3, PH: 1, PW: 1}},
+}
+
+// BenchmarkConvAlgo times Conv2D on the benchmark networks' layers at
+// batch 1 and 64 with each float32 algorithm that applies: im2col (the
+// per-image path) and gemm (conv_gemm.go). GOMAXPROCS threads; with -cpu
+// 1 the cpu-ns/op metric (perfLoop) is the steadier figure.
+func BenchmarkConvAlgo(b *testing.B) {
+	for _, l := range convBenchLayers {
+		for _, n := range []int{1, 64} {
+			for _, algo := range []string{"im2col", "gemm"} {
+				b.Run(fmt.Sprintf("%s/batch=%d/%s", l.name, n, algo), func(b *testing.B) {
+					p := convGemmParams(l.p)
+					p.N = n
+					defer func(d bool) { convGemmOff, convDirectOff.fwd = false, d }(convDirectOff.fwd)
+					convGemmOff, convDirectOff.fwd = algo != "gemm", true
+					threads := runtime.GOMAXPROCS(0)
+					r := rand.New(rand.NewPCG(1, 2))
+					x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+					w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
+					out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+					ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+					perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
+				})
+			}
+		}
+	}
+}
+
+// TestConv2DZeroSizes runs Conv2D through its dispatch on shapes with an
+// empty dimension, in float32 and float64: an empty output is left alone,
+// a non-empty output of an empty input or depth is all zeros.
+func TestConv2DZeroSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Conv2DParams
+	}{
+		{"no_images", Conv2DParams{N: 0, C: 3, H: 5, W: 5, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}},
+		{"no_outputs", Conv2DParams{N: 2, C: 3, H: 5, W: 5, O: 0, KH: 3, KW: 3}},
+		{"no_channels", Conv2DParams{N: 2, C: 0, H: 4, W: 4, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}},
+		{"empty_rows_padded", Conv2DParams{N: 2, C: 3, H: 0, W: 6, O: 20, KH: 1, KW: 3, PH: 2, PW: 1}},
+		{"kernel_too_big", Conv2DParams{N: 2, C: 3, H: 2, W: 2, O: 20, KH: 3, KW: 3}},
+		{"depthwise_empty", Conv2DParams{N: 2, C: 0, H: 3, W: 3, O: 0, KH: 3, KW: 3, Groups: 1}},
+	} {
+		p := convGemmParams(tc.p)
+		n := p.N * p.O * p.OutH() * p.OutW()
+		for _, th := range []int{1, 2} {
+			out := make([]float32, n+1)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			Conv2D(p, make([]float32, p.N*p.C*p.H*p.W), make([]float32, p.O*p.C/p.Groups*p.KH*p.KW), out[:n],
+				make([]float32, Conv2DWorkspaceFor(p, th, true)), th)
+			out64 := make([]float64, n)
+			Conv2D(p, make([]float64, p.N*p.C*p.H*p.W), make([]float64, p.O*p.C/p.Groups*p.KH*p.KW), out64,
+				make([]float64, Conv2DWorkspaceFor(p, th, false)), th)
+			for i := range n {
+				if out[i] != 0 || out64[i] != 0 {
+					t.Fatalf("%s threads=%d: out[%d] = %v / %v, want 0", tc.name, th, i, out[i], out64[i])
+				}
+			}
+			if !math.IsNaN(float64(out[n])) {
+				t.Fatalf("%s: Conv2D wrote past its output", tc.name)
+			}
+		}
+	}
+}
