@@ -96,8 +96,10 @@ func Conv2DWorkspace(p Conv2DParams, threads int) int {
 // run the direct kernel (see perf_conv.go): the reordered weights plus a
 // padded sample per goroutine. Other float32 convolutions run the batched
 // GEMM (conv_gemm.go), which packs straight from the input into the GEMM's
-// own buffers: 0. Otherwise it is one im2col block per goroutine, 0 for
-// 1×1 convolutions without stride or padding and for empty outputs.
+// own buffers: 0. Depthwise convolutions (conv_depthwise.go) need a padded
+// plane per goroutine with AVX-512 (float32), else nothing. Otherwise it is
+// one im2col block per goroutine, 0 for 1×1 convolutions without stride or
+// padding and for empty outputs.
 func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
@@ -108,7 +110,15 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 		return convDirectWorkspace(p, p.convDirectFwdPad(), min(parts, p.N))
 	case convGemm:
 		return 0
+	case convDepthwise:
+		return p.convDepthwiseWorkspace(threads, f32)
 	}
+	return p.im2colWorkspace(threads)
+}
+
+// im2colWorkspace is the scratch of the im2col path: one im2col block per
+// goroutine, 0 for 1×1 convolutions without stride or padding.
+func (p Conv2DParams) im2colWorkspace(threads int) int {
 	if p.direct() {
 		return 0
 	}

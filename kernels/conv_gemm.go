@@ -30,19 +30,15 @@ import (
 // tile boundaries) and kc fixed by the depth, so results do not depend on
 // the thread count.
 
-// convGemmOff turns the path off (benchmarks compare it with im2col);
 // convGemmOrient, when not 0, forces the plain (1) or transposed (−1)
 // product for tests.
-var (
-	convGemmOff    bool
-	convGemmOrient int8
-)
+var convGemmOrient int8
 
 // convGemmOK reports whether Conv2D on float32 can take this path: a
 // non-empty depth and input (an empty one, all padding, is left to
 // im2col) small enough for the int32 tables.
 func (p Conv2DParams) convGemmOK() bool {
-	if convGemmOff || p.C/p.Groups == 0 || p.KH*p.KW == 0 || p.H*p.W == 0 {
+	if p.C/p.Groups == 0 || p.KH*p.KW == 0 || p.H*p.W == 0 {
 		return false
 	}
 	span := int64(p.N+2) * int64(p.C) * int64(p.H+2*p.PH+p.DH*p.KH+p.SH) * int64(p.W+2*p.PW+p.DW*p.KW+p.SW)

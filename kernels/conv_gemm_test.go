@@ -156,8 +156,8 @@ var convBenchLayers = []struct {
 }
 
 // BenchmarkConvAlgo times Conv2D on the benchmark networks' layers at
-// batch 1 and 64 with each float32 algorithm that applies: im2col (the
-// per-image path) and gemm (conv_gemm.go). GOMAXPROCS threads; with -cpu
+// batch 1 and 64 with two float32 algorithms: im2col (the per-image path)
+// and gemm (conv_gemm.go). GOMAXPROCS threads; with -cpu
 // 1 the cpu-ns/op metric (perfLoop) is the steadier figure.
 func BenchmarkConvAlgo(b *testing.B) {
 	for _, l := range convBenchLayers {
@@ -166,8 +166,8 @@ func BenchmarkConvAlgo(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/batch=%d/%s", l.name, n, algo), func(b *testing.B) {
 					p := convGemmParams(l.p)
 					p.N = n
-					defer func(d bool) { convGemmOff, convDirectOff.fwd = false, d }(convDirectOff.fwd)
-					convGemmOff, convDirectOff.fwd = algo != "gemm", true
+					convForce.set, convForce.algo = true, map[string]convAlgo{"im2col": convIm2col, "gemm": convGemm}[algo]
+					defer func() { convForce.set = false }()
 					threads := runtime.GOMAXPROCS(0)
 					r := rand.New(rand.NewPCG(1, 2))
 					x := perfRandom(r, p.N*p.C*p.H*p.W, false)
@@ -194,7 +194,8 @@ func TestConv2DZeroSizes(t *testing.T) {
 		{"no_channels", Conv2DParams{N: 2, C: 0, H: 4, W: 4, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}},
 		{"empty_rows_padded", Conv2DParams{N: 2, C: 3, H: 0, W: 6, O: 20, KH: 1, KW: 3, PH: 2, PW: 1}},
 		{"kernel_too_big", Conv2DParams{N: 2, C: 3, H: 2, W: 2, O: 20, KH: 3, KW: 3}},
-		{"depthwise_empty", Conv2DParams{N: 2, C: 0, H: 3, W: 3, O: 0, KH: 3, KW: 3, Groups: 1}},
+		{"depthwise_no_images", Conv2DParams{N: 0, C: 4, H: 3, W: 3, O: 4, KH: 3, KW: 3, Groups: 4}},
+		{"depthwise_empty_input_padded", Conv2DParams{N: 2, C: 4, H: 3, W: 0, O: 4, KH: 3, KW: 1, PW: 2, Groups: 4}},
 	} {
 		p := convGemmParams(tc.p)
 		n := p.N * p.O * p.OutH() * p.OutW()

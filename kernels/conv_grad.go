@@ -21,7 +21,10 @@ func Conv2DGradInputWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 		parts, _ := p.conv2dPlan(threads)
 		return convDirectWorkspace(p, p.convDirectBwdPad(), min(parts, p.N))
 	}
-	return Conv2DWorkspaceFor(p, threads, false)
+	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
+		return 0
+	}
+	return p.im2colWorkspace(threads)
 }
 
 // Conv2DGradInput writes into dx (N×C×H×W) the gradient of Conv2D with
