@@ -76,6 +76,11 @@ var nnConvCases = []nnConvCase{
 	{2, 0, 5, 5, 3, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1}, // no input channels: zeros
 	{2, 3, 0, 5, 3, 1, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1}, // zero height: all padding
 	{4, 8, 12, 12, 8, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 4},
+	{3, 6, 9, 11, 6, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 6},   // depthwise
+	{2, 5, 12, 19, 5, 3, 3, [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 2}, 5},  // depthwise, strided, dilated
+	{1, 30, 2, 2, 48, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1},  // 2×2 map, batch 1: transposed GEMM
+	{9, 20, 3, 3, 24, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1},  // small maps over the batch
+	{3, 7, 10, 10, 40, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1}, // tiles spanning images
 }
 
 func TestNNConv2D(t *testing.T) {
@@ -152,6 +157,38 @@ func TestNNConv2DInferErrors(t *testing.T) {
 	nnInferErr(t, "conv2d", ir.A("paddings", -1), []string{"paddings", ">= 0"}, x, nnT(ir.F32, 6, 4, 3, 3))
 	nnInferErr(t, "conv2d", ir.A("groups", 0), []string{"groups", ">= 1"}, x, nnT(ir.F32, 6, 4, 3, 3))
 	nnInferErr(t, "conv2d", ir.A("strides", "x"), []string{"strides"}, x, nnT(ir.F32, 6, 4, 3, 3))
+}
+
+// TestNNConv2DRepeatMemory runs conv2d on the shapes of each float32
+// kernel (the batched GEMM plain and transposed, depthwise, the direct
+// rows kernel, im2col for float64) many times, with one and two threads:
+// allocated bytes must come back to the baseline after every run, and
+// after every failure of an out-of-memory sweep.
+func TestNNConv2DRepeatMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	a := memory.New(memory.Options{})
+	for _, tc := range []nnConvCase{
+		{4, 24, 4, 4, 40, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1},
+		{1, 30, 2, 2, 48, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1},
+		{2, 8, 9, 9, 8, 3, 3, [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, 8},
+		{3, 2, 8, 8, 6, 3, 3, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1},
+	} {
+		for _, dt := range nnDTypes {
+			x := randTensor(t, a, r, dt, tc.n, tc.c, tc.h, tc.w)
+			w := randTensor(t, a, r, dt, tc.o, tc.c/tc.g, tc.kh, tc.kw)
+			base := a.Stats().Allocated.Current
+			for i := range 40 {
+				o := nnRunThreads(t, a, 1+i%2, "conv2d", tc.attrs(), x, w)
+				release(o...)
+				if got := a.Stats().Allocated.Current; got != base {
+					t.Fatalf("%s %v run %d: %d bytes allocated, want %d", tc, dt, i, got, base)
+				}
+			}
+			checkOOMSweep(t, "conv2d", tc.attrs(), x, w)
+			release(x, w)
+			wantAllocated(t, a, 0)
+		}
+	}
 }
 
 func TestNNConv2DOOMSweep(t *testing.T) {

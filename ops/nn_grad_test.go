@@ -212,6 +212,7 @@ func TestNNGradConv2D(t *testing.T) {
 		{1, 2, 7, 6, 2, 3, 2, [2]int{2, 1}, [2]int{1, 0}, [2]int{2, 1}, 1},
 		{2, 4, 5, 5, 6, 3, 3, [2]int{1, 2}, [2]int{1, 1}, [2]int{1, 1}, 2},
 		{1, 4, 6, 6, 4, 3, 3, [2]int{1, 1}, [2]int{2, 2}, [2]int{2, 2}, 4}, // depthwise, dilated
+		{2, 3, 7, 8, 3, 3, 3, [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, 3}, // depthwise, strided
 		{2, 4, 4, 3, 6, 1, 1, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}, 2}, // 1×1: direct
 		{2, 3, 7, 7, 2, 1, 1, [2]int{3, 2}, [2]int{0, 1}, [2]int{1, 1}, 1}, // 1×1 strided, padded
 		{3, 2, 8, 7, 3, 2, 3, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 2}, 1}, // rows and cols left over

@@ -82,8 +82,9 @@ func workCheck(t *testing.T, name string, attrs ir.Attrs, dt ir.DType, threads i
 }
 
 // TestConvWorkExact covers the convolutions' paths: the direct float32
-// kernels (few channels per group, unit strides), im2col + GEMM (strides,
-// many channels, float64), 1×1 products without workspace, groups,
+// kernels (few channels per group, unit strides), the batched float32 GEMM
+// (many channels, small maps, strides), depthwise, im2col + GEMM
+// (float64, and the gradients), 1×1 products without workspace, groups,
 // batches smaller and larger than the thread count, and empty operands.
 func TestConvWorkExact(t *testing.T) {
 	type conv struct {
@@ -95,14 +96,19 @@ func TestConvWorkExact(t *testing.T) {
 		{64, 6, 14, 14, 16, 5, 5, nil},
 		{3, 4, 9, 8, 20, 3, 3, ir.A("paddings", 1)}, // > 16 outputs per group
 		{5, 6, 9, 9, 4, 3, 2, ir.A("strides", []int{2, 1}, "dilations", []int{1, 2})},
-		{2, 8, 7, 7, 8, 1, 1, nil},                      // 1×1 product
-		{4, 6, 7, 7, 6, 3, 3, ir.A("groups", 3)},        // groups, direct
-		{4, 40, 7, 7, 40, 3, 3, ir.A("groups", 2)},      // groups, im2col
-		{1, 3, 30, 30, 5, 3, 3, ir.A("paddings", 1)},    // one sample
-		{9, 2, 6, 5, 3, 3, 3, ir.A("paddings", 3)},      // padding wider than the kernel's reach
-		{0, 2, 6, 5, 3, 3, 3, nil},                      // empty batch
-		{2, 0, 6, 5, 3, 3, 3, nil},                      // no input channels
-		{20, 16, 12, 12, 16, 3, 3, ir.A("paddings", 1)}, // more chunks than the filter gradient's 8
+		{2, 8, 7, 7, 8, 1, 1, nil},                                                // 1×1 product
+		{4, 6, 7, 7, 6, 3, 3, ir.A("groups", 3)},                                  // groups, direct
+		{4, 40, 7, 7, 40, 3, 3, ir.A("groups", 2)},                                // groups, im2col
+		{1, 3, 30, 30, 5, 3, 3, ir.A("paddings", 1)},                              // one sample
+		{9, 2, 6, 5, 3, 3, 3, ir.A("paddings", 3)},                                // padding wider than the kernel's reach
+		{0, 2, 6, 5, 3, 3, 3, nil},                                                // empty batch
+		{2, 0, 6, 5, 3, 3, 3, nil},                                                // no input channels
+		{20, 16, 12, 12, 16, 3, 3, ir.A("paddings", 1)},                           // more chunks than the filter gradient's 8
+		{4, 12, 9, 9, 12, 3, 3, ir.A("groups", 12, "paddings", 1)},                // depthwise
+		{3, 10, 11, 9, 10, 3, 3, ir.A("groups", 10, "strides", 2, "paddings", 1)}, // depthwise, strided
+		{1, 40, 2, 2, 64, 3, 3, ir.A("paddings", 1)},                              // batched GEMM, transposed
+		{16, 24, 4, 4, 40, 3, 3, ir.A("paddings", 1)},                             // batched GEMM, small maps
+		{3, 17, 9, 8, 33, 1, 1, ir.A("strides", 2)},                               // batched GEMM, strided 1×1
 	}
 	for _, cs := range cases {
 		x := []int{cs.n, cs.c, cs.h, cs.w}
