@@ -103,17 +103,19 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	if j.trans {
 		rows, cols = j.q, og
 	}
-	// Up to perfItemsPerWorker items per goroutine, so that one that loses
-	// its core holds up only a small part, when each still gets enough
-	// work; splits fall on tile boundaries, so they never change results.
+	// Goroutines as the GEMM would use for the product (gemmParallel), on
+	// blocks of C chosen as for its streaming case; splits fall on tile
+	// boundaries, so they never change results.
 	work := og * j.q * j.k * p.Groups
-	t := max(1, min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork))
-	items := t * min(perfItemsPerWorker, max(1, work/(t*gemmMinWork)))
-	j.gridR, j.gridC = 1, 1
-	if t > 1 && items > p.Groups {
-		j.gridR, j.gridC = gemmStreamItems(rows, cols, j.kern.mr, j.kern.nr, ceilDiv(items, p.Groups))
+	if j.k < gemmShallowK {
+		work /= 4
 	}
-	items = p.Groups * j.gridR * j.gridC
+	t := max(1, min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork))
+	j.gridR, j.gridC = 1, 1
+	if t > p.Groups {
+		j.gridR, j.gridC = gemmStreamItems(rows, cols, j.kern.mr, j.kern.nr, ceilDiv(t, p.Groups))
+	}
+	items := p.Groups * j.gridR * j.gridC
 	if t <= 1 {
 		for i := range items {
 			j.item(0, i)
