@@ -48,59 +48,71 @@ func (p Conv2DParams) convDepthwiseWorkspace(threads int, f32 bool) int {
 }
 
 // conv2DDepthwise is Conv2D for depthwise convolutions with a non-empty
-// output; ws holds convDepthwiseWorkspace elements.
+// output; ws holds convDepthwiseWorkspace elements. With one goroutine it
+// calls the loop itself, so that the call allocates nothing.
 func conv2DDepthwise[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
+	parts := p.convDepthwiseParts(threads)
 	if xf, ok := any(x).([]float32); ok && convRowOK() {
-		conv2DDepthwiseVec(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
+		wf, of, wsf := any(w).([]float32), any(out).([]float32), any(ws).([]float32)
+		if parts == 1 {
+			p.convDepthwiseVec(xf, wf, of, wsf, 0, p.N*p.C)
+			return
+		}
+		size := p.convDepthwiseBuf()
+		nnForParts(parts, p.N*p.C, func(part, lo, hi int) {
+			p.convDepthwiseVec(xf, wf, of, wsf[part*size:(part+1)*size], lo, hi)
+		})
 		return
 	}
+	if parts == 1 {
+		convDepthwiseGo(p, x, w, out, 0, p.N*p.C)
+		return
+	}
+	nnForParts(parts, p.N*p.C, func(_, lo, hi int) { convDepthwiseGo(p, x, w, out, lo, hi) })
+}
+
+// convDepthwiseGo computes the output planes [lo, hi) (image·C + channel)
+// with Go loops.
+func convDepthwiseGo[T nnFloat](p Conv2DParams, x, w, out []T, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw, kk := p.H*p.W, oh*ow, p.KH*p.KW
-	nnForParts(p.convDepthwiseParts(threads), p.N*p.C, func(_, lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			xc, oc, wc := x[pl*hw:(pl+1)*hw], out[pl*ohw:(pl+1)*ohw], w[pl%p.C*kk:(pl%p.C+1)*kk]
-			clear(oc)
-			for y := range oh {
-				orow := oc[y*ow : (y+1)*ow]
-				for i := range p.KH {
-					ih := y*p.SH - p.PH + i*p.DH
-					if ih < 0 || ih >= p.H {
+	for pl := lo; pl < hi; pl++ {
+		xc, oc, wc := x[pl*hw:(pl+1)*hw], out[pl*ohw:(pl+1)*ohw], w[pl%p.C*kk:(pl%p.C+1)*kk]
+		clear(oc)
+		for y := range oh {
+			orow := oc[y*ow : (y+1)*ow]
+			for i := range p.KH {
+				ih := y*p.SH - p.PH + i*p.DH
+				if ih < 0 || ih >= p.H {
+					continue
+				}
+				xr := xc[ih*p.W : (ih+1)*p.W]
+				for j := range p.KW {
+					off := j*p.DW - p.PW
+					lo, hi := convValid(off, p.SW, p.W, ow)
+					wv := wc[i*p.KW+j]
+					if p.SW == 1 {
+						dst := orow[lo:hi]
+						for k, v := range xr[lo+off : hi+off] {
+							dst[k] += wv * v
+						}
 						continue
 					}
-					xr := xc[ih*p.W : (ih+1)*p.W]
-					for j := range p.KW {
-						off := j*p.DW - p.PW
-						lo, hi := convValid(off, p.SW, p.W, ow)
-						wv := wc[i*p.KW+j]
-						if p.SW == 1 {
-							dst := orow[lo:hi]
-							for k, v := range xr[lo+off : hi+off] {
-								dst[k] += wv * v
-							}
-							continue
-						}
-						for k := lo; k < hi; k++ {
-							orow[k] += wv * xr[k*p.SW+off]
-						}
+					for k := lo; k < hi; k++ {
+						orow[k] += wv * xr[k*p.SW+off]
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
-// conv2DDepthwiseVec is the AVX-512 depthwise kernel (see above).
-func conv2DDepthwiseVec(p Conv2DParams, x, w, out, ws []float32, threads int) {
-	oh, ow := p.OutH(), p.OutW()
-	hw, ohw, kk := p.H*p.W, oh*ow, p.KH*p.KW
+// convDepthwiseOffs appends to offs the offset of each tap (i, j) in the
+// phase-split plane (see convDepthwiseFill) and returns it with the
+// largest.
+func (p Conv2DParams) convDepthwiseOffs(offs []int64) ([]int64, int) {
 	ph := p.convDepthwisePhases()
-	plane, size := ph.hp*ph.wq, p.convDepthwiseBuf()
-	var offsArr [64]int64
-	offs := offsArr[:0]
-	if kk > len(offsArr) {
-		offs = make([]int64, 0, kk)
-	}
-	maxOff := 0
+	plane, maxOff := ph.hp*ph.wq, 0
 	for i := range p.KH {
 		for j := range p.KW {
 			col := j * p.DW
@@ -109,20 +121,33 @@ func conv2DDepthwiseVec(p Conv2DParams, x, w, out, ws []float32, threads int) {
 			maxOff = max(maxOff, off)
 		}
 	}
+	return offs, maxOff
+}
+
+// convDepthwiseVec computes the output planes [lo, hi) with the AVX-512
+// rows kernel (see above); buf holds convDepthwiseBuf elements.
+func (p Conv2DParams) convDepthwiseVec(x, w, out, buf []float32, lo, hi int) {
+	// The offsets come from a pooled buffer: convRows calls the assembly
+	// through a table, so a stack array would escape on every call.
+	ws := convScratchPool.Get().(*convScratch)
+	defer convScratchPool.Put(ws)
+	offs, maxOff := p.convDepthwiseOffs(ws.taps[:0])
+	ws.taps = offs
+	oh, ow := p.OutH(), p.OutW()
+	hw, ohw, kk := p.H*p.W, oh*ow, p.KH*p.KW
+	wq := p.convDepthwisePhases().wq
 	rows := convRowsMax(1)
-	nnForParts(p.convDepthwiseParts(threads), p.N*p.C, func(part, lo, hi int) {
-		buf := ws[part*size : (part+1)*size]
-		for pl := lo; pl < hi; pl++ {
-			p.convDepthwiseFill(buf, x[pl*hw:(pl+1)*hw])
-			oc, wc := out[pl*ohw:(pl+1)*ohw], w[pl%p.C*kk:(pl%p.C+1)*kk]
-			for x0 := 0; x0 < ow; x0 += 16 {
-				for y := 0; y < oh; y += rows {
-					r := min(rows, oh-y)
-					convRows(1, r, buf, y*p.SH*ph.wq+x0, p.SH*ph.wq, offs, 0, maxOff, wc, oc[y*ow+x0:], ohw, ow, min(16, ow-x0))
-				}
+	buf = buf[:p.convDepthwiseBuf()]
+	for pl := lo; pl < hi; pl++ {
+		p.convDepthwiseFill(buf, x[pl*hw:(pl+1)*hw])
+		oc, wc := out[pl*ohw:(pl+1)*ohw], w[pl%p.C*kk:(pl%p.C+1)*kk]
+		for x0 := 0; x0 < ow; x0 += 16 {
+			for y := 0; y < oh; y += rows {
+				r := min(rows, oh-y)
+				convRows(1, r, buf, y*p.SH*wq+x0, p.SH*wq, offs, 0, maxOff, wc, oc[y*ow+x0:], ohw, ow, min(16, ow-x0))
 			}
 		}
-	})
+	}
 }
 
 // convDepthwiseFill writes the padded, phase-split copy of one input

@@ -322,14 +322,15 @@ func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 	}
 }
 
-// convScratch is one goroutine's buffers on this path, recycled through a
-// pool like the GEMM's packing buffers.
+// convScratch is one goroutine's buffers on this path and the depthwise
+// kernel's, recycled through a pool like the GEMM's packing buffers.
 type convScratch struct {
 	mem  []float32 // backing store of the packed panels and tmp
 	a, b []float32
 	tmp  []float32
 	c    []float32
 	cols []int32
+	taps []int64 // the depthwise kernel's tap offsets (conv_depthwise.go)
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}

@@ -157,12 +157,14 @@ var convBenchLayers = []struct {
 
 // BenchmarkConvAlgo times Conv2D on the benchmark networks' layers at
 // batch 1 and 64 with two float32 algorithms: im2col (the per-image path)
-// and gemm (conv_gemm.go). GOMAXPROCS threads; with -cpu
-// 1 the cpu-ns/op metric (perfLoop) is the steadier figure.
+// and gemm (conv_gemm.go); and, as the bound a convolution kernel built
+// on this GEMM can approach, sgemm: one Sgemm of the same size (O ×
+// N·OH·OW × C·KH·KW) on operands already in memory. GOMAXPROCS threads;
+// with -cpu 1 the cpu-ns/op metric (perfLoop) is the steadier figure.
 func BenchmarkConvAlgo(b *testing.B) {
 	for _, l := range convBenchLayers {
 		for _, n := range []int{1, 64} {
-			for _, algo := range []string{"im2col", "gemm"} {
+			for _, algo := range []string{"im2col", "gemm", "sgemm"} {
 				b.Run(fmt.Sprintf("%s/batch=%d/%s", l.name, n, algo), func(b *testing.B) {
 					p := convGemmParams(l.p)
 					p.N = n
@@ -173,6 +175,12 @@ func BenchmarkConvAlgo(b *testing.B) {
 					x := perfRandom(r, p.N*p.C*p.H*p.W, false)
 					w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
 					out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+					if algo == "sgemm" {
+						k, q := p.C*p.KH*p.KW, p.N*p.OutH()*p.OutW()
+						col := perfRandom(r, k*q, false)
+						perfLoop(b, func() { Sgemm(false, false, p.O, q, k, 1, w, k, col, q, 0, out, q, threads) })
+						return
+					}
 					ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
 					perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
 				})
@@ -216,6 +224,34 @@ func TestConv2DZeroSizes(t *testing.T) {
 			}
 			if !math.IsNaN(float64(out[n])) {
 				t.Fatalf("%s: Conv2D wrote past its output", tc.name)
+			}
+		}
+	}
+}
+
+// TestConvKernelsAllocateNothing: once warm, a one-goroutine Conv2D on
+// the batched GEMM (plain and transposed) and the depthwise kernel makes
+// no Go heap allocation (their buffers come from pools), so that a
+// serving loop's steady state stays allocation-free.
+func TestConvKernelsAllocateNothing(t *testing.T) {
+	for _, p := range []Conv2DParams{
+		{N: 4, C: 16, H: 8, W: 8, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 1, C: 64, H: 2, W: 2, O: 128, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 2, C: 8, H: 9, W: 8, O: 8, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, Groups: 8},
+	} {
+		p = convGemmParams(p)
+		x := make([]float32, p.N*p.C*p.H*p.W)
+		w := make([]float32, p.O*p.C/p.Groups*p.KH*p.KW)
+		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		ws := make([]float32, Conv2DWorkspaceFor(p, 1, true))
+		x64, w64, out64 := make([]float64, len(x)), make([]float64, len(w)), make([]float64, len(out))
+		ws64 := make([]float64, Conv2DWorkspaceFor(p, 1, false))
+		if n := testing.AllocsPerRun(100, func() { Conv2D(p, x, w, out, ws, 1) }); n != 0 {
+			t.Errorf("%+v float32: %v allocations per call", p, n)
+		}
+		if p.depthwise() {
+			if n := testing.AllocsPerRun(100, func() { Conv2D(p, x64, w64, out64, ws64, 1) }); n != 0 {
+				t.Errorf("%+v float64: %v allocations per call", p, n)
 			}
 		}
 	}
