@@ -93,8 +93,8 @@ func Conv2DWorkspace(p Conv2DParams, threads int) int {
 // Conv2DWorkspaceFor is the scratch Conv2D needs for float32 (f32) or
 // float64 elements, for the kernel fwdAlgo picks (conv_algo.go). Float32
 // convolutions with unit strides and at most 16 output channels per group
-// run the direct kernel (see perf_conv.go): the reordered weights plus a
-// padded sample per goroutine. Other float32 convolutions run the batched
+// or a shallow depth run the direct kernel (see perf_conv.go): the
+// reordered weights plus a padded sample per goroutine. Other float32 convolutions run the batched
 // GEMM (conv_gemm.go), which packs straight from the input into the GEMM's
 // own buffers: 0. Depthwise convolutions (conv_depthwise.go) need a padded
 // plane per goroutine with AVX-512 (float32), else nothing. Otherwise it is
