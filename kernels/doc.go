@@ -11,6 +11,13 @@
 // portable Go micro-kernel is used. The environment variable
 // GOPIR_GEMM_KERNEL=avx512|avx2|go forces a kernel.
 //
+// Conv2D picks its kernel in one place (conv_algo.go): for float32 a
+// direct AVX-512 kernel when the output channels per group are few or the
+// depth shallow, and otherwise one GEMM per group over the whole batch
+// whose im2col operand is packed straight from the input into the GEMM's
+// panels (conv_gemm.go); a depthwise kernel for groups = channels; im2col
+// blocks and a GEMM per image for the rest (float64).
+//
 // Parallel GEMM runs on the caller's goroutine plus persistent helper
 // goroutines, which poll for work for about a millisecond after each job
 // (as BLAS thread pools do) so that back-to-back calls do not wait for

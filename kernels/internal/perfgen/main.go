@@ -1,8 +1,10 @@
 // Command perfgen generates kernels/perf_amd64.s and its Go declarations:
 // AVX-512 loops of the training-step kernels that Go cannot vectorise
-// (the Adam update, the ReLU gradient, 2×2 max pooling). Each computes
-// exactly what its portable Go loop in package kernels computes, operation
-// for operation, so results are bitwise the same with or without it.
+// (the Adam update, the ReLU gradient, 2×2 max pooling, the direct
+// convolutions) and of the batched convolution's im2col packers. Each
+// computes exactly what its portable Go loop in package kernels computes,
+// operation for operation, so results are bitwise the same with or
+// without it.
 //
 // It lives in its own module so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
