@@ -31,3 +31,6 @@ func convPackVec(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd
 	}
 	return true
 }
+
+// convPackVecOK reports whether convPackVec packs (AVX-512).
+func convPackVecOK() bool { return hasPerfAVX512 }

@@ -74,9 +74,55 @@ const convColOutside = 1 << 30
 
 // convPackGo writes the panel of the im2col matrix's rows ktab (kb of
 // them) and the columns of the table cols (stride s, see convColTab):
-// d[k·w + r] for r < w. x is the input of the group's first channel.
+// d[k·w + r] for r < w. x is the input of the group's first channel. The
+// panel's columns fall into segments that read consecutive elements of
+// one input row (with unit column stride, one output row's worth each);
+// when they are at least 4 columns long on average, each segment of each
+// row is one clipped copy, else every element is read on its own.
 func convPackGo(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd int) {
 	base, iy, ix := cols[:w], cols[s:s+w], cols[2*s:2*s+w]
+	var starts [65]int
+	n := 0
+	for r := range w {
+		if n == len(starts)-1 {
+			n = w // too many to keep: element by element
+			break
+		}
+		past := iy[r] == convColOutside
+		if r == 0 || iy[r] != iy[r-1] || !past && (base[r] != base[r-1]+1 || ix[r] != ix[r-1]+1) {
+			starts[n] = r
+			n++
+		}
+	}
+	if 4*n > w {
+		convPackElems(d, x, ktab, kb, base, iy, ix, h, wd)
+		return
+	}
+	starts[n] = w
+	for k := range kb {
+		kt := ktab[4*k : 4*k+4]
+		kOff, di, dj := kt[0], kt[1], kt[2]
+		row := d[k*w : k*w+w]
+		for g := range n {
+			a, b := starts[g], starts[g+1]
+			seg := row[a:b]
+			c0 := int(ix[a] + dj) // input column of the segment's first lane
+			lo, hi := max(0, -c0), min(b-a, wd-c0)
+			if uint32(iy[a]+di) >= uint32(h) || hi <= lo {
+				clear(seg)
+				continue
+			}
+			clear(seg[:lo])
+			clear(seg[hi:])
+			src := int(base[a] + kOff)
+			copy(seg[lo:hi], x[src+lo:src+hi])
+		}
+	}
+}
+
+// convPackElems is convPackGo one element at a time.
+func convPackElems(d, x []float32, ktab []int32, kb int, base, iy, ix []int32, h, wd int) {
+	w := len(base)
 	for k := range kb {
 		kt := ktab[4*k : 4*k+4]
 		kOff, di, dj := kt[0], kt[1], kt[2]
