@@ -4,8 +4,8 @@ package kernels
 
 // convPackVec packs a panel of up to 32 columns with the AVX-512 loops and
 // reports whether it did (not without AVX-512): convPackRowsF32 when each
-// vector's columns are consecutive input elements (unit column stride,
-// one output row of one image), else the gathering convPackF32. Either
+// vector's columns are consecutive input elements (convPackRuns), else the
+// gathering convPackF32. Either
 // reads 16·nv entries of each column array (convColsStride leaves room)
 // and stores w floats per row; the lanes they read from x are the ones
 // convPackGo reads, which the tables keep inside x.

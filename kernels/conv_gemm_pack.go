@@ -148,17 +148,20 @@ func convPack(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd in
 
 // convPackRuns reports whether each of the nv 16-lane vectors of the
 // column table cols (stride s) covers consecutive input elements: in
-// every lane that is a column (not past the table's end), the same input
-// row and base and ix one more than the lane before.
+// every lane that is a column (not past the table's end), base one more
+// than the lane before. The lanes may span input rows (an output row that
+// ends where the next one starts, as with unit column stride and "same"
+// padding): which lanes hold input and which padding is decided per lane
+// from iy and ix, so only the addresses must be consecutive.
 func convPackRuns(cols []int32, s, nv int) bool {
-	base, iy, ix := cols[:16*nv], cols[s:s+16*nv], cols[2*s:2*s+16*nv]
+	base, iy := cols[:16*nv], cols[s:s+16*nv]
 	for v := range nv {
 		r0 := 16 * v
 		for r := r0 + 1; r < r0+16; r++ {
 			if iy[r] == convColOutside {
 				break
 			}
-			if iy[r] != iy[r0] || base[r] != base[r0]+int32(r-r0) || ix[r] != ix[r0]+int32(r-r0) {
+			if base[r] != base[r0]+int32(r-r0) {
 				return false
 			}
 		}
