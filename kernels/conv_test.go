@@ -46,8 +46,10 @@ func TestConvIm2colAdjoint(t *testing.T) {
 	}
 }
 
-// Both work plans give bitwise the same result.
+// Both work plans of the im2col path give bitwise the same result.
 func TestConvPlansAgree(t *testing.T) {
+	convForce.set, convForce.algo = true, convIm2col
+	defer func() { convForce.set = false }()
 	r := rand.New(rand.NewPCG(3, 4))
 	p := Conv2DParams{N: 5, C: 4, H: 9, W: 8, O: 6, KH: 3, KW: 3, SH: 1, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 2}
 	x := make([]float32, p.N*p.C*p.H*p.W)
@@ -78,9 +80,9 @@ func TestConvPlansAgree(t *testing.T) {
 	}
 }
 
-// BenchmarkConvPlan compares the two ways Conv2D spreads work over
-// GOMAXPROCS threads: samples in parallel with single-threaded GEMMs
-// ("batch") or samples in turn with multi-threaded GEMMs ("gemm").
+// BenchmarkConvPlan compares the two ways Conv2D's im2col path spreads
+// work over GOMAXPROCS threads: samples in parallel with single-threaded
+// GEMMs ("batch") or samples in turn with multi-threaded GEMMs ("gemm").
 func BenchmarkConvPlan(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -99,7 +101,8 @@ func BenchmarkConvPlan(b *testing.B) {
 				threads := runtime.GOMAXPROCS(0) // -cpu sets it per leaf
 				p := tc.p
 				conv2dForceGemmThreads = force
-				defer func() { conv2dForceGemmThreads = false }()
+				convForce.set, convForce.algo = true, convIm2col
+				defer func() { conv2dForceGemmThreads, convForce.set = false, false }()
 				x := make([]float32, p.N*p.C*p.H*p.W)
 				w := make([]float32, p.O*p.C/p.Groups*p.KH*p.KW)
 				for i := range x {
