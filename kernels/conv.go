@@ -146,6 +146,15 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 	if conv2DFast(p, x, w, out, ws, threads) {
 		return
 	}
+	conv2DIm2col(p, x, w, out, ws, threads)
+}
+
+// conv2DIm2col is Conv2D's im2col path. A function of its own: its
+// goroutines capture p, which sends p to the heap, and the other paths
+// should not pay for that.
+func conv2DIm2col[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
+	oh, ow := p.OutH(), p.OutW()
+	ohw := oh * ow
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W

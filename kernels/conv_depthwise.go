@@ -13,7 +13,7 @@ package kernels
 // of one phase, whatever the column stride; convRows then computes up to
 // 6 output rows of 16 columns at a time with one fused multiply-add per
 // tap. Elsewhere a Go loop adds each tap's weighted input row into the
-// output row.
+// output row. Each finished plane gets p.Epilogue.
 
 // depthwise reports whether the convolution is depthwise.
 func (p Conv2DParams) depthwise() bool {
@@ -49,23 +49,31 @@ func (p Conv2DParams) convDepthwiseWorkspace(threads int, f32 bool) int {
 
 // conv2DDepthwise is Conv2D for depthwise convolutions with a non-empty
 // output; ws holds convDepthwiseWorkspace elements. With one goroutine it
-// calls the loop itself, so that the call allocates nothing.
+// calls the loop itself, so that the call allocates nothing (the
+// goroutines' closures, in a function of their own, capture p).
 func conv2DDepthwise[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 	parts := p.convDepthwiseParts(threads)
-	if xf, ok := any(x).([]float32); ok && convRowOK() {
-		wf, of, wsf := any(w).([]float32), any(out).([]float32), any(ws).([]float32)
-		if parts == 1 {
-			p.convDepthwiseVec(xf, wf, of, wsf, 0, p.N*p.C)
-			return
-		}
+	xf, vec := any(x).([]float32)
+	vec = vec && convRowOK()
+	switch {
+	case parts > 1:
+		conv2DDepthwiseParallel(p, x, w, out, ws, parts, vec)
+	case vec:
+		p.convDepthwiseVec(xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), 0, p.N*p.C)
+	default:
+		convDepthwiseGo(p, x, w, out, 0, p.N*p.C)
+	}
+}
+
+// conv2DDepthwiseParallel is conv2DDepthwise on parts goroutines, with
+// the vector kernel (vec) or the Go loop.
+func conv2DDepthwiseParallel[T nnFloat](p Conv2DParams, x, w, out, ws []T, parts int, vec bool) {
+	if vec {
+		xf, wf, of, wsf := any(x).([]float32), any(w).([]float32), any(out).([]float32), any(ws).([]float32)
 		size := p.convDepthwiseBuf()
 		nnForParts(parts, p.N*p.C, func(part, lo, hi int) {
 			p.convDepthwiseVec(xf, wf, of, wsf[part*size:(part+1)*size], lo, hi)
 		})
-		return
-	}
-	if parts == 1 {
-		convDepthwiseGo(p, x, w, out, 0, p.N*p.C)
 		return
 	}
 	nnForParts(parts, p.N*p.C, func(_, lo, hi int) { convDepthwiseGo(p, x, w, out, lo, hi) })
@@ -104,6 +112,7 @@ func convDepthwiseGo[T nnFloat](p Conv2DParams, x, w, out []T, lo, hi int) {
 				}
 			}
 		}
+		epiPlanes(&p.Epilogue, out, p.O, pl, pl+1, ohw)
 	}
 }
 
@@ -147,6 +156,7 @@ func (p Conv2DParams) convDepthwiseVec(x, w, out, buf []float32, lo, hi int) {
 				convRows(1, r, buf, y*p.SH*wq+x0, p.SH*wq, offs, 0, maxOff, wc, oc[y*ow+x0:], ohw, ow, min(16, ow-x0))
 			}
 		}
+		epiPlanes(&p.Epilogue, out, p.O, pl, pl+1, ohw)
 	}
 }
 

@@ -28,7 +28,35 @@ import (
 // Each element of C is computed by one micro-kernel call per kc slice of
 // the depth, with tiles at fixed positions (splits of the work fall on
 // tile boundaries) and kc fixed by the depth, so results do not depend on
-// the thread count.
+// the thread count. p.Epilogue is applied to each tile after its last
+// slice, or to each run of a scratch block as it is copied out.
+
+// convEpiColumns applies ep to output channel o's columns [q0, q1) of C
+// (column q: image q / ohw, position q % ohw), one run per image, each
+// element as epiPlanes treats it.
+func convEpiColumns(ep *Epilogue, out []float32, channels, o, q0, q1, ohw int) {
+	for q := q0; q < q1; {
+		n, pos := q/ohw, q%ohw
+		run := min(q1-q, ohw-pos)
+		convEpiRun(ep, out, channels, n*channels+o, pos, pos+run, ohw)
+		q += run
+	}
+}
+
+// convEpiRun applies ep to the positions [lo, hi) of output plane q
+// (channel q % channels, planes hw apart): bias, residual, activation,
+// as epiPlanes does to whole planes.
+func convEpiRun(ep *Epilogue, out []float32, channels, q, lo, hi, hw int) {
+	bias, res := epiData[float32](ep)
+	v := out[q*hw+lo : q*hw+hi]
+	if bias != nil {
+		epiAddScalar(v, bias[q%channels])
+	}
+	if res != nil {
+		add2D(v, 0, res[q*hw+lo:q*hw+hi], 0, 1, len(v))
+	}
+	epiAct(ep, v)
+}
 
 // convGemmOrient, when not 0, forces the plain (1) or transposed (−1)
 // product for tests.
@@ -75,6 +103,7 @@ type convGemmJob struct {
 	scratch   bool    // C goes through a scratch block (else straight to out)
 	gridR     int     // work items per group: gridR × gridC blocks of C
 	gridC     int
+	epi       bool // p.Epilogue does something
 	run       func(worker, item int)
 }
 
@@ -93,6 +122,7 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	}
 	j := convGemmJobs.Get().(*convGemmJob)
 	j.p, j.x, j.w, j.out = p, x, w, out
+	j.epi = p.Epilogue.on()
 	j.kern = sgemmActive.Load()
 	j.k, j.ohw = cg*p.KH*p.KW, oh*ow
 	j.q = p.N * j.ohw
@@ -131,7 +161,7 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	} else {
 		perfRun(t, items, j.run)
 	}
-	j.x, j.w, j.out, j.kern = nil, nil, nil, nil
+	j.p, j.x, j.w, j.out, j.kern = Conv2DParams{}, nil, nil, nil, nil
 	convGemmJobs.Put(j)
 }
 
@@ -211,7 +241,7 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 					if j.scratch {
 						macroKernel(kern, ap, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
 					} else {
-						j.tiles(ap, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta)
+						j.tiles(ap, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta, pc+kb == j.k)
 					}
 				}
 				continue
@@ -225,7 +255,7 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 				if j.scratch {
 					macroKernel(kern, ap, bp, tmp, mb, nb, kb, 1, beta, cs[(ic-r0)*nb:], nb)
 				} else {
-					j.tiles(ap, bp, tmp, g, ic, mb, jc, nb, kb, beta)
+					j.tiles(ap, bp, tmp, g, ic, mb, jc, nb, kb, beta, pc+kb == j.k)
 				}
 			}
 		}
@@ -239,7 +269,8 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 // tile whose columns lie in one image is a strided block of that image's
 // output (rows OH·OW apart); one that spans images is computed into tmp
 // and added (or, for the first slice, copied) into each image's part.
-func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, beta float32) {
+// After the last slice (last) each tile gets the epilogue.
+func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, beta float32, last bool) {
 	kern, ohw := j.kern, j.ohw
 	mr, nr := kern.mr, kern.nr
 	o0 := g*(j.p.O/j.p.Groups) + ic
@@ -251,29 +282,44 @@ func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, be
 			if pos+nw <= ohw {
 				c := j.out[(n*j.p.O+o0+ir)*ohw+pos:]
 				gemmTile(kern, a, b, tmp, mb-ir, nb-jr, kb, 0, 0, 1, beta, c, ohw)
-				continue
+			} else {
+				j.tileSpanning(a, b, tmp, mb-ir, nb-jr, kb, beta, o0+ir, n, pos)
 			}
-			gemmTile(kern, a, b, tmp, mb-ir, nb-jr, kb, 0, 0, 1, 0, tmp, nr)
-			for i := range min(mr, mb-ir) {
-				src := tmp[i*nr : i*nr+nw]
-				for q, nn, pp := 0, n, pos; q < nw; q, nn, pp = q+ohw-pp, nn+1, 0 {
-					run := min(nw-q, ohw-pp)
-					dst := j.out[(nn*j.p.O+o0+ir+i)*ohw+pp:][:run]
-					if beta == 0 {
-						copy(dst, src[q:q+run])
-						continue
-					}
-					for e, v := range src[q : q+run] {
-						dst[e] += v
-					}
+			if last && j.epi {
+				for i := range min(mr, mb-ir) {
+					convEpiColumns(&j.p.Epilogue, j.out, j.p.O, o0+ir+i, jc+jr, jc+jr+nw, ohw)
 				}
 			}
 		}
 	}
 }
 
+// tileSpanning computes the tile of packed panels a, b (at most mb rows
+// and nb columns left in the block) into tmp and adds it (beta 0: copies
+// it) into the output rows o, o+1, … from image n, position pos on.
+func (j *convGemmJob) tileSpanning(a, b, tmp []float32, mb, nb, kb int, beta float32, o, n, pos int) {
+	kern, ohw := j.kern, j.ohw
+	mr, nr := kern.mr, kern.nr
+	nw := min(nr, nb)
+	gemmTile(kern, a, b, tmp, mb, nb, kb, 0, 0, 1, 0, tmp, nr)
+	for i := range min(mr, mb) {
+		src := tmp[i*nr : i*nr+nw]
+		for q, nn, pp := 0, n, pos; q < nw; q, nn, pp = q+ohw-pp, nn+1, 0 {
+			run := min(nw-q, ohw-pp)
+			dst := j.out[(nn*j.p.O+o+i)*ohw+pp:][:run]
+			if beta == 0 {
+				copy(dst, src[q:q+run])
+				continue
+			}
+			for e, v := range src[q : q+run] {
+				dst[e] += v
+			}
+		}
+	}
+}
+
 // scatter copies rows (output channels r0, r0+1, … of group g) of the C
-// block cs, columns [jc, jc+nb), into out.
+// block cs, columns [jc, jc+nb), into out, with the epilogue.
 func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
 	ohw := j.ohw
 	o0 := g*(j.p.O/j.p.Groups) + r0
@@ -283,6 +329,9 @@ func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
 		for q := 0; q < nb; {
 			run := min(nb-q, ohw-pos)
 			copy(j.out[(n*j.p.O+o0+i)*ohw+pos:][:run], src[q:q+run])
+			if j.epi {
+				convEpiRun(&j.p.Epilogue, j.out, j.p.O, n*j.p.O+o0+i, pos, pos+run, ohw)
+			}
 			q += run
 			n, pos = n+1, 0
 		}
@@ -291,7 +340,8 @@ func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
 
 // blockT computes rows [r0, r1) (columns of the im2col matrix) and
 // columns [c0, c1) (output channels of group g) of Cᵀ into a scratch
-// block, then transposes it into out. The rows are few (convGemmTransMax),
+// block, then transposes it into out and applies the epilogue. The rows
+// are few (convGemmTransMax),
 // so it packs them all per slice of the depth and streams the weights
 // panel by panel.
 func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
@@ -326,6 +376,11 @@ func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 		dst := j.out[(n*p.O+o0)*j.ohw+pos:]
 		for o, v := range cs[i*width : (i+1)*width] {
 			dst[o*j.ohw] = v
+		}
+	}
+	if j.epi {
+		for o := range width {
+			convEpiColumns(&p.Epilogue, j.out, p.O, o0+o, r0, r1, j.ohw)
 		}
 	}
 }

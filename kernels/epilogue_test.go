@@ -9,9 +9,11 @@ import (
 )
 
 // epiConvShapes reach every forward convolution path: im2col + GEMM
-// (strided, dilated, many output channels), the float32 direct kernel
-// (unit strides, few output channels per group), 1×1 without im2col,
-// grouped and depthwise, one sample and several, empty outputs.
+// (float64), the float32 batched GEMM (strided, many output channels,
+// small maps, tiles spanning images, transposed, several depth slices),
+// the float32 direct kernel (unit strides, few output channels per group
+// or a shallow depth), 1×1, grouped and depthwise, one sample and
+// several, empty outputs.
 var epiConvShapes = []Conv2DParams{
 	{N: 3, C: 4, H: 9, W: 8, O: 24, KH: 3, KW: 3, SH: 2, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
 	{N: 1, C: 3, H: 12, W: 12, O: 20, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
@@ -20,6 +22,10 @@ var epiConvShapes = []Conv2DParams{
 	{N: 2, C: 8, H: 7, W: 6, O: 8, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 8},
 	{N: 3, C: 4, H: 9, W: 9, O: 6, KH: 3, KW: 2, SH: 1, SW: 2, PH: 2, PW: 0, DH: 2, DW: 1, Groups: 2},
 	{N: 2, C: 40, H: 4, W: 4, O: 36, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	{N: 3, C: 12, H: 6, W: 6, O: 40, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}, // batched GEMM, tiles spanning images
+	{N: 1, C: 30, H: 2, W: 2, O: 48, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}, // batched GEMM, transposed
+	{N: 2, C: 60, H: 5, W: 7, O: 20, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}, // two depth slices
+	{N: 2, C: 6, H: 9, W: 11, O: 6, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 6},  // depthwise, strided
 	{N: 0, C: 3, H: 4, W: 4, O: 5, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
 	{N: 2, C: 0, H: 4, W: 4, O: 5, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
 }
