@@ -39,14 +39,17 @@ func (s *scope) ifOp(op *ir.Op, dys []*ir.Value) error {
 	var outs [2][]*ir.Value
 	for k := range 2 {
 		fwd := op.Region(k).Block()
-		var inner *scope
-		inner = s.d.newScope(s, fwd, s.b.At(bif.Region(k).Block(), -1), func(v *ir.Value) *ir.Value {
+		// The resolver's own ops go first in the branch: a value it is
+		// asked for may be needed inside a nested backward if that is
+		// already built, so they must come before any backward op.
+		prologue := s.b.At(bif.Region(k).Block(), 0)
+		inner := s.d.newScope(s, fwd, s.b.At(bif.Region(k).Block(), -1), func(v *ir.Value) *ir.Value {
 			if !fwd.Encloses(v.Block()) {
 				return s.resolve(v)
 			}
 			r, scalar := s.ifResidual(op, k, v)
 			if scalar {
-				return ops.Reshape(inner.b, r)
+				return ops.Reshape(prologue, r)
 			}
 			return r
 		})

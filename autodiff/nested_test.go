@@ -211,3 +211,41 @@ func checkDeepGradients(t *testing.T, depth int, xs, ws, gx, gw []float64) {
 		}
 	}
 }
+
+// ifInIfSharedScalar: an if inside an if, whose inner branch uses a scalar
+// of the outer branch twice (as a detector's box loss divides two sums by
+// the outer branch's normaliser). The backward of the inner if is built
+// before the outer scope is asked for that scalar, which must still come
+// first. (Nothing after the inner if uses the scalar: such a use would
+// resolve it early and hide the order.)
+func ifInIfSharedScalar(b *ir.Builder) (*ir.Value, []*ir.Value) {
+	x := ops.Data(b, "x", ir.F64, 4)
+	c := ops.Data(b, "c", ir.F64)
+	zero := ops.Full(b, ir.F64, 0)
+	r := b.If(ops.GreaterThan(b, c, zero), func(b *ir.Builder) []*ir.Value {
+		s := sum(b, ops.Multiply(b, x, x))
+		inner := b.If(ops.GreaterThan(b, s, ops.Full(b, ir.F64, 1)), func(b *ir.Builder) []*ir.Value {
+			return []*ir.Value{ops.Add(b, ops.Divide(b, sum(b, x), s), ops.Divide(b, sum(b, ops.Tanh(b, x)), s))}
+		}, func(b *ir.Builder) []*ir.Value {
+			return []*ir.Value{ops.Multiply(b, s, s)}
+		})
+		return []*ir.Value{ops.Multiply(b, inner[0], ops.Full(b, ir.F64, 3))}
+	}, func(b *ir.Builder) []*ir.Value {
+		return []*ir.Value{sum(b, ops.Tanh(b, x))}
+	})
+	return r[0], []*ir.Value{x}
+}
+
+func TestIfInIfSharedScalar(t *testing.T) {
+	for _, tc := range []struct {
+		c     float64
+		scale float64
+	}{{1, 1}, {1, 0.1}, {-1, 1}} {
+		feeds := feedsFor(t, 7, map[string][]int{"x": {4}})
+		for i := range feeds["x"].F64() {
+			feeds["x"].F64()[i] *= tc.scale
+		}
+		feeds["c"] = f64(t, []float64{tc.c}, []int{}...)
+		checkGradients(t, ifInIfSharedScalar, feeds)
+	}
+}
