@@ -51,6 +51,18 @@ func (KaimingUniform) Fill(r *rand.Rand, fanIn, _ int, out []float64) {
 
 func (KaimingUniform) String() string { return "kaiming_uniform" }
 
+// Normal draws from N(Mean, Std²), e.g. the small N(0, 0.001²) that
+// detection heads give their attention layers.
+type Normal struct{ Mean, Std float64 }
+
+func (n Normal) Fill(r *rand.Rand, _, _ int, out []float64) {
+	for i := range out {
+		out[i] = n.Mean + n.Std*r.NormFloat64()
+	}
+}
+
+func (n Normal) String() string { return fmt.Sprintf("normal(%g, %g)", n.Mean, n.Std) }
+
 // KaimingNormal is He initialization with a normal law: N(0, 2 / fanIn).
 type KaimingNormal struct{}
 

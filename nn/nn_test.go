@@ -3,6 +3,7 @@ package nn_test
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gopir/gopir/exec"
@@ -148,4 +149,26 @@ func TestBatchNormUpdatesRunningStatsInPlace(t *testing.T) {
 		t.Errorf("eval output shape %v", y.Shape())
 	}
 	res.Release()
+}
+
+// TestNormalInit checks the mean and spread of Normal over many draws.
+func TestNormalInit(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]float64, 100000)
+	nn.Normal{Mean: 0.5, Std: 0.001}.Fill(r, 0, 0, out)
+	var sum, sq float64
+	for _, v := range out {
+		sum += v
+	}
+	mean := sum / float64(len(out))
+	for _, v := range out {
+		sq += (v - mean) * (v - mean)
+	}
+	std := math.Sqrt(sq / float64(len(out)))
+	if math.Abs(mean-0.5) > 1e-5 || math.Abs(std-0.001) > 2e-5 {
+		t.Errorf("Normal{0.5, 0.001}: mean %v std %v", mean, std)
+	}
+	if got := (nn.Normal{Mean: 0, Std: 0.001}).String(); got != "normal(0, 0.001)" {
+		t.Errorf("String = %q", got)
+	}
 }
