@@ -10,6 +10,10 @@ type DetectionConfig struct {
 	H, W       int // image height and width in pixels, >= 8 (default 32×32)
 	NumClasses int // object classes, 1..6 (default 3)
 	MaxBoxes   int // most objects per image, the box padding size (default 3)
+	// MinObject and MaxObject bound each side of an object in pixels
+	// (defaults MinObjectSize and MaxObjectSize; a side is also at most the
+	// image's).
+	MinObject, MaxObject int
 	// EmptyFraction is the probability that an image of an ordinary batch
 	// has no object (default 0.1).
 	EmptyFraction float64
@@ -32,7 +36,7 @@ const (
 	DefaultDetBatchSize       = 16
 )
 
-// Object sizes: each side is uniform in [MinObjectSize, min(MaxObjectSize, H or W)].
+// Default object sizes: each side is uniform in [MinObject, min(MaxObject, H or W)].
 const (
 	MinObjectSize = 6
 	MaxObjectSize = 14
@@ -55,6 +59,8 @@ func (c DetectionConfig) WithDefaults() DetectionConfig {
 	def(&c.W, DefaultDetSize)
 	def(&c.NumClasses, DefaultDetClasses)
 	def(&c.MaxBoxes, DefaultDetMaxBoxes)
+	def(&c.MinObject, MinObjectSize)
+	def(&c.MaxObject, MaxObjectSize)
 	def(&c.EmptyBatchEvery, DefaultDetEmptyBatchEvery)
 	def(&c.BatchSize, DefaultDetBatchSize)
 	switch {
@@ -82,6 +88,10 @@ func (c DetectionConfig) Validate() error {
 		return fmt.Errorf("detection: NumClasses = %d, need 1..%d", c.NumClasses, len(classStyles))
 	case c.MaxBoxes < 1 || c.MaxBoxes > 64:
 		return fmt.Errorf("detection: MaxBoxes = %d, need 1..64", c.MaxBoxes)
+	case c.MinObject < 2 || c.MaxObject < c.MinObject:
+		return fmt.Errorf("detection: object sides %d..%d pixels, need 2 <= MinObject <= MaxObject", c.MinObject, c.MaxObject)
+	case c.MinObject > min(c.H, c.W):
+		return fmt.Errorf("detection: MinObject = %d does not fit a %dx%d image", c.MinObject, c.H, c.W)
 	case c.EmptyFraction > 1:
 		return fmt.Errorf("detection: EmptyFraction = %g, need at most 1", c.EmptyFraction)
 	case c.BatchSize < 1:
@@ -95,7 +105,8 @@ func (c DetectionConfig) Validate() error {
 // noise in [0, 0.35) with 0..MaxBoxes shapes painted over it, later ones on
 // top. Each class is a distinct shape with its own color (see classStyles):
 // 0 red filled rectangle, 1 green hollow rectangle, 2 blue cross, 3 yellow
-// disk, 4 cyan ring, 5 magenta X. Sizes are 6..14 pixels per side,
+// disk, 4 cyan ring, 5 magenta X. Sides are MinObject..MaxObject pixels
+// (6..14 by default),
 // positions uniform inside the image; a new shape overlaps an earlier one
 // by an IoU of at most 0.3 unless 20 tries found no such place.
 //
@@ -169,8 +180,8 @@ func (d *Detection) makeObjects(i int) []Object {
 	for range n {
 		o := Object{Class: r.intn(c.NumClasses)}
 		for try := 0; try < 20; try++ {
-			w := r.between(MinObjectSize, min(MaxObjectSize, c.W))
-			h := r.between(MinObjectSize, min(MaxObjectSize, c.H))
+			w := r.between(c.MinObject, min(c.MaxObject, c.W))
+			h := r.between(c.MinObject, min(c.MaxObject, c.H))
 			x0, y0 := r.intn(c.W-w+1), r.intn(c.H-h+1)
 			o.Box = [4]float32{float32(x0), float32(y0), float32(x0 + w), float32(y0 + h)}
 			if !overlapsTooMuch(o.Box, objs) {

@@ -274,6 +274,9 @@ func TestDetectionConfigErrors(t *testing.T) {
 		{DetectionConfig{MaxBoxes: -2}, "MaxBoxes = -2"},
 		{DetectionConfig{EmptyFraction: 1.5}, "EmptyFraction = 1.5"},
 		{DetectionConfig{BatchSize: -3}, "BatchSize = -3"},
+		{DetectionConfig{MinObject: 20, MaxObject: 10}, "object sides 20..10"},
+		{DetectionConfig{MinObject: 1}, "object sides 1..14"},
+		{DetectionConfig{MinObject: 40, MaxObject: 50}, "MinObject = 40 does not fit a 32x32 image"},
 	} {
 		err := c.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -297,5 +300,38 @@ func TestDetectionConfigErrors(t *testing.T) {
 				t.Fatalf("box %v outside 12x8", o.Box)
 			}
 		}
+	}
+}
+
+// TestDetectionLargeScene is the scale ppyoloe_s trains at: 320×320 images
+// with 1–20 objects of 12–96 pixels, every side within the bounds and the
+// image, and rendering still deterministic.
+func TestDetectionLargeScene(t *testing.T) {
+	a := newAlloc(t)
+	d := NewDetection(DetectionConfig{N: 64, H: 320, W: 320, NumClasses: 6, MaxBoxes: 20, MinObject: 12, MaxObject: 96, BatchSize: 8, Seed: 4})
+	most := 0
+	for i := range d.Len() {
+		objs := d.Objects(i)
+		most = max(most, len(objs))
+		for _, o := range objs {
+			w, h := o.Box[2]-o.Box[0], o.Box[3]-o.Box[1]
+			if w < 12 || w > 96 || h < 12 || h > 96 || o.Box[0] < 0 || o.Box[1] < 0 || o.Box[2] > 320 || o.Box[3] > 320 {
+				t.Fatalf("image %d: box %v", i, o.Box)
+			}
+		}
+	}
+	if most < 15 {
+		t.Errorf("at most %d objects in 64 images of up to 20", most)
+	}
+	b, err := d.Batch(a, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if got := b.Images.Type(); got != "tensor<2x3x320x320xf32>" {
+		t.Errorf("images %s", got)
+	}
+	if got := b.Boxes.Type(); got != "tensor<2x20x4xf32>" {
+		t.Errorf("boxes %s", got)
 	}
 }
