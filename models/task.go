@@ -46,6 +46,25 @@ type PlanHinter interface {
 	PlanHint(batch int) (shapes map[string][]int, trips int)
 }
 
+// Resizable is implemented by tasks whose square images can be of several
+// sizes (gopir train --image-size). SetImageSize is called before Load and
+// Build and reports a size the model cannot take.
+type Resizable interface {
+	SetImageSize(side int) error
+}
+
+// Deployable is implemented by tasks whose evaluation network has a
+// cheaper inference form with the same outputs (gopir print --deploy):
+// RepVGG branches and batch norms folded into convolutions.
+type Deployable interface {
+	// SetDeploy makes Build append the inference form (evaluation only).
+	SetDeploy(on bool)
+	// Reparameterize computes the inference form's parameters, by name,
+	// from the training form's (the evaluation program's parameters); the
+	// caller owns the results.
+	Reparameterize(a *memory.Allocator, params map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error)
+}
+
 // Runner runs the evaluation program on feeds; the caller of Runner
 // releases the results.
 type Runner func(feeds map[string]*tensor.Tensor) (exec.Results, error)

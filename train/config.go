@@ -33,6 +33,9 @@ type Config struct {
 	CheckLeaks bool
 	DataDir    string
 	Threads    int
+	// ImageSize is the image side for models that take several
+	// (models.Resizable); 0 is the model's default.
+	ImageSize int
 	// Progress shows a progress bar on the given terminal; nil hides it.
 	Progress interface{ Write([]byte) (int, error) }
 	// MemoryLog, if set, receives a record after every instruction of every

@@ -147,6 +147,9 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		}
 	}
 	cfg.Model = name
+	if err := configure(task, cfg); err != nil {
+		return nil, nil, optim.State{}, err
+	}
 	r, err := resolve(cfg, task)
 	if err != nil {
 		return nil, nil, optim.State{}, err
@@ -211,6 +214,9 @@ func BuildTraining(cfg Config) (*ir.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := configure(task, cfg); err != nil {
+		return nil, err
+	}
 	r, err := resolve(cfg, task)
 	if err != nil {
 		return nil, err
@@ -227,11 +233,64 @@ func BuildTraining(cfg Config) (*ir.Program, error) {
 
 // BuildEvaluation returns the task's evaluation (forward-only) program.
 func BuildEvaluation(model string) (*ir.Program, error) {
-	task, err := models.New(model)
+	return BuildInference(Config{Model: model}, false)
+}
+
+// BuildInference returns the evaluation program of cfg's model at cfg's
+// image size; with deploy, its inference form (models.Deployable).
+func BuildInference(cfg Config, deploy bool) (*ir.Program, error) {
+	task, err := models.New(cfg.Model)
 	if err != nil {
 		return nil, err
 	}
+	if err := configure(task, cfg); err != nil {
+		return nil, err
+	}
+	if deploy {
+		d, ok := task.(models.Deployable)
+		if !ok {
+			return nil, fmt.Errorf("model %s has no inference form (--deploy)", cfg.Model)
+		}
+		d.SetDeploy(true)
+	}
 	return (&Trainer{task: task}).buildEval()
+}
+
+// LoadTask returns cfg's model with its data loaded as New loads it (the
+// model's default batch when cfg has none), for tools that need its feeds
+// without training it.
+func LoadTask(cfg Config) (models.Task, error) {
+	task, err := models.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := configure(task, cfg); err != nil {
+		return nil, err
+	}
+	r, err := resolve(cfg, task)
+	if err != nil {
+		return nil, err
+	}
+	if err := task.Load(models.DataConfig{Batch: r.Batch, Seed: r.Seed, DataDir: r.DataDir}); err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// configure applies cfg's options of the model itself (the image size) to
+// task.
+func configure(task models.Task, cfg Config) error {
+	if cfg.ImageSize == 0 {
+		return nil
+	}
+	r, ok := task.(models.Resizable)
+	if !ok {
+		return fmt.Errorf("--image-size %d: model %s takes images of one size", cfg.ImageSize, task.Name())
+	}
+	if err := r.SetImageSize(cfg.ImageSize); err != nil {
+		return fmt.Errorf("--image-size: %w", err)
+	}
+	return nil
 }
 
 func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, optim.State, error) {

@@ -127,6 +127,6 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newImportCmd(), newTrainCmd(), newMemcheckCmd(), newPlanCmd())
+	root.AddCommand(newPrintCmd(), newRunCmd(), newGradCmd(), newImportCmd(), newTrainCmd(), newMemcheckCmd(), newPlanCmd(), newFeedsCmd())
 	return root
 }

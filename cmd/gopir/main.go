@@ -1,12 +1,13 @@
 // Command gopir builds, prints, runs and trains gopir programs, and imports
 // ONNX models.
 //
-//	gopir print    (--model NAME [--backward [--ranks N [--sync-bn]] [--mem-limit SIZE]] | FILE.pir | MODEL.onnx | DIR) [--optimize [--passes LIST]]
+//	gopir print    (--model NAME [--backward [--ranks N [--sync-bn]] [--mem-limit SIZE] | --deploy] [--image-size S] | FILE.pir | MODEL.onnx | DIR) [--optimize [--passes LIST]]
 //	gopir run      (FILE.pir | MODEL.onnx | DIR) [--feed NAME=VALUE]... [--params FILE] [--repeat N] [--mem-limit SIZE] [--check-leaks] [--json] [--optimize=false | --passes LIST] [--memory-timeline FILE] [--trace FILE]
 //	gopir grad     (FILE.pir | MODEL.onnx | DIR) --loss NAME --wrt A[,B...] [-o DIR]
 //	gopir import   MODEL.onnx -o DIR
 //	gopir train    [--model NAME] [--steps N | --epochs E] [--mem-limit SIZE] [--memory-timeline FILE] [--trace FILE] [--sync-bn] ...
 //	gopir memcheck [--model NAME] [--steps N] ...
+//	gopir feeds    --model NAME --out DIR [--steps N,M,...] ...
 //	gopir plan     (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward [--ranks N [--sync-bn]] [--mem-limit SIZE]]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--threads T] [--json]
 //	mpirun -np N gopir train ...   (built with -tags mpi: data-parallel training, docs/distributed.md)
 //

@@ -19,10 +19,10 @@ import (
 func newPrintCmd() *cobra.Command {
 	var model, memLimit string
 	var opt optimizeFlags
-	var backward, syncBN bool
-	var ranks int
+	var backward, syncBN, deploy bool
+	var ranks, imageSize int
 	cmd := &cobra.Command{
-		Use:   "print (--model NAME [--backward [--ranks N [--sync-bn]]] | FILE.pir | MODEL.onnx | DIR)",
+		Use:   "print (--model NAME [--backward [--ranks N [--sync-bn]] | --deploy] [--image-size S] | FILE.pir | MODEL.onnx | DIR)",
 		Short: "Print a program in canonical form: a file, an ONNX model, or a model of the zoo",
 		Long: `Print parses, verifies and prints FILE.pir in canonical form; MODEL.onnx
 is imported and printed as gopir's program (its initializers are
@@ -33,10 +33,13 @@ optimizer's in-place updates; with --ranks N, that of one rank of a
 data-parallel job of N ranks, with its gradient all-reduces
 (docs/distributed.md); with --mem-limit SIZE too, the program gopir
 train --mem-limit SIZE would run, rematerialized to fit, each inserted op
-noted with what it recomputes. With --optimize it prints the program gopir
-run --optimize runs: rewritten for inference by the passes (all, or those
---passes names), after a comment line saying what each pass did; folding
-needs parameter values, which MODEL.onnx and DIR carry.`,
+noted with what it recomputes. With --deploy it prints the forward
+program's inference form, for models that have one (ppyoloe_s: every
+RepVGG block and batch norm folded into a convolution). With --optimize it
+prints the program gopir run --optimize runs: rewritten for inference by
+the passes (all, or those --passes names), after a comment line saying
+what each pass did; folding needs parameter values, which MODEL.onnx and
+DIR carry.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var prog *ir.Program
@@ -50,18 +53,26 @@ needs parameter values, which MODEL.onnx and DIR carry.`,
 				return badInputf("--optimize prints an inference program; --mem-limit a training program")
 			case model != "" && len(args) == 1:
 				return badInputf("give either --model or FILE.pir, not both")
+			case model == "" && (backward || deploy || imageSize != 0):
+				return badInputf("%s needs --model", map[bool]string{true: "--backward", false: "--deploy or --image-size"}[backward])
+			case backward && deploy:
+				return badInputf("give --backward or --deploy, not both")
+			case imageSize < 0:
+				return badInputf("--image-size %d: want a positive size", imageSize)
 			case ranks < 1 || (ranks > 1 || syncBN) && !backward:
 				return badInputf("--ranks and --sync-bn go with --backward; --ranks must be at least 1")
 			case memLimit != "" && (model == "" || !backward):
 				return badInputf("--mem-limit prints a training program: give --model NAME --backward")
 			case memLimit != "":
-				return printRematerialized(cmd.OutOrStdout(), train.Config{Model: model, Ranks: ranks, SyncBN: syncBN}, memLimit)
-			case model != "" && backward:
-				prog, err = train.BuildTraining(train.Config{Model: model, Ranks: ranks, SyncBN: syncBN})
-			case model != "":
-				prog, err = train.BuildEvaluation(model)
+				return printRematerialized(cmd.OutOrStdout(), train.Config{Model: model, Ranks: ranks, SyncBN: syncBN, ImageSize: imageSize}, memLimit)
 			case backward:
-				return badInputf("--backward needs --model")
+				prog, err = train.BuildTraining(train.Config{Model: model, Ranks: ranks, SyncBN: syncBN, ImageSize: imageSize})
+			case model != "":
+				prog, err = train.BuildInference(train.Config{Model: model, ImageSize: imageSize}, deploy)
+			case backward:
+				prog, err = train.BuildTraining(train.Config{Model: model, ImageSize: imageSize})
+			case model != "":
+				prog, err = train.BuildInference(train.Config{Model: model, ImageSize: imageSize}, deploy)
 			case len(args) == 1:
 				var l *loaded
 				if l, err = load(args[0], "", memory.New(memory.Options{})); err != nil {
@@ -88,6 +99,8 @@ needs parameter values, which MODEL.onnx and DIR carry.`,
 	opt.register(cmd, false, "print the program rewritten for inference, as gopir run --optimize runs it")
 	cmd.Flags().IntVar(&ranks, "ranks", 1, "with --backward: the program of one rank of a data-parallel job of `N` ranks")
 	cmd.Flags().BoolVar(&syncBN, "sync-bn", false, "with --ranks: synchronized batch norm")
+	cmd.Flags().BoolVar(&deploy, "deploy", false, "with --model: the inference form of the forward program")
+	cmd.Flags().IntVar(&imageSize, "image-size", 0, "with --model: image side `S`, for models that take several")
 	return cmd
 }
 

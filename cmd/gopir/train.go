@@ -24,6 +24,7 @@ type trainFlags struct {
 	model, memLimit, save, resume, dataDir  string
 	remat                                   string
 	steps, epochs, batch, logEvery, threads int
+	imageSize                               int
 	lr                                      float64
 	seed                                    int64
 	json, checkLeaks                        bool
@@ -35,15 +36,18 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 	cfg := train.Config{
 		Model: f.model, Steps: f.steps, Epochs: f.epochs, Batch: f.batch, LR: f.lr, Seed: f.seed,
 		LogEvery: f.logEvery, JSON: f.json, Save: f.save, Resume: f.resume, CheckLeaks: f.checkLeaks,
-		DataDir: f.dataDir, Threads: f.threads, SyncBN: f.syncBN, CheckReplicas: f.checkReplicas,
+		DataDir: f.dataDir, Threads: f.threads, SyncBN: f.syncBN, CheckReplicas: f.checkReplicas, ImageSize: f.imageSize,
 	}
-	for name, v := range map[string]int{"--steps": f.steps, "--epochs": f.epochs, "--batch": f.batch, "--threads": f.threads} {
+	for name, v := range map[string]int{"--steps": f.steps, "--epochs": f.epochs, "--batch": f.batch, "--threads": f.threads, "--image-size": f.imageSize} {
 		if v < 0 {
 			return cfg, badInputf("%s %d: must not be negative", name, v)
 		}
 	}
 	if cmd.Flags().Changed("batch") && f.batch == 0 {
 		return cfg, badInputf("--batch 0: want at least 1")
+	}
+	if cmd.Flags().Changed("image-size") && f.imageSize == 0 {
+		return cfg, badInputf("--image-size 0: want a positive size")
 	}
 	if cmd.Flags().Changed("log-every") && f.logEvery < 1 {
 		return cfg, badInputf("--log-every %d: want at least 1", f.logEvery)
@@ -67,7 +71,7 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 
 func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "tinydet", "model to train: `NAME` (mlp, lenet, tinydet, rnn, gate)")
+	fl.StringVar(&f.model, "model", "tinydet", "model to train: `NAME` (mlp, lenet, tinydet, rnn, gate, ppyoloe_s)")
 	fl.IntVar(&f.steps, "steps", 0, "train `N` steps (default: the model's)")
 	fl.IntVar(&f.batch, "batch", 0, "batch size `B` (default: the model's)")
 	fl.Int64Var(&f.seed, "seed", 0, "random seed `S` for initialization, data order and dropout")
@@ -76,6 +80,7 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl.IntVar(&f.threads, "threads", 0, "goroutines per kernel (default: all cores; under mpirun, the cores shared among the ranks on the machine)")
 	fl.BoolVar(&f.syncBN, "sync-bn", false, "under mpirun: batch norm uses the statistics of the global batch over every rank")
 	fl.BoolVar(&f.checkReplicas, "check-replicas", false, "under mpirun: after every step, compare a CRC-32C of every rank's parameters and fail if they differ")
+	fl.IntVar(&f.imageSize, "image-size", 0, "image side `S` in pixels, for models that take several (ppyoloe_s; default: the model's)")
 	if !all {
 		f.remat = "on"
 		return
