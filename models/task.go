@@ -53,6 +53,15 @@ type Resizable interface {
 	SetImageSize(side int) error
 }
 
+// FixedBatch is implemented by tasks whose training program is built for
+// one batch size: with every shape static, no gradient has to keep an
+// operand alive just to learn its shape at run time (an elementwise op's
+// operands broadcast along a dynamic batch dim otherwise). SetBatch is
+// called before Build of the training program.
+type FixedBatch interface {
+	SetBatch(n int)
+}
+
 // Deployable is implemented by tasks whose evaluation network has a
 // cheaper inference form with the same outputs (gopir print --deploy):
 // RepVGG branches and batch norms folded into convolutions.

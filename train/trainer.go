@@ -277,6 +277,32 @@ func LoadTask(cfg Config) (models.Task, error) {
 	return task, nil
 }
 
+// InitialParameters returns the parameters a run of cfg starts from (the
+// model's, batch norm statistics included; no optimizer state), by name,
+// allocated from a, as New creates them.
+func InitialParameters(cfg Config, a *memory.Allocator) (map[string]*tensor.Tensor, error) {
+	task, err := models.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := configure(task, cfg); err != nil {
+		return nil, err
+	}
+	mod := nn.NewModule(ir.F32, true)
+	if _, err := task.Build(ir.NewBuilder(ir.NewProgram()), mod); err != nil {
+		return nil, err
+	}
+	out := map[string]*tensor.Tensor{}
+	err = mod.Create(a, cfg.Seed, func(name string, t *tensor.Tensor) { out[name] = t })
+	if err != nil {
+		for _, t := range out {
+			t.Release()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
 // configure applies cfg's options of the model itself (the image size) to
 // task.
 func configure(task models.Task, cfg Config) error {
@@ -306,6 +332,9 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 		}
 	}
 	mod.Replicas, mod.SyncBN = t.ranks, t.cfg.SyncBN
+	if fb, ok := t.task.(models.FixedBatch); ok {
+		fb.SetBatch(t.cfg.Batch / max(t.ranks, 1)) // each rank's shard
+	}
 	outs, err := t.task.Build(b, mod)
 	if err != nil {
 		return nil, nil, optim.State{}, err

@@ -16,17 +16,18 @@ import (
 )
 
 func newFeedsCmd() *cobra.Command {
-	var model, out, steps string
+	var model, out, steps, weights string
 	var batch, imageSize int
 	var seed int64
 	cmd := &cobra.Command{
-		Use:   "feeds --model NAME --out DIR [--steps N,M,...] [--batch B] [--seed S] [--image-size S]",
+		Use:   "feeds --model NAME --out DIR [--steps N,M,...] [--batch B] [--seed S] [--image-size S] [--weights FILE]",
 		Short: "Write a model's training batches as .npy files",
 		Long: `Feeds writes the feeds of the given training steps (0-based, counted over
 epochs as gopir train counts them; default 0) of a model's run with these
 settings to DIR/stepN/NAME.npy, one file per feed, so that another
 framework can train on exactly the same data (bench/peers/ppyoloe reads
-them).`,
+them). --weights FILE also writes the parameters the run starts from
+(batch norm statistics included) to FILE in the safetensors format.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if batch < 0 || imageSize < 0 {
@@ -39,7 +40,14 @@ them).`,
 			if err != nil {
 				return err
 			}
-			return writeFeeds(train.Config{Model: model, Batch: batch, Seed: seed, ImageSize: imageSize}, out, list)
+			cfg := train.Config{Model: model, Batch: batch, Seed: seed, ImageSize: imageSize}
+			if err := writeFeeds(cfg, out, list); err != nil {
+				return err
+			}
+			if weights == "" {
+				return nil
+			}
+			return writeWeights(cfg, weights)
 		},
 	}
 	fl := cmd.Flags()
@@ -47,6 +55,7 @@ them).`,
 	fl.IntVar(&batch, "batch", 0, "batch size `B` (default: the model's)")
 	fl.Int64Var(&seed, "seed", 0, "random seed `S` of the run (data order)")
 	fl.IntVar(&imageSize, "image-size", 0, "image side `S`, for models that take several")
+	fl.StringVar(&weights, "weights", "", "also write the initial parameters to `FILE` (safetensors)")
 	cmd.Flags().StringVar(&out, "out", "", "write the files under `DIR`")
 	cmd.Flags().StringVar(&steps, "steps", "0", "training steps `N,M,...` whose feeds to write")
 	return cmd
@@ -110,4 +119,26 @@ func writeNpys(dir string, ts map[string]*tensor.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// writeWeights writes the parameters cfg's run starts from to path.
+func writeWeights(cfg train.Config, path string) error {
+	params, err := train.InitialParameters(cfg, memory.New(memory.Options{}))
+	if err != nil {
+		return badInput(err)
+	}
+	defer func() {
+		for _, t := range params {
+			t.Release()
+		}
+	}()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = tensor.WriteSafetensors(f, params, map[string]string{"model": cfg.Model, "seed": strconv.FormatInt(cfg.Seed, 10)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

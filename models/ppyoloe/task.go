@@ -55,6 +55,8 @@ func Config(size, n, batch int, seed int64) data.DetectionConfig {
 type task struct {
 	size   int  // image side, a multiple of 32
 	deploy bool // build the inference form (see net.deploy)
+	// batch is the training program's batch size; 0 leaves it dynamic.
+	batch int
 
 	train   *data.Detection
 	sampler *data.DetSampler
@@ -97,6 +99,11 @@ func (d *task) SetImageSize(side int) error {
 	d.size = side
 	return nil
 }
+
+// SetBatch fixes the training program's batch size (models.FixedBatch):
+// with a dynamic one, the gradients of the residual and RepVGG additions
+// would keep their operands alive until the backward just for their shapes.
+func (d *task) SetBatch(n int) { d.batch = n }
 
 // SetDeploy makes Build append the inference form of the evaluation
 // program (every RepVGG block and batch norm folded into a convolution);
@@ -167,15 +174,19 @@ func (d *task) Build(b *ir.Builder, m *nn.Module) (models.Outputs, error) {
 	if d.deploy && m.Training {
 		return models.Outputs{}, fmt.Errorf("%s: the deployed form is for evaluation only", Name)
 	}
-	o := forward(b, m, d.size, d.deploy)
+	batch := -1
+	if m.Training && d.batch > 0 {
+		batch = d.batch
+	}
+	o := forward(b, m, batch, d.size, d.deploy)
 	if !m.Training {
 		return models.Outputs{Fetches: map[string]*ir.Value{
 			"scores": o.prob,
 			"boxes":  ops.Multiply(b, o.boxesS, o.stride),
 		}}, nil
 	}
-	o.gtBoxes = ops.Data(b, "gt_boxes", m.DType, -1, maxBoxes, 4)
-	o.gtClasses = ops.Data(b, "gt_classes", ir.I64, -1, maxBoxes)
+	o.gtBoxes = ops.Data(b, "gt_boxes", m.DType, batch, maxBoxes, 4)
+	o.gtClasses = ops.Data(b, "gt_classes", ir.I64, batch, maxBoxes)
 	o.numGTs = ops.Data(b, "num_gts", ir.I64)
 	l := loss(b, o)
 	if err := b.Err(); err != nil {
@@ -186,12 +197,13 @@ func (d *task) Build(b *ir.Builder, m *nn.Module) (models.Outputs, error) {
 	}}, nil
 }
 
-// forward appends the "image" feed, the network and the decoding of its
-// outputs; the ground-truth fields of the result are left for the loss.
-func forward(b *ir.Builder, m *nn.Module, size int, deploy bool) lossInputs {
+// forward appends the "image" feed (batch -1: dynamic), the network and
+// the decoding of its outputs; the ground-truth fields of the result are
+// left for the loss.
+func forward(b *ir.Builder, m *nn.Module, batch, size int, deploy bool) lossInputs {
 	dt := m.DType
 	n := &net{b: b, m: m, deploy: deploy}
-	img := ops.Data(b, "image", dt, -1, 3, size, size)
+	img := ops.Data(b, "image", dt, batch, 3, size, size)
 	cls, reg := n.head(n.neck(n.backbone(img)), numClasses)
 	points, stride := anchors(b, dt, size)
 	pointsS := ops.Divide(b, points, stride)
