@@ -25,10 +25,55 @@ func GeluGrad[T float32 | float64](threads int, out, x, dy []T, approximate bool
 }
 
 // SiluGrad computes out = dy·silu'(x), silu'(x) = s·(1 + x·(1−s)) with
-// s = sigmoid(x).
+// s = sigmoid(x). float32 runs in blocks on the forward's exponential
+// (ewNegExpArg32), float64 element by element on math.Exp.
 func SiluGrad[T float32 | float64](threads int, out, x, dy []T) error {
+	if o, ok := any(out).([]float32); ok {
+		return ewgSiluRun32(threads, o, any(x).([]float32), any(dy).([]float32))
+	}
 	return ewgRun(threads, "silu_grad", out, x, dy, ewgSilu)
 }
+
+// ewgSiluRun32 is SiluGrad for float32: the same formula in float64,
+// e^−x from the blocked exponential, rounded once; ±Inf take the limits 1
+// and 0 of silu' (NaN stays NaN).
+func ewgSiluRun32(threads int, out, x, dy []float32) error {
+	if len(x) != len(out) || len(dy) != len(out) {
+		return fmt.Errorf("silu_grad: %d outputs for %d and %d inputs", len(out), len(x), len(dy))
+	}
+	body := func(lo, hi int) {
+		var buf [ewgBlock]float64
+		for s := lo; s < hi; s += ewgBlock {
+			e := min(s+ewgBlock, hi)
+			a, g, o := x[s:e], dy[s:e], out[s:e]
+			b := buf[:len(a)]
+			ewNegExpArg32(a, b) // b = e^−x
+			for i, ex := range b {
+				xi := float64(a[i])
+				if math.IsInf(xi, 0) {
+					o[i] = float32(float64(g[i]) * ewgInfLimit(xi))
+					continue
+				}
+				sig, sn := 1/(1+ex), ex/(1+ex)
+				if xi < -120 { // past the clamp: x·e^x is below float32's smallest
+					sig, sn = 0, 1
+				}
+				o[i] = float32(float64(g[i]) * sig * (1 + xi*sn))
+			}
+		}
+	}
+	if threads <= 1 || len(out) < 2*ewgGrain {
+		if len(out) > 0 {
+			body(0, len(out))
+		}
+		return nil
+	}
+	ParallelFor(threads, len(out), ewgGrain, body)
+	return nil
+}
+
+// ewgBlock is the length of the blocks of ewgSiluRun32.
+const ewgBlock = 256
 
 func ewgRun[T float32 | float64](threads int, name string, out, x, dy []T, d func(float64) float64) error {
 	if len(x) != len(out) || len(dy) != len(out) {
