@@ -28,7 +28,7 @@ const LR = 1e-3
 
 // Batch is the batch size each benchmarked model trains with, as issue 8
 // fixes them (the same for PyTorch and GoMLX).
-var Batch = map[string]int{"mlp": 128, "lenet": 64}
+var Batch = map[string]int{"mlp": 128, "lenet": 64, DetModel: DetBatch}
 
 // config is the training configuration of model for the benchmarks.
 func config(model string, threads int) train.Config {

@@ -6,6 +6,7 @@
 //
 //	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-no-ort] [-inference] [-benchstat]
 //	bash bench/run -base REV [-rounds 3] [-quick] [-inference]
+//	bash bench/run -det [-rounds 3] [-quick] [-no-ort]
 //
 // Timings run in rounds; in each round every contender of a comparison
 // runs back to back (the order alternates between rounds), so that a
@@ -41,6 +42,7 @@ var (
 	benchstat = flag.Bool("benchstat", false, "also install benchstat (golang.org/x/perf) and print its summary of gopir's Go benchmarks over the rounds")
 	python    = flag.String("python", "/usr/bin/python3", "the Python with Debian's python3-torch and python3-numpy")
 	base      = flag.String("base", "", "instead of the peers: compare the training steps' time and memory (with -inference: the inference rows, ORT beside them) with those of git revision `REV`, side by side")
+	det       = flag.Bool("det", false, "only the detector rows: ppyoloe_s's training step and memory against its PyTorch twin, its inference against ONNX Runtime (det.go)")
 )
 
 const threads = 2
@@ -94,6 +96,7 @@ type runner struct {
 	numpy     bool
 
 	inf                []infModel // the models of the inference rows
+	detDir             string     // the detector's batch, weights and ONNX export
 	ortVersion, ortLib string     // ONNX Runtime's version and library, when it loads
 	cleanup            []func()   // run before exiting (a -base worktree)
 }
@@ -132,6 +135,10 @@ func main() {
 	}
 	header := r.machine()
 	r.build()
+	if *det {
+		r.detRun(header, start)
+		return
+	}
 	header += r.inferenceSetup()
 	for i := range *rounds {
 		progress("round %d of %d", i+1, *rounds)
@@ -297,7 +304,7 @@ func (r *runner) machine() string {
 func (r *runner) build() {
 	progress("building")
 	pkgs := []string{"bench", "kernels", "exec"}
-	if *infOnly {
+	if *infOnly || *det {
 		pkgs = pkgs[:1]
 	}
 	for _, pkg := range pkgs {
@@ -312,7 +319,7 @@ func (r *runner) build() {
 	// own: a failure of one (a wrong answer) does not stop the other.
 	r.bin["inference"], r.fail["inference"] = r.bin["bench"], r.fail["bench"]
 	r.buildORT()
-	if *noGoMLX || *infOnly {
+	if *noGoMLX || *infOnly || *det {
 		r.fail["gomlx"] = "skipped (-no-gomlx)"
 		return
 	}

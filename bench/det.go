@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/models"
+	"github.com/gopir/gopir/tensor"
+	"github.com/gopir/gopir/train"
+)
+
+// DetModel is the detector of bench/run -det (issue 17): ppyoloe_s at its
+// default 320×320, trained at batch DetBatch with Stepper like the others.
+const (
+	DetModel = "ppyoloe_s"
+	DetBatch = 8
+)
+
+// StepPeak runs one training step like Step and returns the allocator's
+// peak allocated bytes during it: the parameters, the optimizer state, the
+// batch and everything the step allocates, as train's peak_allocated.
+func (s *Stepper) StepPeak() (int64, error) {
+	a := s.tr.Allocator()
+	a.ResetPeak()
+	if err := s.Step(); err != nil {
+		return 0, err
+	}
+	return a.Stats().Allocated.Peak, nil
+}
+
+// DetInference runs the deployed evaluation program of DetModel (every
+// RepVGG block and batch norm folded, models.Deployable) from its initial
+// parameters on batches of the first image of the training batch that
+// Stepper uses, for the inference rows of bench/run -det.
+type DetInference struct {
+	alloc  *memory.Allocator
+	store  *exec.Store
+	exe    *exec.Executable
+	images map[int]*tensor.Tensor // by batch size
+}
+
+// NewDetInference prepares the deployed program with the given kernel
+// thread count and batches of the given sizes.
+func NewDetInference(threads int, batches []int) (*DetInference, error) {
+	cfg := train.Config{Model: DetModel, Batch: DetBatch}
+	a := memory.New(memory.Options{})
+	d := &DetInference{alloc: a, store: exec.NewStore(), images: map[int]*tensor.Tensor{}}
+	if err := d.setup(cfg, threads, batches); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DetInference) setup(cfg train.Config, threads int, batches []int) error {
+	task, err := train.LoadTask(cfg)
+	if err != nil {
+		return err
+	}
+	dep, ok := task.(models.Deployable)
+	if !ok {
+		return fmt.Errorf("%s has no inference form", DetModel)
+	}
+	params, err := train.InitialParameters(cfg, d.alloc)
+	if err != nil {
+		return err
+	}
+	folded, err := dep.Reparameterize(d.alloc, params)
+	for _, t := range params {
+		t.Release()
+	}
+	if err != nil {
+		return err
+	}
+	for n, t := range folded {
+		d.store.Set(n, t)
+	}
+	prog, err := train.BuildInference(cfg, true)
+	if err != nil {
+		return err
+	}
+	if d.exe, err = exec.Compile(prog, exec.Options{Alloc: d.alloc, Store: d.store, Threads: threads}); err != nil {
+		return err
+	}
+	feeds, err := task.TrainFeeds(d.alloc, 0, 0)
+	if err != nil {
+		return err
+	}
+	defer feeds.Release()
+	img := feeds.Tensors["image"]
+	per := img.Len() / img.Shape()[0]
+	for _, b := range batches {
+		shape := append([]int{b}, img.Shape()[1:]...)
+		t, err := tensor.New(d.alloc, tensor.F32, shape...)
+		if err != nil {
+			return err
+		}
+		for k := range b {
+			copy(t.F32()[k*per:(k+1)*per], img.F32()[:per])
+		}
+		d.images[b] = t
+	}
+	return nil
+}
+
+// Run runs the program on the batch of size b and releases its results.
+func (d *DetInference) Run(b int) error {
+	img, ok := d.images[b]
+	if !ok {
+		return fmt.Errorf("%s inference: no batch of %d", DetModel, b)
+	}
+	res, err := d.exe.Run(context.Background(), map[string]*tensor.Tensor{"image": img})
+	if err != nil {
+		return err
+	}
+	res.Release()
+	return nil
+}
+
+// Close releases the parameters and the batches.
+func (d *DetInference) Close() {
+	for _, t := range d.images {
+		t.Release()
+	}
+	d.store.Release()
+}
