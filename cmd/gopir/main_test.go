@@ -58,6 +58,14 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"train", "--steps", "3", "--epochs", "2"}, "if any flags in the group [steps epochs] are set none of the others can be"},
 		{[]string{"train", "--mem-limit", "x"}, `--mem-limit: invalid size "x"`},
 		{[]string{"memcheck", "--steps", "1"}, "--steps 1: memcheck needs at least 2 steps"},
+		{[]string{"train", "--model", "tinydet", "--image-size", "64"}, "--image-size 64: model tinydet takes images of one size"},
+		{[]string{"train", "--model", "ppyoloe_s", "--image-size", "100"}, "--image-size: ppyoloe_s: image size 100, want a multiple of 32"},
+		{[]string{"train", "--image-size", "0"}, "--image-size 0: want a positive size"},
+		{[]string{"print", "--deploy"}, "--deploy or --image-size needs --model"},
+		{[]string{"print", "--model", "mlp", "--deploy"}, "model mlp has no inference form (--deploy)"},
+		{[]string{"print", "--model", "ppyoloe_s", "--deploy", "--backward"}, "give --backward or --deploy, not both"},
+		{[]string{"feeds", "--model", "ppyoloe_s"}, "--out DIR is required"},
+		{[]string{"feeds", "--model", "ppyoloe_s", "--out", "x", "--steps", "a"}, `--steps "a": want step numbers like 0,7`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" for "gopir"`},
 		{[]string{"run", "testdata/design_if.pir"}, "missing --feed x=VALUE: the program expects tensor<?x4xf32>"},
 		{[]string{"run", "testdata/design_if.pir", "--feed", "x=[[1,2,3,4],[5,6,7]]"}, "--feed x: array is not rectangular"},
@@ -157,5 +165,50 @@ func TestImpossibleRequestIsAnOOMErrorNotACrash(t *testing.T) {
 	r := gopir("run", "testdata/huge.pir")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "ResourceExhaustedError: Out of memory error on CPU 0. Cannot allocate 149.011612GB memory on CPU 0") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestPrintDeploy: the deployed ppyoloe_s has no batch norm and one
+// convolution per RepVGG block; the training form has both branches.
+func TestPrintDeploy(t *testing.T) {
+	dep := gopir("print", "--model", "ppyoloe_s", "--deploy", "--image-size", "64")
+	if dep.code != 0 {
+		t.Fatalf("exit %d: %s", dep.code, dep.stderr)
+	}
+	plain := gopir("print", "--model", "ppyoloe_s", "--image-size", "64")
+	if plain.code != 0 {
+		t.Fatalf("exit %d: %s", plain.code, plain.stderr)
+	}
+	if strings.Contains(dep.stdout, `"batch_norm"`) || !strings.Contains(dep.stdout, "blocks.0.conv2.deploy.weight") {
+		t.Errorf("deployed program still has batch norms or lacks the folded RepVGG convs")
+	}
+	if !strings.Contains(plain.stdout, `"batch_norm"`) || !strings.Contains(plain.stdout, "blocks.0.conv2.conv1.conv.weight") {
+		t.Errorf("training form lacks its batch norms or RepVGG branches")
+	}
+	if d, p := strings.Count(dep.stdout, `"conv2d"`), strings.Count(plain.stdout, `"conv2d"`); d >= p {
+		t.Errorf("%d convolutions deployed, %d in the training form", d, p)
+	}
+}
+
+// TestFeedsWritesNpy: gopir feeds writes each feed of the asked steps and
+// the initial weights.
+func TestFeedsWritesNpy(t *testing.T) {
+	dir := t.TempDir()
+	r := gopir("feeds", "--model", "ppyoloe_s", "--image-size", "64", "--batch", "2", "--steps", "0,7", "--out", dir, "--weights", filepath.Join(dir, "w.safetensors"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"step0/image.npy", "step0/gt_boxes.npy", "step0/gt_classes.npy", "step0/num_gts.npy", "step7/num_gts.npy", "w.safetensors"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "step7/num_gts.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := tensor.ReadNpy(bytes.NewReader(raw), memory.New(memory.Options{}))
+	if err != nil || n.Float64At(0) != 0 {
+		t.Errorf("step 7 (an empty batch of the layout): num_gts %v, %v", n, err)
 	}
 }
