@@ -8,4 +8,7 @@
 //	tinydet a small anchor-free detector whose loss has `if num_gts > 0`
 //	rnn     a GRU cell applied in a while loop whose trip count comes from the data
 //	gate    an MLP that takes one of two sub-networks through an if on a batch statistic
+//
+// ppyoloe_s, a PP-YOLOE-s style detector at its published architecture,
+// lives in its own package, models/ppyoloe, which registers it here.
 package models

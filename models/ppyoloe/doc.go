@@ -27,4 +27,14 @@
 //
 // Deploy form (SetDeploy, Reparameterize): every RepVGG block becomes one
 // 3×3 conv and every conv-BN one conv with a bias, for inference.
+//
+// What differs from the published recipe, on purpose: the classes are the
+// synthetic set's 6 (not COCO's 80); the task-aligned assigner runs from
+// the first step (the recipe warms up with an ATSS assigner for some
+// epochs); training uses AdamW with a cosine schedule, no EMA of the
+// weights and no augmentation (the recipe: SGD with momentum, EMA,
+// multi-scale inputs); batch norm uses PyTorch's momentum convention; the
+// reference multiplies `pred_dist.sum() * 0` into the loss's branches
+// without positives, only to keep a distributed graph connected, which
+// here is a plain 0.
 package ppyoloe

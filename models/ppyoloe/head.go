@@ -58,15 +58,6 @@ func cellsLast(b *ir.Builder, x *ir.Value) *ir.Value {
 	return ops.Transpose(b, ops.Reshape(b, x, -1, d[1], d[2]*d[3]), 0, 2, 1)
 }
 
-// numAnchors is the number of anchor points of a size×size image.
-func numAnchors(size int) int {
-	l := 0
-	for _, s := range strides {
-		l += (size / s) * (size / s)
-	}
-	return l
-}
-
 // anchors returns the anchor points [L,2] (x, y of each cell's centre in
 // pixels) and their strides [L,1], levels in strides' order.
 func anchors(b *ir.Builder, dt ir.DType, size int) (points, stride *ir.Value) {

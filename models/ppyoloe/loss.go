@@ -25,19 +25,18 @@ type lossParts struct {
 // lossInputs are the network's outputs and the anchors, computed before the
 // loss's branches.
 type lossInputs struct {
-	cls, reg   *ir.Value // logits [B,L,C], distributions [B,L,4·bins]
-	prob       *ir.Value // sigmoid(cls)
-	boxesS     *ir.Value // decoded boxes [B,L,4] in strides
-	points     *ir.Value // anchor points [L,2] in pixels
-	stride     *ir.Value // [L,1]
-	pointsS    *ir.Value // points / stride
-	classes    int
-	gtBoxes    *ir.Value // [B,n,4] pixels
-	gtClasses  *ir.Value // i64 [B,n], −1 padding
-	numGTs     *ir.Value // i64 scalar: real boxes in the batch
-	zero, one  *ir.Value // scalars of the loss dtype
-	dt         ir.DType
-	numAnchors int
+	cls, reg  *ir.Value // logits [B,L,C], distributions [B,L,4·bins]
+	prob      *ir.Value // sigmoid(cls)
+	boxesS    *ir.Value // decoded boxes [B,L,4] in strides
+	points    *ir.Value // anchor points [L,2] in pixels
+	stride    *ir.Value // [L,1]
+	pointsS   *ir.Value // points / stride
+	classes   int
+	gtBoxes   *ir.Value // [B,n,4] pixels
+	gtClasses *ir.Value // i64 [B,n], −1 padding
+	numGTs    *ir.Value // i64 scalar: real boxes in the batch
+	zero, one *ir.Value // scalars of the loss dtype
+	dt        ir.DType
 }
 
 // loss builds the design's loss with its two data-dependent branches:

@@ -210,6 +210,6 @@ func forward(b *ir.Builder, m *nn.Module, batch, size int, deploy bool) lossInpu
 	return lossInputs{
 		cls: cls, reg: reg, prob: ops.Sigmoid(b, cls), boxesS: decode(b, reg, pointsS),
 		points: points, stride: stride, pointsS: pointsS, classes: numClasses,
-		zero: ops.Full(b, dt, 0), one: ops.Full(b, dt, 1), dt: dt, numAnchors: numAnchors(size),
+		zero: ops.Full(b, dt, 0), one: ops.Full(b, dt, 1), dt: dt,
 	}
 }
