@@ -40,9 +40,9 @@ func objectSides(size int) (lo, hi int) {
 	return lo, max(lo, size*3/10)
 }
 
-// Config returns the synthetic detection set of the task for size×size
+// dataConfig returns the synthetic detection set of the task for size×size
 // images, n images from seed, laid out for batches of batch.
-func Config(size, n, batch int, seed int64) data.DetectionConfig {
+func dataConfig(size, n, batch int, seed int64) data.DetectionConfig {
 	lo, hi := objectSides(size)
 	return data.DetectionConfig{
 		N: n, H: size, W: size, NumClasses: numClasses, MaxBoxes: maxBoxes,
@@ -66,10 +66,7 @@ type task struct {
 	batches [][]int // sampler.Epoch(epoch), nil before the first call
 }
 
-// New returns the task with its default image size.
-func New() models.Task { return &task{size: DefaultImageSize} }
-
-func init() { models.Register(Name, New) }
+func init() { models.Register(Name, func() models.Task { return &task{size: DefaultImageSize} }) }
 
 func (d *task) Name() string { return Name }
 
@@ -114,12 +111,12 @@ func (d *task) Load(cfg models.DataConfig) error {
 	if cfg.Batch < 1 {
 		return fmt.Errorf("%s: batch %d, want at least 1", Name, cfg.Batch)
 	}
-	d.train = data.NewDetection(Config(d.size, trainN, cfg.Batch, trainSeed))
+	d.train = data.NewDetection(dataConfig(d.size, trainN, cfg.Batch, trainSeed))
 	d.sampler = d.train.Sampler(cfg.Seed, true, true)
 	if d.sampler.Steps() < 1 {
 		return fmt.Errorf("%s: batch %d is larger than the %d training images", Name, cfg.Batch, trainN)
 	}
-	test := Config(d.size, testN, evalBatch, testSeed)
+	test := dataConfig(d.size, testN, evalBatch, testSeed)
 	test.EmptyBatchEvery = -1
 	d.test = data.NewDetection(test)
 	d.batches = nil
@@ -147,12 +144,12 @@ func (d *task) TrainFeeds(a *memory.Allocator, epoch, step int) (models.Feeds, e
 	if err != nil {
 		return models.Feeds{}, err
 	}
-	return Feeds(a, bt)
+	return feedsOf(a, bt)
 }
 
-// Feeds turns a batch into the training program's feeds, taking over its
+// feedsOf turns a batch into the training program's feeds, taking over its
 // tensors.
-func Feeds(a *memory.Allocator, bt *data.DetBatch) (models.Feeds, error) {
+func feedsOf(a *memory.Allocator, bt *data.DetBatch) (models.Feeds, error) {
 	n, err := tensor.Scalar(a, tensor.I64, float64(bt.NumGTs))
 	if err != nil {
 		bt.Release()
