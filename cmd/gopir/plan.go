@@ -23,6 +23,7 @@ type planFlags struct {
 	backward   bool
 	feedShapes []string
 	batch      int
+	imageSize  int
 	json       bool
 	fit        string
 	memLimit   string
@@ -34,7 +35,7 @@ type planFlags struct {
 func newPlanCmd() *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward [--ranks N [--sync-bn]]]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]",
+		Use:   "plan (FILE.pir | MODEL.onnx | DIR | --model NAME [--backward [--ranks N [--sync-bn]]] [--image-size S]) [--feed-shape NAME=DxD...]... [--batch B] [--fit SIZE] [--json]",
 		Short: "Predict the memory of a run, to the byte, without running it",
 		Long: `Plan predicts the allocated bytes of one run of a program — its peak, what
 it holds when it returns, and the buffers alive at the peak — from shapes
@@ -43,7 +44,8 @@ alone, following the program as the executor runs it (docs/memory.md).
 A feed's shape comes from --feed-shape NAME=128x784, or from its type
 with every dynamic dim set to --batch. With --model it plans one step of
 the zoo model (the evaluation program, or with --backward the training
-step with its batch and optimizer state, as gopir train runs it). Where a
+step with its batch and optimizer state, as gopir train runs it;
+--image-size S for models that take several). Where a
 run depends on values, the plan says what it assumed: an "if" takes the
 branch that peaks higher, a "while" runs once (a model's plan uses its
 longest sequences).
@@ -69,6 +71,7 @@ of the global --batch, its gradient buckets and all-reduces
 	fl.BoolVar(&f.backward, "backward", false, "with --model: the training step (forward, backward, optimizer)")
 	fl.StringArrayVar(&f.feedShapes, "feed-shape", nil, "the shape of feed `NAME=DxD...`; repeat for each")
 	fl.IntVar(&f.batch, "batch", 0, "batch size `B`: dynamic dims of the feeds, or the model's batch")
+	fl.IntVar(&f.imageSize, "image-size", 0, "with --model: image side `S`, for models that take several")
 	fl.BoolVar(&f.json, "json", false, "print the plan as JSON")
 	fl.StringVar(&f.fit, "fit", "", "print the largest batch whose planned peak fits in `SIZE`")
 	fl.StringVar(&f.memLimit, "mem-limit", "", "with --model --backward: the step gopir train would run under a memory limit of `SIZE`, rematerialized to fit")
@@ -92,9 +95,13 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		return badInputf("--threads %d: give --model NAME and a count of at least 1", f.threads)
 	case f.ranks > 1 && f.fit != "":
 		return badInputf("--fit searches the batch of one process; with --ranks, plan a --batch")
+	case f.imageSize != 0 && f.model == "":
+		return badInputf("--image-size needs --model")
+	case f.imageSize < 0:
+		return badInputf("--image-size %d: want a positive size", f.imageSize)
 	case f.model != "":
 		plan = func(batch int) (*exec.Plan, error) {
-			return train.Plan(train.Config{Model: f.model, Batch: batch, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads}, f.backward)
+			return train.Plan(train.Config{Model: f.model, Batch: batch, ImageSize: f.imageSize, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads}, f.backward)
 		}
 	case f.backward:
 		return badInputf("--backward needs --model")
@@ -126,7 +133,7 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		if err != nil || limit < 1 {
 			return badInputf("--mem-limit %q: want a positive size like 16MiB", f.memLimit)
 		}
-		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, MemLimit: limit, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads})
+		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, ImageSize: f.imageSize, MemLimit: limit, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads})
 		if err != nil {
 			return planError(err)
 		}

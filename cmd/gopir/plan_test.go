@@ -131,11 +131,56 @@ func TestPlanBadInput(t *testing.T) {
 		{"--model", "nosuch"},
 		{"--model", "mlp", "--fit", "lots"},
 		{"--model", "mlp", "--fit", "0"},
+		{"--image-size", "64"},
+		{"--model", "ppyoloe_s", "--image-size", "-32"},
+		{"--model", "ppyoloe_s", "--image-size", "100"},
+		{"--model", "mlp", "--image-size", "64"},
 		{},
 	} {
 		r := gopir(append([]string{"plan"}, args...)...)
 		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("plan %v: exit %d, stderr %q; want 2 and one line", args, r.code, r.stderr)
 		}
+	}
+}
+
+// The plan of ppyoloe_s's training step (both ifs unknown: the higher
+// branches kept) is the peak its training reports on a batch with
+// objects, to the byte, and no lower than on the layout's empty batch
+// (the 8th step).
+func TestPlanPPYOLOEAsTrainReports(t *testing.T) {
+	args := []string{"--model", "ppyoloe_s", "--image-size", "64", "--batch", "2"}
+	peak, assumed := planJSON(t, append([]string{"--backward"}, args...)...)
+	if len(assumed) != 2 {
+		t.Errorf("assumed %q, want the two ifs of the loss", assumed)
+	}
+	r := gopir(append([]string{"train", "--steps", "8", "--log-every", "1", "--json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	with, without := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var step struct {
+			Peak   *int64  `json:"peak_allocated"`
+			NumGTs float64 `json:"num_gts"`
+		}
+		if json.Unmarshal([]byte(line), &step) != nil || step.Peak == nil {
+			continue
+		}
+		switch {
+		case step.NumGTs > 0:
+			with++
+			if *step.Peak != peak {
+				t.Errorf("a step with objects: train reports peak_allocated %d, plan says %d", *step.Peak, peak)
+			}
+		default:
+			without++
+			if *step.Peak > peak {
+				t.Errorf("the step without objects: train reports peak_allocated %d, over the plan's %d", *step.Peak, peak)
+			}
+		}
+	}
+	if with == 0 || without == 0 {
+		t.Errorf("%d steps with objects, %d without; want both", with, without)
 	}
 }
