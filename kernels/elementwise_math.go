@@ -183,8 +183,15 @@ func ewSigmoidBlock32(o, a []float32, b []float64) {
 	}
 }
 
-// ewSiluBlock32 is x/(1+e^-x), -0 at -Inf.
+// ewSiluBlock32 is x/(1+e^-x), -0 at -Inf. With AVX-512, siluF32Vec
+// computes all but the last len%8 elements, bit for bit as ewSiluGo32.
 func ewSiluBlock32(o, a []float32, b []float64) {
+	k := siluF32Vec(o, a)
+	ewSiluGo32(o[k:], a[k:], b)
+}
+
+// ewSiluGo32 is ewSiluBlock32 in Go.
+func ewSiluGo32(o, a []float32, b []float64) {
 	ewNegExpArg32(a, b)
 	b = b[:len(a)]
 	o = o[:len(b)]

@@ -36,7 +36,8 @@ func SiluGrad[T float32 | float64](threads int, out, x, dy []T) error {
 
 // ewgSiluRun32 is SiluGrad for float32: the same formula in float64,
 // e^−x from the blocked exponential, rounded once; ±Inf take the limits 1
-// and 0 of silu' (NaN stays NaN).
+// and 0 of silu' (NaN stays NaN). With AVX-512 all but the last len%8
+// elements of each block run eight at a time (siluGradF32Vec).
 func ewgSiluRun32(threads int, out, x, dy []float32) error {
 	if len(x) != len(out) || len(dy) != len(out) {
 		return fmt.Errorf("silu_grad: %d outputs for %d and %d inputs", len(out), len(x), len(dy))
@@ -45,21 +46,8 @@ func ewgSiluRun32(threads int, out, x, dy []float32) error {
 		var buf [ewgBlock]float64
 		for s := lo; s < hi; s += ewgBlock {
 			e := min(s+ewgBlock, hi)
-			a, g, o := x[s:e], dy[s:e], out[s:e]
-			b := buf[:len(a)]
-			ewNegExpArg32(a, b) // b = e^−x
-			for i, ex := range b {
-				xi := float64(a[i])
-				if math.IsInf(xi, 0) {
-					o[i] = float32(float64(g[i]) * ewgInfLimit(xi))
-					continue
-				}
-				sig, sn := 1/(1+ex), ex/(1+ex)
-				if xi < -120 { // past the clamp: x·e^x is below float32's smallest
-					sig, sn = 0, 1
-				}
-				o[i] = float32(float64(g[i]) * sig * (1 + xi*sn))
-			}
+			k := siluGradF32Vec(out[s:e], x[s:e], dy[s:e])
+			ewgSiluGo32(out[s+k:e], x[s+k:e], dy[s+k:e], buf[:])
 		}
 	}
 	if threads <= 1 || len(out) < 2*ewgGrain {
@@ -70,6 +58,25 @@ func ewgSiluRun32(threads int, out, x, dy []float32) error {
 	}
 	ParallelFor(threads, len(out), ewgGrain, body)
 	return nil
+}
+
+// ewgSiluGo32 is one block of ewgSiluRun32 in Go, b scratch as long as o;
+// siluGradF32Vec computes the same, bit for bit, with AVX-512.
+func ewgSiluGo32(o, a, g []float32, b []float64) {
+	b = b[:len(a)]
+	ewNegExpArg32(a, b) // b = e^−x
+	for i, ex := range b {
+		xi := float64(a[i])
+		if math.IsInf(xi, 0) {
+			o[i] = float32(float64(g[i]) * ewgInfLimit(xi))
+			continue
+		}
+		sig, sn := 1/(1+ex), ex/(1+ex)
+		if xi < -120 { // past the clamp: x·e^x is below float32's smallest
+			sig, sn = 0, 1
+		}
+		o[i] = float32(float64(g[i]) * sig * (1 + xi*sn))
+	}
 }
 
 // ewgBlock is the length of the blocks of ewgSiluRun32.

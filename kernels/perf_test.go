@@ -402,3 +402,58 @@ func TestConvDirectMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// siluSpecial are inputs around the SiLU loops' branches: the clamp at
+// ±120, the -Inf limit, the exponential's table edges, overflow of x·e^-x.
+var siluSpecial = []float32{-120, 120, -119.99999, 120.00001, -121, 121, -88, 88, -87.5, 89, -104, -1000, 1000,
+	0.0054152, -0.0054152, 0.5, -0.5, 20, -20, 1e-7, -1e-7}
+
+// TestSiluVectorMatchesGo checks that the AVX-512 SiLU loops (forward and
+// gradient) are bitwise the portable ones, over ordinary and special
+// values, in place and not, for every length up to a few blocks.
+func TestSiluVectorMatchesGo(t *testing.T) {
+	if siluF32Vec(make([]float32, 8), make([]float32, 8)) == 0 {
+		t.Skip("no AVX-512 loops here (CPU or build): the portable loops run alone")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	buf := make([]float64, 512)
+	for trial := range 60 {
+		n := 8 * (1 + r.IntN(64))
+		x := perfRandom(r, n, trial%2 == 1)
+		for i := range x {
+			switch r.IntN(6) {
+			case 0:
+				x[i] = siluSpecial[r.IntN(len(siluSpecial))]
+			case 1:
+				x[i] = float32(r.NormFloat64() * 60)
+			}
+		}
+		dy := perfRandom(r, n, trial%3 == 1)
+		want, got := make([]float32, n), make([]float32, n)
+		ewSiluGo32(want, x, buf)
+		if k := siluF32Vec(got, x); k != n {
+			t.Fatalf("siluF32Vec did %d of %d", k, n)
+		}
+		perfSameBits(t, "silu", got, want)
+		ewgSiluGo32(want, x, dy, buf)
+		if k := siluGradF32Vec(got, x, dy); k != n {
+			t.Fatalf("siluGradF32Vec did %d of %d", k, n)
+		}
+		perfSameBits(t, "silu_grad", got, want)
+		// in place: out is x, then dy
+		in := append([]float32(nil), x...)
+		siluGradF32Vec(in, in, dy)
+		perfSameBits(t, "silu_grad over x", in, want)
+		in = append([]float32(nil), dy...)
+		siluGradF32Vec(in, x, in)
+		perfSameBits(t, "silu_grad over dy", in, want)
+		in = append([]float32(nil), x...)
+		siluF32Vec(in, in)
+		ewSiluGo32(want, x, buf)
+		perfSameBits(t, "silu over x", in, want)
+	}
+	// lengths that are not multiples of 8 leave the tail to the caller
+	if k := siluF32Vec(make([]float32, 13), make([]float32, 13)); k != 8 {
+		t.Errorf("siluF32Vec on 13: did %d, want 8", k)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func siluF32Vec(o, a []float32) int { return 0 }
+
+func siluGradF32Vec(out, x, dy []float32) int { return 0 }
