@@ -10,7 +10,11 @@
 //
 // New makes one Go object per tensor: the header, the storage, the
 // allocator's block handle and a shape of up to four dims; Reshape makes one
-// (header and shape).
+// (header and shape). A Pool makes them once: it takes them back when the
+// storage is released and hands them out again, for an owner (the
+// executor) that makes the same tensors run after run and lets none of
+// them out without Detach. A tensor's Shape belongs to its header, so a
+// shape kept beyond the tensor's last release must be copied.
 //
 // Element types are f32, f64, i32, i64 and i1 (bool, one byte per element).
 // Typed accessors (F32, I64, ...) return slices over the allocator's bytes

@@ -19,7 +19,26 @@ type Storage struct {
 	// items holds a stack's elements (see NewStack); the storage owns one
 	// reference to each.
 	items []*Tensor
+	// version counts writes that holders announced (Touch), for caches of
+	// values derived from the contents (the executor's packed weights).
+	version atomic.Uint64
+	// For storage made by a Pool: the pool, the object holding the
+	// storage and its tensor, and the views made through the pool; all
+	// go back to the pool with the last reference.
+	pool  *Pool
+	box   *newBox
+	views []*viewBox
 }
+
+// Touch records that the contents changed: whoever writes into a tensor
+// that others may have derived something from (a parameter an executable
+// keeps packed for its matrix products, see exec.Options.PackCache) calls
+// it after writing, so that they derive it again.
+func (s *Storage) Touch() { s.version.Add(1) }
+
+// Version counts the Touch calls so far: equal versions of one storage
+// mean no announced write in between.
+func (s *Storage) Version() uint64 { return s.version.Load() }
 
 // Refs is the current number of references.
 func (s *Storage) Refs() int32 { return s.refs.Load() }
@@ -89,6 +108,9 @@ func (s *Storage) release(t *Tensor, skip int) {
 			fill(s.block.Bytes(), poison)
 		}
 		s.alloc.Free(s.block)
+	}
+	if s.pool != nil {
+		s.pool.recycle(s)
 	}
 }
 

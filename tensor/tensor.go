@@ -61,17 +61,22 @@ func New(a *memory.Allocator, dt DType, shape ...int) (*Tensor, error) {
 	if a == nil {
 		return nil, errors.New("tensor: nil allocator")
 	}
+	// Header, storage, block handle and a short shape in one Go object:
+	// one heap allocation per tensor instead of four.
+	return newIn(&newBox{}, a, dt, shape)
+}
+
+// newIn makes the tensor in box, a zero newBox or one a Pool recycled.
+func newIn(box *newBox, a *memory.Allocator, dt DType, shape []int) (*Tensor, error) {
 	n, nbytes, err := numElems(dt, shape)
 	if err != nil {
 		return nil, err
 	}
-	// Header, storage, block handle and a short shape in one Go object:
-	// one heap allocation per tensor instead of four.
-	box := &newBox{}
 	s := &box.s
 	s.alloc = a
 	if nbytes > 0 {
 		if err := a.AllocInto(&box.blk, nbytes); err != nil {
+			s.alloc = nil
 			return nil, err
 		}
 		s.block = &box.blk
@@ -97,23 +102,25 @@ type viewBox struct {
 	dims dimBuf
 }
 
-// dimBuf holds a shape of up to four dims inside the header's object.
-type dimBuf [4]int
+// dimBuf holds a shape of up to four dims inside the header's object, and
+// a longer one in more, which a recycled header (Pool) reuses.
+type dimBuf struct {
+	short [4]int
+	more  []int
+}
 
-// hold copies shape into d when it fits, else into a new slice; the
-// result is never nil, so a scalar's shape encodes as [].
+// hold copies shape into d; the result is never nil, so a scalar's shape
+// encodes as [].
 func (d *dimBuf) hold(shape []int) []int {
-	if len(shape) <= len(d) {
-		out := d[:len(shape):len(shape)]
+	if len(shape) <= len(d.short) {
+		out := d.short[:len(shape):len(shape)]
 		copy(out, shape)
 		return out
 	}
-	return cloneShape(shape)
-}
-
-// cloneShape copies a shape; never nil, so a scalar's shape encodes as [].
-func cloneShape(shape []int) []int {
-	out := make([]int, len(shape))
+	if cap(d.more) < len(shape) {
+		d.more = make([]int, len(shape))
+	}
+	out := d.more[:len(shape):len(shape)]
 	copy(out, shape)
 	return out
 }
@@ -209,7 +216,8 @@ func view[T any](t *Tensor) []T {
 // DType is the element type.
 func (t *Tensor) DType() DType { return t.dt }
 
-// Shape is the shape; [] for a scalar. Do not modify it.
+// Shape is the shape; [] for a scalar. Do not modify it, and copy it to
+// keep it past the tensor's last release: a Pool reuses the header.
 func (t *Tensor) Shape() []int { return t.shape }
 
 // Rank is the number of dimensions.
@@ -292,12 +300,16 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 		return nil, err
 	}
 	if n != t.n {
-		return nil, fmt.Errorf("tensor: cannot reshape %s (%d elements) to %v (%d elements)", t.Type(), t.n, shape, n)
+		return nil, reshapeError(t, shape, n)
 	}
 	t.s.retain(t)
 	box := &viewBox{t: Tensor{dt: t.dt, n: n, s: t.s}}
 	box.t.shape = box.dims.hold(shape)
 	return &box.t, nil
+}
+
+func reshapeError(t *Tensor, shape []int, n int) error {
+	return fmt.Errorf("tensor: cannot reshape %s (%d elements) to %v (%d elements)", t.Type(), t.n, shape, n)
 }
 
 // Type is the IR type, e.g. "tensor<2x3xf32>", "tensor<f32>" for a scalar.
