@@ -24,6 +24,7 @@ type Pool struct {
 	mu    sync.Mutex
 	boxes []*newBox
 	views []*viewBox
+	lent  []*viewBox // views of storage not from the pool, until Reclaim
 }
 
 // New is tensor.New with the tensor's Go objects taken from p when it has
@@ -43,11 +44,11 @@ func (p *Pool) New(a *memory.Allocator, dt DType, shape ...int) (*Tensor, error)
 }
 
 // Reshape is t.Reshape with the view's header taken from p when it has
-// one. If t belongs to p, the view comes back to p with t's storage;
-// otherwise it is left to the garbage collector.
+// one. If t's storage came from p, the view comes back to p with it.
+// Otherwise (a view of a parameter, say) it is lent: it comes back at the
+// next Reclaim, unless Kept or Detached before.
 func (p *Pool) Reshape(t *Tensor, shape ...int) (*Tensor, error) {
-	s := t.s
-	if s.pool != p || debugOn.Load() {
+	if debugOn.Load() {
 		return t.Reshape(shape...)
 	}
 	n, _, err := numElems(t.dt, shape)
@@ -57,6 +58,7 @@ func (p *Pool) Reshape(t *Tensor, shape ...int) (*Tensor, error) {
 	if n != t.n {
 		return nil, reshapeError(t, shape, n)
 	}
+	s := t.s
 	v := p.takeView()
 	if v == nil {
 		v = &viewBox{}
@@ -64,8 +66,43 @@ func (p *Pool) Reshape(t *Tensor, shape ...int) (*Tensor, error) {
 	s.retain(t)
 	v.t = Tensor{dt: t.dt, n: n, s: s}
 	v.t.shape = v.dims.hold(shape)
-	s.views = append(s.views, v)
+	if s.pool == p {
+		s.views = append(s.views, v)
+	} else {
+		v.t.lent = true
+		p.mu.Lock()
+		p.lent = append(p.lent, v)
+		p.mu.Unlock()
+	}
 	return &v.t, nil
+}
+
+// Reclaim takes back the views Reshape lent since the last Reclaim and
+// nobody Kept: the owner calls it when none of them is held any more (the
+// executor: when a run is over, its frames empty).
+func (p *Pool) Reclaim() {
+	p.mu.Lock()
+	for i, v := range p.lent {
+		if v.t.lent {
+			p.views = append(p.views, v)
+		}
+		p.lent[i] = nil
+	}
+	p.lent = p.lent[:0]
+	p.mu.Unlock()
+}
+
+// Keep lets t, a tensor the pool's owner hands out, outlive the next
+// Reclaim, and does the same for a stack's items. Unlike Detach it lets
+// t's objects come back when its storage, which p made, is released: for
+// a holder who promises not to touch t after its last release.
+func Keep(t *Tensor) {
+	if t.lent { // written only on the owner's own views: no race with other holders
+		t.lent = false
+	}
+	for _, x := range t.s.items {
+		Keep(x)
+	}
 }
 
 // Detach makes t's storage, with every header on it, and for a stack its
@@ -73,6 +110,9 @@ func (p *Pool) Reshape(t *Tensor, shape ...int) (*Tensor, error) {
 // pool: for a tensor handed to someone who may keep a pointer to it after
 // its release.
 func Detach(t *Tensor) {
+	if t.lent {
+		t.lent = false
+	}
 	s := t.s
 	if s.pool != nil { // only the pool's owner writes these: no race with other holders
 		s.pool, s.box, s.views = nil, nil, nil

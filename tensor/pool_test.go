@@ -164,3 +164,43 @@ func TestPoolFailedNew(t *testing.T) {
 		t.Fatalf("allocated %d, want 0", got)
 	}
 }
+
+// TestPoolLentViews: a view of storage the pool did not make comes back
+// at Reclaim, unless it was kept or detached; the storage is untouched.
+func TestPoolLentViews(t *testing.T) {
+	a := memory.New(memory.Options{})
+	w, _ := tensor.FromF32(a, []float32{1, 2, 3, 4}, 4)
+	defer w.Release()
+	var p tensor.Pool
+	shape := []int{2, 2}
+	view := func() *tensor.Tensor {
+		v, err := p.Reshape(w, shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v := view()
+	v.Release()
+	p.Reclaim()
+	if n := testing.AllocsPerRun(50, func() { view().Release(); p.Reclaim() }); n != 0 {
+		t.Errorf("%v Go allocations per lent view, want 0", n)
+	}
+	kept, detached := view(), view()
+	tensor.Keep(kept)
+	tensor.Detach(detached)
+	p.Reclaim()
+	u1, u2 := view(), view()
+	if u1 == kept || u2 == kept || u1 == detached || u2 == detached {
+		t.Fatal("Reclaim took back a kept or detached view")
+	}
+	if kept.F32()[3] != 4 || !slices.Equal(kept.Shape(), shape) || w.Refs() != 5 {
+		t.Fatalf("kept view %v, shape %v, refs %d", kept.F32(), kept.Shape(), w.Refs())
+	}
+	for _, x := range []*tensor.Tensor{kept, detached, u1, u2} {
+		x.Release()
+	}
+	if got := allocated(a); got != 64 {
+		t.Fatalf("allocated %d, want 64 (w only)", got)
+	}
+}

@@ -20,6 +20,7 @@ type Tensor struct {
 	s     *Storage
 	dt    DType
 	stack bool // a stack of tensors, see NewStack
+	lent  bool // a view a Pool lent until its next Reclaim (see Pool.Reshape)
 }
 
 // numElems validates a shape and returns its element count and byte size.
