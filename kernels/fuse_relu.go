@@ -7,14 +7,21 @@ package kernels
 // fixed ranges; every element's result is the same however it is split.
 func ReluGrad[T nnFloat](out, y, dy []T, threads int) {
 	y, dy = y[:len(out)], dy[:len(out)]
+	if perfSerial(threads, len(out), reluGradGrain) {
+		reluGradRange(out, y, dy)
+		return
+	}
 	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) {
-		out, y, dy := out[lo:hi], y[lo:hi], dy[lo:hi]
-		done := 0
-		if of, ok := any(out).([]float32); ok {
-			done = reluGradF32Vec(of, any(y).([]float32), any(dy).([]float32))
-		}
-		reluGradRef(out[done:], y[done:], dy[done:])
+		reluGradRange(out[lo:hi], y[lo:hi], dy[lo:hi])
 	})
+}
+
+func reluGradRange[T nnFloat](out, y, dy []T) {
+	done := 0
+	if of, ok := any(out).([]float32); ok {
+		done = reluGradF32Vec(of, any(y).([]float32), any(dy).([]float32))
+	}
+	reluGradRef(out[done:], y[done:], dy[done:])
 }
 
 // reluGradGrain is the fewest elements worth a goroutine: the loop is
@@ -36,12 +43,17 @@ func reluGradRef[T nnFloat](out, y, dy []T) {
 // gives +0): the relu kernel's float32 loop, vectorised. out may be x.
 func ReluF32(out, x []float32, threads int) {
 	x = x[:len(out)]
-	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) {
-		out, x := out[lo:hi], x[lo:hi]
-		done := reluF32Vec(out, x)
-		out, x = out[done:], x[done:]
-		for i, v := range x {
-			out[i] = max(v, 0)
-		}
-	})
+	if perfSerial(threads, len(out), reluGradGrain) {
+		reluF32Range(out, x)
+		return
+	}
+	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) { reluF32Range(out[lo:hi], x[lo:hi]) })
+}
+
+func reluF32Range(out, x []float32) {
+	done := reluF32Vec(out, x)
+	out, x = out[done:], x[done:]
+	for i, v := range x {
+		out[i] = max(v, 0)
+	}
 }

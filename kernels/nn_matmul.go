@@ -28,23 +28,38 @@ func MatmulFused[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int,
 		ldb = max(k, 1)
 	}
 	work := m * n * max(k, 1)
-	one := func(i, th int) {
-		nnGemm(transA, transB, m, n, k, 1, a[aOff[i]:], lda, b[bOff[i]:], ldb, 0, c[i*m*n:], n, th)
-		if ep.on() {
-			nnFor(th, m, n, func(lo, hi int) { epiRows(&ep, c, n, i*m+lo, i*m+hi) })
-		}
-	}
-	if threads > 1 && batch >= threads && work < matmulBatchWork {
+	if threads > 1 && batch >= threads && work < matmulBatchWork && nnParts(threads, batch, work) > 1 {
 		nnFor(threads, batch, work, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				one(i, 1)
+				matmulOne(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, ep, i, 1)
 			}
 		})
 		return
 	}
+	// In turn, without a closure: a product too small to split allocates
+	// nothing.
 	for i := range batch {
-		one(i, threads)
+		matmulOne(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, ep, i, threads)
 	}
+}
+
+// matmulOne computes product i of MatmulFused on th threads.
+func matmulOne[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, lda int, b []T, bOff []int, ldb int, c []T, ep Epilogue, i, th int) {
+	nnGemm(transA, transB, m, n, k, 1, a[aOff[i]:], lda, b[bOff[i]:], ldb, 0, c[i*m*n:], n, th)
+	matmulEpilogue(ep, c, m, n, i, th)
+}
+
+// matmulEpilogue applies ep to product i's block of c (m×n).
+func matmulEpilogue[T nnFloat](ep Epilogue, c []T, m, n, i, th int) {
+	if !ep.on() {
+		return
+	}
+	if nnParts(th, m, n) <= 1 {
+		epiRows(&ep, c, n, i*m, i*m+m)
+		return
+	}
+	e := ep // the goroutines' copy: ep itself stays on the stack
+	nnFor(th, m, n, func(lo, hi int) { epiRows(&e, c, n, i*m+lo, i*m+hi) })
 }
 
 // matmulBatchWork is the m·n·k of one product below which MatmulBatched

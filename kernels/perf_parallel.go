@@ -62,6 +62,13 @@ func perfRun(t, items int, fn func(worker, i int)) {
 // holds up only a small part.
 const perfItemsPerWorker = 4
 
+// perfSerial reports whether perfFor would run [0,n) on the calling
+// goroutine alone: callers then run their loop directly, without building
+// the closure perfFor takes (a Go allocation per call).
+func perfSerial(threads, n, grain int) bool {
+	return min(threads, n/max(grain, 1)) <= 1
+}
+
 // perfFor is ParallelFor on the GEMM helpers: with parts = min(threads,
 // n/grain) goroutines, [0,n) is cut into up to perfItemsPerWorker·parts
 // near-equal contiguous ranges of at least grain items each, which the
