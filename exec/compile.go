@@ -102,6 +102,9 @@ type Executable struct {
 	maxOperands int              // the most operands of one op
 	results     []*tensor.Tensor // scratch for kernels' result slices (ops.Ctx.Results)
 	args        []*tensor.Tensor // scratch for kernels' operands
+	// pool recycles the Go objects of the tensors runs make and do not
+	// hand out, so that a run like the last one makes none.
+	pool tensor.Pool
 
 	runState
 }

@@ -65,12 +65,24 @@ func (in *instr) resultTypes(args []*tensor.Tensor, threads int) ([]ir.Type, int
 		sc.key = append(sc.key, s...)
 		sc.shape = append(sc.shape, slices.Clone(s))
 	}
-	sc.types, sc.work = types, 0
+	// Infer may hand back an operand's dims (a unary op's result has x's
+	// type): those alias the operand's header, which a later run may
+	// recycle for another tensor (tensor.Pool), so the cache keeps copies.
+	sc.types, sc.work = ownDims(sc.types[:0], types), 0
 	if in.comp.Work != nil {
 		sc.work = in.comp.Work(sc.shape, threads)
 	}
 	sc.valid = true
 	return sc.types, sc.work, nil
+}
+
+// ownDims appends to dst the types with dims of their own.
+func ownDims(dst, types []ir.Type) []ir.Type {
+	for _, t := range types {
+		t.Dims = slices.Clone(t.Dims)
+		dst = append(dst, t)
+	}
+	return dst
 }
 
 // compute runs an instruction of an op with Compute.
@@ -110,7 +122,7 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 	for i, t := range types {
 		switch j := in.takes(i, args, t, taken); {
 		case in.comp.View != nil && in.comp.View[i] >= 0:
-			outs[i], err = args[in.comp.View[i]].Reshape(t.Dims...)
+			outs[i], err = e.pool.Reshape(args[in.comp.View[i]], t.Dims...)
 		case j >= 0:
 			// The operand dies here and nobody else holds it: its buffer
 			// becomes the result's, and its slot lets go of it.
@@ -122,14 +134,14 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 				}
 			}
 		default:
-			outs[i], err = tensor.New(e.alloc, tensor.DType(t.DType), t.Dims...)
+			outs[i], err = e.pool.New(e.alloc, tensor.DType(t.DType), t.Dims...)
 		}
 		if err != nil {
 			return fail(err)
 		}
 	}
 	if work > 0 {
-		if e.work, err = tensor.New(e.alloc, tensor.I64, int((work+7)/8)); err != nil {
+		if e.work, err = e.pool.New(e.alloc, tensor.I64, int((work+7)/8)); err != nil {
 			return fail(err)
 		}
 		e.kctx.SetWork(e.work.Raw())

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -13,17 +14,18 @@ import (
 
 // runState is what one Run uses; runs are serialized by mu.
 type runState struct {
-	mu    sync.Mutex
-	runs  int64
-	kctx  ops.Ctx
-	done  <-chan struct{}
-	ctx   context.Context
-	feedv map[string]*tensor.Tensor
-	out   Results
-	tags  bool
-	log   bool           // MemoryLog or Trace set
-	cur   *instr         // the kernel instruction running, for KernelPanicError
-	work  *tensor.Tensor // the running Compute kernel's workspace
+	mu     sync.Mutex
+	runs   int64
+	kctx   ops.Ctx
+	done   <-chan struct{}
+	ctx    context.Context
+	feedv  map[string]*tensor.Tensor
+	out    Results
+	detach bool // the results' Go objects must not come back to the pool (Run)
+	tags   bool
+	log    bool           // MemoryLog or Trace set
+	cur    *instr         // the kernel instruction running, for KernelPanicError
+	work   *tensor.Tensor // the running Compute kernel's workspace
 }
 
 // Results maps fetch names to tensors the caller owns.
@@ -84,26 +86,58 @@ func (e *Executable) Runs() int64 {
 // callers such as package train cancel between runs, on all ranks at
 // once.
 func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (Results, error) {
+	out := make(Results, len(e.fetches))
+	if err := e.run(ctx, feeds, out, true); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunInto is Run for a serving loop that runs the same program again and
+// again: it makes no Go heap object once a run like it has been made
+// (same feed shapes, same branches). The caller provides the results map:
+// out must be empty (Results.Release empties it) and receives the fetched
+// values; on error it stays empty. A map that held this program's
+// fetches before has room for them.
+//
+// The results' Go objects (header, storage handle) come back to the
+// executable when their last reference is released, for the next run's
+// tensors, as the run's own intermediate values do: a result must not be
+// used, or released again, after its last release. Debug mode
+// (tensor.SetDebug) turns the reuse off and catches both. Run's results
+// never come back: they are safe to misuse that way (debug mode catches
+// it too).
+func (e *Executable) RunInto(ctx context.Context, feeds map[string]*tensor.Tensor, out Results) error {
+	return e.run(ctx, feeds, out, false)
+}
+
+func (e *Executable) run(ctx context.Context, feeds map[string]*tensor.Tensor, out Results, detach bool) error {
+	if out == nil {
+		return errors.New("exec: RunInto with a nil Results map")
+	}
+	if len(out) > 0 {
+		return fmt.Errorf("exec: RunInto with a Results map that holds %d values: release them first (Results.Release empties the map)", len(out))
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	run := e.runs
 	e.runs++
 	if err := e.checkFeeds(feeds); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.checkParams(); err != nil {
-		return nil, err
+		return err
 	}
 	var before map[uint64]bool
 	if e.opts.CheckLeaks {
 		before = liveSet(e.alloc)
 	}
 	k := &e.kctx // keeps the capacity of its list of allocations (ops.Ctx.Made)
-	k.Alloc, k.Threads, k.Seed, k.Run, k.Results, k.Track = e.alloc, e.threads, e.opts.Seed, run, e.results, true
+	k.Alloc, k.Threads, k.Seed, k.Run, k.Results, k.Track, k.Pool = e.alloc, e.threads, e.opts.Seed, run, e.results, true, &e.pool
 	k.Comm = e.opts.Comm
 	e.log = e.opts.MemoryLog != nil || e.opts.Trace != nil
 	e.ctx, e.done, e.feedv = ctx, ctx.Done(), feeds
-	e.out = Results{}
+	e.out, e.detach = out, detach
 	e.tags = e.opts.CheckLeaks || e.alloc.Options().HistoryCap > 0 || e.opts.MemoryLog != nil || e.opts.Trace != nil
 	err := e.runTop()
 	// Collectives a failed run started are waited for before their
@@ -111,19 +145,19 @@ func (e *Executable) Run(ctx context.Context, feeds map[string]*tensor.Tensor) (
 	if serr := k.Settle(); err == nil && serr != nil {
 		err = fmt.Errorf("collective ops: %w", serr)
 	}
-	out := e.out
+	e.pool.Reclaim() // every frame is empty: the views the run lent are free
 	e.out, e.feedv, e.ctx = nil, nil, nil
 	if err != nil {
 		out.Release()
-		return nil, err
+		return err
 	}
 	if e.opts.CheckLeaks {
 		if err := e.checkLeaks(run, before, out); err != nil {
 			out.Release()
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // runBlock runs the instructions of b, whose block arguments (if any) are
@@ -211,7 +245,15 @@ func (e *Executable) step(b *blockCode, in *instr) error {
 		t, _ := e.store.Get(in.name)
 		b.slots[in.out[0]] = t.Retain()
 	case kFetch:
-		e.out[in.name] = in.in[0].get().Retain()
+		t := in.in[0].get()
+		if e.detach {
+			// Run's caller may keep a pointer to a result after
+			// releasing it: its Go objects must not come back.
+			tensor.Detach(t)
+		} else {
+			tensor.Keep(t) // the caller holds it past the run
+		}
+		e.out[in.name] = t.Retain()
 	case kYield:
 		for i, r := range in.in {
 			b.yields[i] = r.get().Retain()

@@ -227,6 +227,9 @@ func newBoundShapes(op *ir.Op, comp *Compute, in []*tensor.Tensor, threads int) 
 	if err != nil {
 		return nil, err
 	}
+	for i, t := range types { // they may alias the operands' shapes
+		types[i].Dims = slices.Clone(t.Dims)
+	}
 	bs := &boundShapes{threads: threads, types: types}
 	shapes := make([][]int, len(in))
 	for i, x := range in {

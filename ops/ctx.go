@@ -31,6 +31,10 @@ type Ctx struct {
 	// release what it had made: such tensors are unreachable otherwise.
 	Track bool
 	made  []*tensor.Tensor
+	// Pool, if set, provides the Go objects of the tensors New and Zeros
+	// make (see tensor.Pool): the executor's, which it recycles when their
+	// storage is released.
+	Pool *tensor.Pool
 
 	work     []byte // the running Compute kernel's workspace (SetWork)
 	workUsed int
@@ -66,7 +70,13 @@ func (c *Ctx) Owns(i int) bool { return c.Owned&(1<<uint(i)) != 0 }
 // New allocates a tensor of the given dtype and shape; its contents are
 // unspecified, so the kernel must write every element.
 func (c *Ctx) New(dt ir.DType, shape []int) (*tensor.Tensor, error) {
-	t, err := tensor.New(c.Alloc, tensor.DType(dt), shape...)
+	var t *tensor.Tensor
+	var err error
+	if c.Pool != nil {
+		t, err = c.Pool.New(c.Alloc, tensor.DType(dt), shape...)
+	} else {
+		t, err = tensor.New(c.Alloc, tensor.DType(dt), shape...)
+	}
 	if c.Track && err == nil {
 		c.made = append(c.made, t)
 	}

@@ -143,6 +143,9 @@ func nnBindMatmul(op *ir.Op, e *fusedEpi) (Compute, error) {
 				return err
 			}
 			xo, yo := nnMatmulOffsets(d)
+			// The plan outlives these operands: it must not keep their
+			// shapes, whose headers the executor may recycle.
+			d.xBatch, d.yBatch, d.batch, d.out = nil, nil, nil, nil
 			pl = &nnMatmulPlan{d, xo, yo}
 			plans.store(pl, x.Shape(), y.Shape())
 		}
