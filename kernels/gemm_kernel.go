@@ -18,6 +18,7 @@ type microKernel[T float] func(k int, a, b, c *T, ldc int, alpha, beta T)
 // that suits it.
 type gemmKernel[T float] struct {
 	name    string // value of GOPIR_GEMM_KERNEL that selects it
+	id      int    // its place in its list, from 1: packed buffers name it
 	missing string // CPU feature this machine lacks; "" if usable
 	mr, nr  int    // micro-tile
 	mc      int    // rows of a packed A block (multiple of mr): stays in L2
@@ -63,6 +64,12 @@ var (
 )
 
 func init() {
+	for i, k := range sgemmKernels {
+		k.id = i + 1
+	}
+	for i, k := range dgemmKernels {
+		k.id = i + 1
+	}
 	// An unknown or unusable name falls back to the best usable kernel, so
 	// that a stale environment never breaks a program.
 	_ = selectGemmKernel(os.Getenv("GOPIR_GEMM_KERNEL"))

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -63,32 +64,123 @@ func gemmParallel[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int
 // the caller and t-1 helpers. Each packs its own rows of op(A) and panels
 // of op(B), so nothing is shared but the claim flags.
 func gemmParallelStreamB[T float](kern *gemmKernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, t int) {
-	rows, cols := gemmStreamItems(m, n, kern.mr, kern.nr, t)
-	claims := make([]atomic.Bool, rows*cols)
-	var joined, done atomic.Int32
-	var sig gemmSignal
-	var ps panicSlot
-	run := func(p int) {
-		if int(done.Load()) == rows*cols {
-			return // a helper arriving after the caller finished
-		}
-		ws := getGemmScratch[T]()
-		claimItems(claims, p, t, &ps, func(i int) {
-			r0, r1 := panelRange(m, kern.mr, rows, i/cols)
-			c0, c1 := panelRange(n, kern.nr, cols, i%cols)
-			offA := r0 * lda // where op(A) row r0 starts
-			if transA {
-				offA = r0
-			}
-			gemmStreamB(kern, ws, transA, transB, r1-r0, c0, c1, k, alpha, a[offA:], lda, b, ldb, beta, c[r0*ldc:], ldc)
-		}, func() { sig.add(&done, rows*cols) })
-		putGemmScratch(ws)
+	j := getBlockJob[T]()
+	j.kern, j.transA, j.transB, j.m, j.n, j.k = kern, transA, transB, m, n, k
+	j.alpha, j.beta, j.a, j.b, j.c, j.lda, j.ldb, j.ldc = alpha, beta, a, b, c, lda, ldb, ldc
+	j.start(t)
+}
+
+// blockJob is a GEMM split into rows×cols blocks of C that each goroutine
+// computes on its own: gemmStreamB on op(B) as it is, or on op(B) packed
+// once (pb, see gemm_packed.go). Jobs are recycled, so that a parallel
+// GEMM makes no Go allocation; a job goes back when its last user is done
+// with it: the caller, and each helper it was offered to, which may come
+// after the caller has returned (it then finds every block claimed).
+type blockJob[T float] struct {
+	kern           *gemmKernel[T]
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    T
+	a, b, c, pb    []T
+	lda, ldb, ldc  int
+
+	t, rows, cols int
+	claims        []atomic.Bool
+	joined, done  atomic.Int32
+	users         atomic.Int32
+	sig           gemmSignal
+	ps            panicSlot
+	helper        func() // what helpers run: made once per job object
+}
+
+var (
+	sBlockJobs sync.Pool
+	dBlockJobs sync.Pool
+)
+
+func getBlockJob[T float]() *blockJob[T] {
+	var zero T
+	pool := &dBlockJobs
+	if _, ok := any(zero).(float32); ok {
+		pool = &sBlockJobs
 	}
-	job := func() { run(int(joined.Add(1))) }
-	runHelpers(t-1, &job)
-	run(0)
-	sig.wait(&done, rows*cols)
-	ps.rethrow()
+	j, _ := pool.Get().(*blockJob[T])
+	if j == nil {
+		j = new(blockJob[T])
+		j.helper = func() {
+			j.run(int(j.joined.Add(1)))
+			j.leave(pool)
+		}
+	}
+	return j
+}
+
+// start splits C for t goroutines and runs the blocks; it returns when C
+// is complete, raising a helper's panic again.
+func (j *blockJob[T]) start(t int) {
+	j.t = t
+	j.rows, j.cols = gemmStreamItems(j.m, j.n, j.kern.mr, j.kern.nr, t)
+	if cap(j.claims) < j.rows*j.cols {
+		j.claims = make([]atomic.Bool, j.rows*j.cols)
+	}
+	j.claims = j.claims[:j.rows*j.cols]
+	var zero T
+	pool := &dBlockJobs
+	if _, ok := any(zero).(float32); ok {
+		pool = &sBlockJobs
+	}
+	j.users.Store(int32(t)) // the caller and t-1 offers; corrected below
+	offered := runHelpers(t-1, &j.helper)
+	j.users.Add(int32(offered - (t - 1)))
+	j.run(0)
+	j.sig.wait(&j.done, j.rows*j.cols)
+	wp := j.ps.p.Load()
+	j.leave(pool)
+	if wp != nil {
+		panic(wp)
+	}
+}
+
+// leave drops one user; the last one clears the job and recycles it.
+func (j *blockJob[T]) leave(pool *sync.Pool) {
+	if j.users.Add(-1) != 0 {
+		return
+	}
+	j.kern, j.a, j.b, j.c, j.pb = nil, nil, nil, nil, nil
+	for i := range j.claims {
+		j.claims[i].Store(false)
+	}
+	j.joined.Store(0)
+	j.done.Store(0)
+	j.ps.p.Store(nil)
+	pool.Put(j)
+}
+
+// run is the loop participant p executes.
+func (j *blockJob[T]) run(p int) {
+	items := j.rows * j.cols
+	if int(j.done.Load()) == items {
+		return // a helper arriving after the caller finished
+	}
+	ws := getGemmScratch[T]()
+	claimItems(j.claims, p, j.t, &j.ps, func(i int) { j.block(ws, i) }, func() { j.sig.add(&j.done, items) })
+	putGemmScratch(ws)
+}
+
+// block computes block i of C.
+func (j *blockJob[T]) block(ws *gemmScratch[T], i int) {
+	kern := j.kern
+	r0, r1 := panelRange(j.m, kern.mr, j.rows, i/j.cols)
+	c0, c1 := panelRange(j.n, kern.nr, j.cols, i%j.cols)
+	if j.pb != nil {
+		gemmPackedRange(kern, ws, j.transA, r0, r1, c0, c1, j.n, j.k, j.alpha, j.a, j.lda, j.pb, j.beta, j.c, j.ldc)
+		return
+	}
+	offA := r0 * j.lda // where op(A) row r0 starts
+	if j.transA {
+		offA = r0
+	}
+	gemmStreamB(kern, ws, j.transA, j.transB, r1-r0, c0, c1, j.k, j.alpha, j.a[offA:], j.lda, j.b, j.ldb, j.beta, j.c[r0*j.ldc:], j.ldc)
 }
 
 // gemmStreamItems splits C (m×n) into rows×cols blocks for t

@@ -29,10 +29,11 @@ var gemmHelpers struct {
 	list []*gemmHelper
 }
 
-// runHelpers offers job to up to n helpers, starting helpers as needed.
+// runHelpers offers job to up to n helpers, starting helpers as needed,
+// and returns how many got the offer; each of them runs job exactly once.
 // A helper still busy with an earlier job is skipped unless it has taken
 // that job already, in which case it runs this one next.
-func runHelpers(n int, job *func()) {
+func runHelpers(n int, job *func()) int {
 	gemmHelpers.mu.Lock()
 	for len(gemmHelpers.list) < n {
 		h := &gemmHelper{wake: make(chan struct{}, 1)}
@@ -41,11 +42,12 @@ func runHelpers(n int, job *func()) {
 	}
 	helpers := gemmHelpers.list[:n]
 	gemmHelpers.mu.Unlock()
-	woke := false
+	woke, offered := false, 0
 	for _, h := range helpers {
 		if !h.next.CompareAndSwap(nil, job) {
 			continue
 		}
+		offered++
 		if h.sleeping.Load() {
 			select {
 			case h.wake <- struct{}{}:
@@ -60,6 +62,7 @@ func runHelpers(n int, job *func()) {
 		// here while an idle P picks up the caller.
 		runtime.Gosched()
 	}
+	return offered
 }
 
 func (h *gemmHelper) loop() {

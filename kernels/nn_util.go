@@ -43,11 +43,7 @@ func nnFor(threads, n, cost int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	items := min(n, parts*perfItemsPerWorker)
-	perfRun(parts, items, func(_, i int) {
-		lo, hi := splitRange(n, items, i)
-		fn(lo, hi)
-	})
+	perfSplit(parts, min(n, parts*perfItemsPerWorker), n, fn)
 }
 
 // nnForParts is nnFor that also tells fn which part it runs, for work that
@@ -61,9 +57,7 @@ func nnForParts(parts, n int, fn func(part, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	perfRun(parts, parts, func(_, p int) {
-		fn(p, p*n/parts, (p+1)*n/parts)
-	})
+	perfSplit3(parts, parts, n, true, fn)
 }
 
 // nnForWorkers runs fn over [0,n) on up to workers goroutines, cut into
@@ -79,9 +73,5 @@ func nnForWorkers(workers, n int, fn func(worker, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	items := min(n, workers*perfItemsPerWorker)
-	perfRun(workers, items, func(w, i int) {
-		lo, hi := splitRange(n, items, i)
-		fn(w, lo, hi)
-	})
+	perfSplit3(workers, min(n, workers*perfItemsPerWorker), n, false, fn)
 }

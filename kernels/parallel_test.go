@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -94,4 +95,61 @@ func TestParallelForBoundsGoroutines(t *testing.T) {
 			t.Errorf("%d threads: %d calls ran at once", threads, most)
 		}
 	}
+}
+
+// countTask counts the items a perfRunTask call runs.
+type countTask struct{ hits []int32 }
+
+func (c *countTask) item(_, i int) { c.hits[i]++ }
+
+// TestPerfJobsRecycled: loops started from several goroutines at once,
+// back to back (so that helpers often arrive after their loop is over and
+// its job object is wanted again), run every item exactly once; a loop
+// body given as a perfTask makes no Go allocation. Run with -race.
+func TestPerfJobsRecycled(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for round := range 300 {
+				items := 1 + (round+g)%9
+				c := &countTask{hits: make([]int32, items)}
+				perfRunTask(2, items, c)
+				var mu sync.Mutex
+				seen := make([]int, items)
+				perfSplit3(2, items, items*3, round%2 == 0, func(_, lo, hi int) {
+					mu.Lock()
+					seen[lo/3]++
+					mu.Unlock()
+				})
+				for i := range items {
+					if c.hits[i] != 1 || seen[i] != 1 {
+						t.Errorf("goroutine %d round %d: item %d ran %d and %d times", g, round, i, c.hits[i], seen[i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if raceEnabled {
+		return // sync.Pool drops objects at random under the race detector
+	}
+	c := &countTask{hits: make([]int32, 64)}
+	if n := parallelAllocs(200, func() { perfRunTask(2, 64, c) }); n != 0 {
+		t.Errorf("%v Go allocations per parallel loop with a perfTask, want 0", n)
+	}
+}
+
+// parallelAllocs is testing.AllocsPerRun without its GOMAXPROCS(1), which
+// would make every parallel loop run on the caller alone; like it, it
+// rounds down (a garbage collection empties sync.Pools now and then).
+func parallelAllocs(runs int, f func()) float64 {
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64((after.Mallocs - before.Mallocs) / uint64(runs))
 }

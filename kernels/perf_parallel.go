@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -33,28 +34,131 @@ func perfRun(t, items int, fn func(worker, i int)) {
 		}
 		return
 	}
-	var next, done, joined atomic.Int32
-	var sig gemmSignal
-	var ps panicSlot
-	run := func(w int) {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= items {
-				return
+	j := newPerfJob(t, items)
+	j.each = fn
+	j.start()
+}
+
+// perfTask is a parallel loop's body with its state, for loops that run
+// on every inference: a kernel that keeps its state in a pooled struct
+// and passes a pointer to it makes no Go allocation per call, where a
+// closure would be one.
+type perfTask interface {
+	item(worker, i int)
+}
+
+// perfRunTask is perfRun with the body given as a perfTask.
+func perfRunTask(t, items int, task perfTask) {
+	t = min(t, items, runtime.GOMAXPROCS(0))
+	if t <= 1 {
+		for i := range items {
+			task.item(0, i)
+		}
+		return
+	}
+	j := newPerfJob(t, items)
+	j.task = task
+	j.start()
+}
+
+// perfJob is the shared state of one parallel loop. Jobs are recycled
+// (perfJobs), so that a loop makes no Go allocation: a job goes back when
+// its last user is done with it — the caller, and every helper it was
+// offered to, which may take it long after the loop has finished (it then
+// finds every item claimed).
+type perfJob struct {
+	t, items int
+	// The body: one of each (fn(worker, i)), task, or split (fn(lo, hi)
+	// on item i of n's items near-equal ranges, as perfFor cuts them).
+	each   func(worker, i int)
+	task   perfTask
+	split  func(lo, hi int)
+	split3 func(who, lo, hi int) // who: the worker, or the item with byItem
+	byItem bool
+	n      int
+
+	next, done, joined atomic.Int32
+	users              atomic.Int32
+	sig                gemmSignal
+	ps                 panicSlot
+	helper             func() // what helpers run: made once per job object
+}
+
+var perfJobs sync.Pool
+
+func newPerfJob(t, items int) *perfJob {
+	j, _ := perfJobs.Get().(*perfJob)
+	if j == nil {
+		j = new(perfJob)
+		j.helper = func() {
+			if w := int(j.joined.Add(1)); w < j.t {
+				j.run(w)
 			}
-			ps.run(func() { fn(w, i) })
-			sig.add(&done, items)
+			j.leave()
 		}
 	}
-	job := func() {
-		if w := int(joined.Add(1)); w < t {
-			run(w)
-		}
+	j.t, j.items = t, items
+	return j
+}
+
+// start runs the job on the caller and up to t-1 helpers, and returns
+// once every item is done, raising a helper's panic again.
+func (j *perfJob) start() {
+	// Users: the caller, and each helper that got the offer. Counted
+	// before the offers, so that no helper's leave can see zero early.
+	j.users.Store(int32(j.t))
+	offered := runHelpers(j.t-1, &j.helper)
+	j.users.Add(int32(offered - (j.t - 1)))
+	j.run(0)
+	j.sig.wait(&j.done, j.items)
+	wp := j.ps.p.Load()
+	j.leave()
+	if wp != nil {
+		panic(wp)
 	}
-	runHelpers(t-1, &job)
-	run(0)
-	sig.wait(&done, items)
-	ps.rethrow()
+}
+
+// leave drops one user; the last one resets the job and recycles it. A
+// helper runs every offer it got exactly once (runHelpers), so each
+// offered helper leaves once.
+func (j *perfJob) leave() {
+	if j.users.Add(-1) != 0 {
+		return
+	}
+	j.each, j.task, j.split, j.split3, j.byItem = nil, nil, nil, nil, false
+	j.next.Store(0)
+	j.done.Store(0)
+	j.joined.Store(0)
+	j.ps.p.Store(nil)
+	perfJobs.Put(j)
+}
+
+func (j *perfJob) run(w int) {
+	for {
+		i := int(j.next.Add(1)) - 1
+		if i >= j.items {
+			return
+		}
+		j.ps.run(func() { j.item(w, i) })
+		j.sig.add(&j.done, j.items)
+	}
+}
+
+func (j *perfJob) item(w, i int) {
+	switch {
+	case j.each != nil:
+		j.each(w, i)
+	case j.task != nil:
+		j.task.item(w, i)
+	case j.split != nil:
+		j.split(splitRange(j.n, j.items, i))
+	default:
+		lo, hi := splitRange(j.n, j.items, i)
+		if j.byItem {
+			w = i
+		}
+		j.split3(w, lo, hi)
+	}
 }
 
 // perfItemsPerWorker is how many items perfFor and nnFor cut the work of
@@ -83,9 +187,41 @@ func perfFor(threads, n, grain int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	items := min(parts*perfItemsPerWorker, n/grain)
-	perfRun(parts, items, func(_, i int) {
-		lo, hi := splitRange(n, items, i)
-		fn(lo, hi)
-	})
+	perfSplit(parts, min(parts*perfItemsPerWorker, n/grain), n, fn)
+}
+
+// perfSplit runs fn on each of items near-equal ranges of [0, n) on up to
+// t goroutines.
+func perfSplit(t, items, n int, fn func(lo, hi int)) {
+	t = min(t, items, runtime.GOMAXPROCS(0))
+	if t <= 1 {
+		for i := range items {
+			fn(splitRange(n, items, i))
+		}
+		return
+	}
+	j := newPerfJob(t, items)
+	j.split, j.n = fn, n
+	j.start()
+}
+
+// perfSplit3 runs fn(who, lo, hi) on each of items near-equal ranges of
+// [0, n) on up to t goroutines; who is the worker running the range, or
+// with byItem the range's index.
+func perfSplit3(t, items, n int, byItem bool, fn func(who, lo, hi int)) {
+	t = min(t, items, runtime.GOMAXPROCS(0))
+	if t <= 1 {
+		for i := range items {
+			lo, hi := splitRange(n, items, i)
+			who := 0
+			if byItem {
+				who = i
+			}
+			fn(who, lo, hi)
+		}
+		return
+	}
+	j := newPerfJob(t, items)
+	j.split3, j.byItem, j.n = fn, byItem, n
+	j.start()
 }

@@ -1,0 +1,193 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+)
+
+// GEMMs with op(B) packed once. A product whose B is constant across calls
+// (a weight matrix at inference) need not pack it on every call: PackGemmB
+// packs all of op(B) into the panels the active micro-kernel reads, and
+// GemmPackedB multiplies with them, packing only the rows of op(A). With
+// few rows of A (a matrix–vector product at batch 1) packing B was most of
+// the work. The results are bitwise those of the unpacked GEMM: the same
+// k slices, the same tiles, the same micro-kernels.
+//
+// Layout: a header of one cache line, then for each slice of k (as the
+// unpacked GEMM cuts it, balancedBlock(k, kc)) the ceil(n/nr) panels of
+// op(B)'s columns, each kb×nr, zero past column n. The header names the
+// kernel the panels are for, so a buffer packed before another kernel was
+// made active (GOPIR_GEMM_KERNEL, tests) is never misread: GemmPackedB
+// then multiplies with b as it is.
+
+// packedMagic marks a packed buffer's header.
+const packedMagic = 0x5047_4d42 // "PGMB"
+
+// packedHeader is the header's length in elements: one cache line.
+func packedHeader[T float]() int {
+	var zero T
+	return gemmAlign / int(unsafe.Sizeof(zero))
+}
+
+// PackedGemmBLen is the length, in elements, of op(B) (k×n) packed by
+// PackGemmB for the active kernel: the header and every panel.
+func PackedGemmBLen[T nnFloat](k, n int) int {
+	kern := activeKernel[T]()
+	return packedHeader[T]() + k*ceilDiv(n, kern.nr)*kern.nr
+}
+
+// PackGemmB packs op(B) — b is k×n with row stride ldb, or n×k when transB
+// — into dst, which holds at least PackedGemmBLen(k, n) elements.
+func PackGemmB[T nnFloat](dst []T, transB bool, k, n int, b []T, ldb int) {
+	kern := activeKernel[T]()
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("kernels: PackGemmB: negative dimension k=%d n=%d", k, n))
+	}
+	if transB {
+		checkMatrix("b", n, k, len(b), ldb)
+	} else {
+		checkMatrix("b", k, n, len(b), ldb)
+	}
+	need := PackedGemmBLen[T](k, n)
+	if len(dst) < need {
+		panic(fmt.Sprintf("kernels: PackGemmB: len(dst) = %d, need %d", len(dst), need))
+	}
+	h := packedHeader[T]()
+	clear(dst[:h])
+	for i, v := range []uint32{packedMagic, uint32(kern.id), uint32(k), uint32(n)} {
+		dst[i] = fromBits[T](v)
+	}
+	if k == 0 || n == 0 {
+		return
+	}
+	kc, np := balancedBlock(k, kern.kc, 1), ceilDiv(n, kern.nr)
+	pk := kern.pack.orDefault()
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		packB(dst[h+pc*np*kern.nr:], pk, transB, b, ldb, pc, 0, kb, n, kern.nr)
+	}
+}
+
+// GemmPackedB computes C = alpha*op(A)*op(B) + beta*C like Sgemm and
+// Dgemm, with op(B) also given packed: pb from PackGemmB(…, transB, k, n,
+// b, ldb). When pb was packed for another kernel than the active one, or
+// for other dimensions, it multiplies with b as it is.
+func GemmPackedB[T nnFloat](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, pb []T, beta T, c []T, ldc int, threads int) {
+	kern := activeKernel[T]()
+	if !packedFor(pb, kern, k, n) {
+		nnGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads)
+		return
+	}
+	if m < 0 {
+		panic(fmt.Sprintf("kernels: gemm: negative dimension m=%d", m))
+	}
+	if transA {
+		checkMatrix("a", k, m, len(a), lda)
+	} else {
+		checkMatrix("a", m, k, len(a), lda)
+	}
+	checkMatrix("c", m, n, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleMatrix(m, n, beta, c, ldc)
+		return
+	}
+	// B is packed already, so a goroutine needs less work to pay off
+	// than in the unpacked GEMM; the thresholds are the same, measured
+	// with packing included, which errs towards one goroutine.
+	work := m * n * k
+	if k < gemmShallowK {
+		work /= 4
+	}
+	t := min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork)
+	if t <= 1 {
+		ws := getGemmScratch[T]()
+		gemmPackedRange(kern, ws, transA, 0, m, 0, n, n, k, alpha, a, lda, pb, beta, c, ldc)
+		putGemmScratch(ws)
+		return
+	}
+	j := getBlockJob[T]()
+	j.kern, j.transA, j.m, j.n, j.k = kern, transA, m, n, k
+	j.alpha, j.beta, j.a, j.pb, j.c, j.lda, j.ldc = alpha, beta, a, pb, c, lda, ldc
+	j.start(t)
+}
+
+// gemmPackedRange computes rows [r0, r1) and columns [c0, c1) of C (r0 a
+// multiple of mr, c0 of nr, so that the tiles are those of the whole
+// product) from op(B) packed in pb for a product of n columns.
+func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bool, r0, r1, c0, c1, n, k int, alpha T, a []T, lda int, pb []T, beta T, c []T, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	kc, np := balancedBlock(k, kern.kc, 1), ceilDiv(n, nr)
+	mc := balancedBlock(r1-r0, kern.mc, mr)
+	ap, _ := ws.buffers(mc*kc, 0, mr*nr)
+	pk := kern.pack.orDefault()
+	h := packedHeader[T]()
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		bs := pb[h+pc*np*nr:]
+		bet := beta
+		if pc > 0 {
+			bet = 1 // later k slices accumulate onto the first
+		}
+		for ic := r0; ic < r1; ic += mc {
+			mb := min(mc, r1-ic)
+			packA(ap, pk, transA, a, lda, ic, pc, mb, kb, mr)
+			cc := c[ic*ldc:]
+			for jr := c0; jr < c1; jr += nr {
+				for ir := 0; ir < mb; ir += mr {
+					gemmTile(kern, ap, bs, ws.tmp, mb, n, kb, ir, jr, alpha, bet, cc, ldc)
+				}
+			}
+		}
+	}
+}
+
+// packedFor reports whether pb holds op(B) (k×n) packed for kern.
+func packedFor[T float](pb []T, kern *gemmKernel[T], k, n int) bool {
+	h := packedHeader[T]()
+	if len(pb) < h+k*ceilDiv(n, kern.nr)*kern.nr {
+		return false
+	}
+	for i, v := range []uint32{packedMagic, uint32(kern.id), uint32(k), uint32(n)} {
+		if toBits(pb[i]) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// activeKernel is the GEMM kernel Sgemm or Dgemm uses now.
+func activeKernel[T float]() *gemmKernel[T] {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return any(sgemmActive.Load()).(*gemmKernel[T])
+	}
+	return any(dgemmActive.Load()).(*gemmKernel[T])
+}
+
+// fromBits stores v in an element's bits, for the header.
+func fromBits[T float](v uint32) T {
+	var x T
+	if unsafe.Sizeof(x) == 4 {
+		*(*uint32)(unsafe.Pointer(&x)) = v
+	} else {
+		*(*uint64)(unsafe.Pointer(&x)) = uint64(v)
+	}
+	return x
+}
+
+// toBits reads what fromBits stored.
+func toBits[T float](x T) uint32 {
+	if unsafe.Sizeof(x) == 4 {
+		return *(*uint32)(unsafe.Pointer(&x))
+	}
+	b := *(*uint64)(unsafe.Pointer(&x))
+	if b>>32 != 0 {
+		return math.MaxUint32 // never a header value
+	}
+	return uint32(b)
+}
