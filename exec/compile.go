@@ -52,17 +52,19 @@ func (r ref) get() *tensor.Tensor { return r.blk.slots[r.slot] }
 // run come first; their slices point into one array per block (see pack),
 // so that running a block walks memory in order.
 type instr struct {
-	kind   kind
-	writes bool   // updates the store in place (ops.Def.Writes): commits the run
-	donate uint64 // operands moved into the kernel (see ops.Def.Donate)
-	kernel ops.Kernel
-	comp   ops.Compute       // for kCompute
-	shapes shapeCache        // for kCompute
-	region regionOp          // for kRegion
-	inp    []**tensor.Tensor // the operands' slots
-	outp   []**tensor.Tensor // the results' slots
-	dropp  []**tensor.Tensor // slots whose last use this is, released after it
-	types  []ir.Type
+	kind    kind
+	writes  bool   // updates the store in place (ops.Def.Writes): commits the run
+	donate  uint64 // operands moved into the kernel (see ops.Def.Donate)
+	kernel  ops.Kernel
+	comp    ops.Compute       // for kCompute
+	shapes  shapeCache        // for kCompute
+	pack    *packSlot         // for kCompute with a parameter to pack (Options.PackCache)
+	written []int             // the operands it updates in place (ops.Def.Writes)
+	region  regionOp          // for kRegion
+	inp     []**tensor.Tensor // the operands' slots
+	outp    []**tensor.Tensor // the results' slots
+	dropp   []**tensor.Tensor // slots whose last use this is, released after it
+	types   []ir.Type
 
 	op      *ir.Op
 	in      []ref
@@ -105,6 +107,10 @@ type Executable struct {
 	// pool recycles the Go objects of the tensors runs make and do not
 	// hand out, so that a run like the last one makes none.
 	pool tensor.Pool
+	// packs are the pack cache's slots (see pack.go); packBytes what
+	// they hold, rounded as the allocator counts it.
+	packs     []*packSlot
+	packBytes int64
 
 	runState
 }
@@ -135,10 +141,19 @@ func Compile(p *ir.Program, opts Options) (*Executable, error) {
 	if e.threads <= 0 {
 		e.threads = runtime.GOMAXPROCS(0)
 	}
-	c := &compiler{e: e, refs: map[*ir.Value]ref{}, names: canonicalNames(p)}
+	c := &compiler{e: e, refs: map[*ir.Value]ref{}, names: canonicalNames(p), params: map[*ir.Value]string{}}
 	top, _, err := c.block(p.Body(), 0)
 	if err != nil {
 		return nil, err
+	}
+	if c.writes { // the store changes during a run: a cache would not stay valid
+		for _, in := range c.packing {
+			in.pack = nil
+		}
+	} else {
+		for _, in := range c.packing {
+			e.packs = append(e.packs, in.pack)
+		}
 	}
 	e.top = top
 	e.results = make([]*tensor.Tensor, e.maxResults)
@@ -159,9 +174,14 @@ func (e *Executable) Store() *Store { return e.store }
 func (e *Executable) Fetches() []string { return e.fetches }
 
 type compiler struct {
-	e     *Executable
-	refs  map[*ir.Value]ref
-	names map[*ir.Value]string
+	e      *Executable
+	refs   map[*ir.Value]ref
+	names  map[*ir.Value]string
+	params map[*ir.Value]string // parameter ops' results: their names
+	// packing lists the instructions that may use the pack cache;
+	// writes says that an op updates the store in place.
+	packing []*instr
+	writes  bool
 }
 
 // canonicalNames numbers values the way the printer does.
@@ -344,6 +364,7 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 		case "parameter":
 			in.kind = kParameter
 			c.e.params = append(c.e.params, param{in.name, op.Result(0).Type()})
+			c.params[op.Result(0)] = in.name
 		case "fetch":
 			in.kind = kFetch
 			c.e.fetches = append(c.e.fetches, in.name)
@@ -356,6 +377,12 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 				return nil, &ir.Error{Pos: op.Pos, Op: op.Name(), Msg: err.Error(), Err: err}
 			}
 			in.kind, in.comp = kCompute, comp
+			if pk := comp.Pack; pk != nil && c.e.opts.PackCache > 0 && pk.Operand >= 0 && pk.Operand < op.NumOperands() {
+				if name, ok := c.params[op.Operand(pk.Operand)]; ok {
+					in.pack = &packSlot{param: name}
+					c.packing = append(c.packing, in)
+				}
+			}
 		} else {
 			k, err := ops.Bind(op)
 			if err != nil {
@@ -364,6 +391,10 @@ func (c *compiler) instr(in *instr, op *ir.Op, depth int) ([]*ir.Value, error) {
 			in.kind, in.kernel = kKernel, k
 		}
 		in.writes = ok && len(def.Writes) > 0
+		c.writes = c.writes || in.writes
+		if in.writes {
+			in.written = def.Writes
+		}
 	}
 	return captured, nil
 }

@@ -22,6 +22,7 @@ type shapeCache struct {
 	types []ir.Type
 	shape [][]int // operand shapes, for Work
 	work  int64
+	pack  int64     // bytes of the packed operand (ops.Compute.Pack), with a pack slot
 	scr   []ir.Type // scratch for the operand types given to Infer
 }
 
@@ -72,6 +73,10 @@ func (in *instr) resultTypes(args []*tensor.Tensor, threads int) ([]ir.Type, int
 	if in.comp.Work != nil {
 		sc.work = in.comp.Work(sc.shape, threads)
 	}
+	sc.pack = 0
+	if in.pack != nil {
+		sc.pack = in.comp.Pack.Bytes(sc.shape)
+	}
 	sc.valid = true
 	return sc.types, sc.work, nil
 }
@@ -92,6 +97,7 @@ func (e *Executable) compute(in *instr) error {
 		args[i] = *p
 	}
 	err := e.computeWith(in, args)
+	touchWritten(in, args)
 	for i := range args { // not clear(args): a runtime call costs more for one or two
 		args[i] = nil
 	}
@@ -110,6 +116,7 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 	}
 	outs := e.results[:len(types)]
 	fail := func(err error) error {
+		e.kctx.SetPacked(nil)
 		for i, t := range outs {
 			if t != nil {
 				t.Release()
@@ -139,6 +146,9 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 		if err != nil {
 			return fail(err)
 		}
+	}
+	if in.pack != nil {
+		e.usePack(in, args[in.comp.Pack.Operand])
 	}
 	if work > 0 {
 		if e.work, err = e.pool.New(e.alloc, tensor.I64, int((work+7)/8)); err != nil {
@@ -184,6 +194,7 @@ func (in *instr) takes(i int, args []*tensor.Tensor, t ir.Type, taken uint64) in
 // releaseWork frees the running kernel's workspace.
 func (e *Executable) releaseWork() {
 	e.kctx.SetWork(nil)
+	e.kctx.SetPacked(nil)
 	if e.work != nil {
 		e.work.Release()
 		e.work = nil

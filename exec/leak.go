@@ -64,6 +64,11 @@ func (e *Executable) checkLeaks(run int64, before map[uint64]bool, out Results) 
 	for _, t := range out {
 		hold(t)
 	}
+	for _, ps := range e.packs { // the pack cache's copies stay by design
+		if ps.t != nil {
+			hold(ps.t)
+		}
+	}
 	var leaked []memory.BlockInfo
 	for _, b := range e.alloc.Live() {
 		if !before[b.ID] && !held[b.ID] {

@@ -38,6 +38,19 @@ type Options struct {
 	Conditions func(op *ir.Op, value bool)
 	// Trace, if set, receives the memory log as text lines.
 	Trace io.Writer
+	// PackCache bounds the allocator bytes the executable may keep in
+	// packed copies of parameters: the panels a matmul's GEMM reads,
+	// made once instead of on every call (ops.Compute.Pack). 0 turns
+	// the cache off. It is used only in programs that update no store
+	// value in place (inference programs: no op with ops.Def.Writes).
+	// A copy is made on the first run that needs it, held by the
+	// executable (counted in the allocator's allocated bytes, tagged
+	// "pack"; see PackedBytes and ReleasePacked) and made again when
+	// the parameter changes: replaced in the store, written by an op
+	// with Writes in another program's run, or written by Go code that
+	// then calls its storage's Touch. A copy that does not fit is not
+	// made; the kernel then packs as it goes.
+	PackCache int64
 	// NoDonate keeps every operand lent to its kernel: the executor never
 	// hands a dying operand over (ops.Def.Donate), so no kernel updates an
 	// operand in place and each result gets a buffer of its own. Results

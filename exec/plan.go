@@ -60,7 +60,9 @@ type PlanOptions struct {
 // Plan is the planner's prediction for one run.
 type Plan struct {
 	// Base is the allocated bytes before the run: the parameters and
-	// optimizer state in the store (and the feeds with FeedsAllocated).
+	// optimizer state in the store (and the feeds with FeedsAllocated),
+	// and the packed copies of parameters the executable holds
+	// (Options.PackCache).
 	Base int64
 	// Peak is the most bytes allocated at once during the run, Base
 	// included: what allocator.Stats().Allocated.Peak reads after the run
@@ -68,6 +70,10 @@ type Plan struct {
 	Peak int64
 	// End is the bytes allocated when the run returns, its fetches held.
 	End int64
+	// Packed is the bytes of the packed copies of parameters the
+	// executable holds when the run returns (Options.PackCache): part of
+	// End, and of Base for those it held before.
+	Packed int64
 	// AtPeak lists the buffers the run had allocated at the peak, largest
 	// first (Base is not listed).
 	AtPeak []PlannedBuffer
@@ -176,7 +182,7 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 			best.assumed = append(best.assumed, "the peak does not depend on the trip counts of the \"while\" loops")
 		}
 	}
-	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, PerTrip: perTrip, PeakAt: best.peakAt, Profile: best.profile}
+	plan := &Plan{Base: best.base, Peak: best.peak, End: best.cur, Packed: best.packed, PerTrip: perTrip, PeakAt: best.peakAt, Profile: best.profile}
 	for _, a := range best.assumed {
 		if !slices.Contains(plan.Assumed, a) { // a loop's backward loop says it again
 			plan.Assumed = append(plan.Assumed, a)
@@ -258,6 +264,10 @@ func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) 
 		}
 		p.feeds[f.name] = v
 	}
+	// The pack cache's copies held now (they stay unless a run finds
+	// them stale).
+	p.base += e.packBytes
+	p.packed = e.packBytes
 	p.cur, p.peak = p.base, p.base
 	err := p.block(e.top)
 	p.unreplay()
@@ -319,6 +329,10 @@ type planner struct {
 	// of the values they make (not the run's).
 	folds   map[*instr]ops.Kernel
 	scratch *memory.Allocator
+	// The pack cache as the run would leave it: the slots planned so far
+	// and the bytes held.
+	packsSeen map[*packSlot]bool
+	packed    int64
 }
 
 // maxFold is the most elements a result may have for the planner to
@@ -564,6 +578,11 @@ func (p *planner) compute(b *blockCode, in *instr) error {
 			return err // unreplay frees what is held
 		}
 	}
+	if in.pack != nil {
+		if err := p.pack(in, args, shapes); err != nil {
+			return err
+		}
+	}
 	if in.comp.Work != nil {
 		if n := in.comp.Work(shapes, p.e.threads); n > 0 {
 			ws, err := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), true)
@@ -578,6 +597,41 @@ func (p *planner) compute(b *blockCode, in *instr) error {
 		f[in.out[i]] = v
 	}
 	return nil
+}
+
+// pack mirrors Executable.usePack: a slot that holds the parameter as the
+// store has it now is used; otherwise its copy (if any) is freed and a
+// new one made, when it fits the cache, and kept past the run. A slot
+// runs once per plan as it would in a run: later uses of it (a loop's
+// trips) find it valid.
+func (p *planner) pack(in *instr, args []*sval, shapes [][]int) error {
+	ps := in.pack
+	if p.packsSeen == nil {
+		p.packsSeen = map[*packSlot]bool{}
+	}
+	if p.packsSeen[ps] {
+		return nil
+	}
+	p.packsSeen[ps] = true
+	if t, ok := p.e.store.Get(ps.param); ok && ps.valid(t) {
+		return nil
+	}
+	if ps.t != nil { // stale: freed before the new copy is made
+		old := p.e.round(ps.t.Bytes())
+		p.cur -= old
+		p.packed -= old
+	}
+	n := in.comp.Pack.Bytes(shapes)
+	if n <= 0 || args[in.comp.Pack.Operand].typ.NumElements() == 0 || p.packed+p.e.round(n) > p.e.opts.PackCache {
+		return nil
+	}
+	v, err := p.alloc(in, ir.TensorOf(ir.I64, int((n+7)/8)), false)
+	if err != nil {
+		return err
+	}
+	v.b.op, v.b.value = "pack", ps.param
+	p.packed += v.b.bytes
+	return nil // never released: the executable keeps it
 }
 
 // takes mirrors instr.takes.

@@ -285,6 +285,7 @@ func (e *Executable) kernel(in *instr) error {
 	e.cur = in
 	outs, err := in.kernel(&e.kctx, args)
 	e.cur = nil
+	touchWritten(in, args)
 	if err == nil && e.tags && in.donate != 0 {
 		e.retagReused(in, args, outs)
 	}
@@ -308,6 +309,18 @@ func (e *Executable) kernel(in *instr) error {
 	}
 	e.clearResults(len(outs)) // the kernel may have returned them in it
 	return nil
+}
+
+// touchWritten marks the operands in updated in place (ops.Def.Writes)
+// as changed, so that whoever derived something from them (another
+// executable's packed copy of a parameter) derives it again. An op that
+// failed may have written part of them, so this runs either way.
+func touchWritten(in *instr, args []*tensor.Tensor) {
+	for _, i := range in.written {
+		if i < len(args) && args[i] != nil {
+			args[i].Storage().Touch()
+		}
+	}
 }
 
 // retagReused gives each donated operand that the kernel returned as a

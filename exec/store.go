@@ -27,7 +27,10 @@ func (s *Store) Set(name string, t *tensor.Tensor) {
 	s.vals[name] = t
 }
 
-// Get returns the tensor stored under name (not retained).
+// Get returns the tensor stored under name (not retained). Code that
+// writes its elements in place calls t.Storage().Touch() afterwards, so
+// that executables holding a packed copy of it (Options.PackCache) pack
+// it again.
 func (s *Store) Get(name string) (*tensor.Tensor, bool) {
 	t, ok := s.vals[name]
 	return t, ok

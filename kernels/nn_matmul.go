@@ -43,6 +43,24 @@ func MatmulFused[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int,
 	}
 }
 
+// MatmulPackedB is MatmulFused for a single product whose op(B) is also
+// given packed (pb from PackGemmB): the product of GemmPackedB, then the
+// epilogue on its rows.
+func MatmulPackedB[T nnFloat](transA, transB bool, m, n, k int, a, b, pb, c []T, ep Epilogue, threads int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	lda, ldb := max(k, 1), max(n, 1)
+	if transA {
+		lda = max(m, 1)
+	}
+	if transB {
+		ldb = max(k, 1)
+	}
+	GemmPackedB(transA, transB, m, n, k, 1, a, lda, b, ldb, pb, 0, c, n, threads)
+	matmulEpilogue(ep, c, m, n, 0, threads)
+}
+
 // matmulOne computes product i of MatmulFused on th threads.
 func matmulOne[T nnFloat](transA, transB bool, m, n, k int, a []T, aOff []int, lda int, b []T, bOff []int, ldb int, c []T, ep Epilogue, i, th int) {
 	nnGemm(transA, transB, m, n, k, 1, a[aOff[i]:], lda, b[bOff[i]:], ldb, 0, c[i*m*n:], n, th)

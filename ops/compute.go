@@ -47,7 +47,39 @@ type Compute struct {
 	// InPlace, if set, has one entry per result: the operands whose buffer
 	// it may take over, in order of preference.
 	InPlace [][]int
+	// Pack, if set, lets Fn read one operand in a form prepared once and
+	// kept between runs (see Pack).
+	Pack *Pack
 }
+
+// Pack describes an operand that a kernel can use in a packed form — the
+// panels its GEMM reads — when the operand is constant from run to run:
+// a parameter, in a program that does not update the store (inference).
+// The executor keeps the packed copy of such an operand, on the run's
+// allocator, while the operand's buffer and version stay the same (see
+// exec.Options.PackCache), and hands it to Fn through Ctx.Packed; Fn must
+// give the same results without it (Packed returns nil when there is no
+// copy: no room, another program, or an operand that is not a parameter).
+type Pack struct {
+	// Operand is the operand that may come packed.
+	Operand int
+	// Bytes is the size of the packed form for operands of these shapes,
+	// at most a few percent over the operand's own; 0 when Fn has no use
+	// for one. Like Work it depends on nothing else, so the planner knows
+	// it from shapes.
+	Bytes func(shapes [][]int) int64
+	// Fn writes the packed form of x, the operand, into dst (Bytes long,
+	// aligned to 64 bytes).
+	Fn func(x *tensor.Tensor, dst []byte)
+}
+
+// SetPacked gives c the packed form of the operand the next Compute
+// kernel's Pack names (the executor calls it; nil for none).
+func (c *Ctx) SetPacked(b []byte) { c.packed = b }
+
+// Packed returns the packed form of the operand Compute.Pack names, or nil
+// when the executor has none for this call.
+func (c *Ctx) Packed() []byte { return c.packed }
 
 // workAlign is the alignment of each piece Scratch hands out.
 const workAlign = 64

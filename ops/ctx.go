@@ -37,6 +37,7 @@ type Ctx struct {
 	Pool *tensor.Pool
 
 	work     []byte // the running Compute kernel's workspace (SetWork)
+	packed   []byte // its packed operand (SetPacked)
 	workUsed int
 
 	// Comm reaches the other ranks of a data-parallel job, for the

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -134,7 +135,8 @@ func nnBindMatmul(op *ir.Op, e *fusedEpi) (Compute, error) {
 	}
 	var plans shapeMemo[*nnMatmulPlan]
 	name, dts := op.Name(), ewOperandDTypes(op)
-	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+	pack := matmulPack(op.Operand(1).Type().DType, ty)
+	return Compute{Pack: pack, Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		x, y := in[0], in[1]
 		pl, ok := plans.lookup(x.Shape(), y.Shape())
 		if !ok {
@@ -160,6 +162,16 @@ func nnBindMatmul(op *ir.Op, e *fusedEpi) (Compute, error) {
 				return err
 			}
 		}
+		if pb := c.Packed(); pb != nil && y.Rank() == 2 && len(xo.off) == 1 {
+			// One product with y packed once (a weight at inference).
+			switch x.DType() {
+			case tensor.F32:
+				matmulPacked(d, xo.m, x.F32(), y.F32(), nnBytesAs[float32](pb), out[0].F32(), ep, nnThreads(c))
+			case tensor.F64:
+				matmulPacked(d, xo.m, x.F64(), y.F64(), nnBytesAs[float64](pb), out[0].F64(), ep, nnThreads(c))
+			}
+			return nil
+		}
 		switch x.DType() {
 		case tensor.F32:
 			kernels.MatmulFused(d.xTrans, d.yTrans, xo.m, d.n, d.k, x.F32(), xo.off, y.F32(), yo, out[0].F32(), ep, nnThreads(c))
@@ -168,6 +180,56 @@ func nnBindMatmul(op *ir.Op, e *fusedEpi) (Compute, error) {
 		}
 		return nil
 	}}, nil
+}
+
+// matmulPack is matmul's Compute.Pack: y, when it is a matrix (no batch
+// dims), packed for the GEMM's micro-kernel, so that a weight constant at
+// inference is not packed again on every call.
+func matmulPack(dt ir.DType, ty bool) *Pack {
+	if dt != ir.F32 && dt != ir.F64 {
+		return nil
+	}
+	kn := func(y []int) (k, n int) {
+		if ty {
+			return y[1], y[0]
+		}
+		return y[0], y[1]
+	}
+	return &Pack{
+		Operand: 1,
+		Bytes: func(shapes [][]int) int64 {
+			y := shapes[1]
+			if len(y) != 2 {
+				return 0
+			}
+			k, n := kn(y)
+			if dt == ir.F32 {
+				return int64(kernels.PackedGemmBLen[float32](k, n)) * 4
+			}
+			return int64(kernels.PackedGemmBLen[float64](k, n)) * 8
+		},
+		Fn: func(y *tensor.Tensor, dst []byte) {
+			k, n := kn(y.Shape())
+			ld := max(y.Shape()[1], 1)
+			if dt == ir.F32 {
+				kernels.PackGemmB(nnBytesAs[float32](dst), ty, k, n, y.F32(), ld)
+				return
+			}
+			kernels.PackGemmB(nnBytesAs[float64](dst), ty, k, n, y.F64(), ld)
+		},
+	}
+}
+
+// matmulPacked is the product x·y, then the epilogue ep, with y (a
+// matrix) also packed in pb.
+func matmulPacked[T float32 | float64](d *nnMatmulDims, m int, x, y, pb, out []T, ep kernels.Epilogue, threads int) {
+	kernels.MatmulPackedB(d.xTrans, d.yTrans, m, d.n, d.k, x, y, pb, out, ep, threads)
+}
+
+// nnBytesAs views b, 64-byte aligned, as a []T.
+func nnBytesAs[T float32 | float64](b []byte) []T {
+	var z T
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(z)))
 }
 
 // nnMatmulX is x's side of the batched product: its offsets and the rows

@@ -93,6 +93,7 @@ func SetScalar(t *tensor.Tensor, v float64) error {
 	if !optSet(t, 0, v) {
 		return fmt.Errorf("optim: SetScalar on a %s tensor", t.DType())
 	}
+	t.Storage().Touch() // for whatever was derived from it (exec's pack cache)
 	return nil
 }
 

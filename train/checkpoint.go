@@ -180,6 +180,7 @@ func (t *Trainer) restore(dir string) error {
 	for _, n := range names {
 		dst, _ := t.store.Get(n)
 		copy(dst.Raw(), tensors[n].Data)
+		dst.Storage().Touch() // for whatever was derived from it (exec's pack cache)
 	}
 	t.step = step
 	return nil
