@@ -133,6 +133,12 @@ func (m *Manifest) Batches() []int {
 	return []int{1}
 }
 
+// InferencePackCache bounds the packed weight copies an Inference keeps
+// (exec.Options.PackCache): more than any exported model's weights, so
+// that every matmul weight is packed once, as ONNX Runtime prepacks its
+// constant GEMM operands when a session is created.
+const InferencePackCache = 1 << 30
+
 // Inference is an imported model compiled for inference, with its golden
 // cases.
 type Inference struct {
@@ -142,6 +148,7 @@ type Inference struct {
 	m     *onnx.Model
 	store *exec.Store
 	exe   *exec.Executable
+	res   exec.Results // Run's results map, kept from run to run
 }
 
 // NewInference imports model's .onnx file from the models directory, puts
@@ -163,7 +170,7 @@ func NewInference(models, model string, threads int, optimized bool) (*Inference
 	for n, p := range m.Params {
 		store.Set(n, p.Retain())
 	}
-	opts := exec.Options{Alloc: alloc, Store: store, Threads: threads}
+	opts := exec.Options{Alloc: alloc, Store: store, Threads: threads, PackCache: InferencePackCache}
 	var exe *exec.Executable
 	if optimized {
 		exe, _, err = optimize.Compile(m.Program, store, opts)
@@ -184,25 +191,26 @@ func NewInference(models, model string, threads int, optimized bool) (*Inference
 	if err != nil {
 		return nil, err
 	}
-	return &Inference{Model: model, man: man, alloc: alloc, m: m, store: store, exe: exe}, nil
+	return &Inference{Model: model, man: man, alloc: alloc, m: m, store: store, exe: exe, res: exec.Results{}}, nil
 }
 
 // Manifest returns the model's manifest.
 func (in *Inference) Manifest() *Manifest { return in.man }
 
-// Close releases the parameters.
+// Close releases the parameters and their packed copies.
 func (in *Inference) Close() {
+	in.exe.ReleasePacked()
 	in.store.Release()
 	in.m.Release()
 }
 
-// Run runs the model once on feeds and releases its results.
+// Run runs the model once on feeds and releases its results, through
+// exec's serving path (RunInto into one results map), as a server would.
 func (in *Inference) Run(feeds map[string]*tensor.Tensor) error {
-	res, err := in.exe.Run(context.Background(), feeds)
-	if err != nil {
+	if err := in.exe.RunInto(context.Background(), feeds, in.res); err != nil {
 		return fmt.Errorf("%s: %w", in.Model, err)
 	}
-	res.Release()
+	in.res.Release()
 	return nil
 }
 
