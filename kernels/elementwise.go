@@ -206,13 +206,14 @@ func ewSameShape(a, b []int) bool {
 }
 
 // ewCheckBroadcast verifies that out is the broadcast of the operand
-// shapes and that every slice has the length of its shape.
+// shapes and that every slice has the length of its shape. It allocates
+// only to report an error.
 func ewCheckBroadcast(outShape []int, lenOut int, shapes [][]int, lens []int) error {
-	want, err := BroadcastShapes(shapes...)
-	if err != nil {
-		return err
-	}
-	if !ewSameShape(want, outShape) {
+	if !ewIsBroadcast(outShape, shapes) {
+		want, err := BroadcastShapes(shapes...)
+		if err != nil {
+			return err
+		}
 		return fmt.Errorf("output shape %v is not the broadcast %v of the operand shapes", outShape, want)
 	}
 	if ewNumel(outShape) != lenOut {
@@ -226,23 +227,76 @@ func ewCheckBroadcast(outShape []int, lenOut int, shapes [][]int, lens []int) er
 	return nil
 }
 
+// ewIsBroadcast reports whether out is BroadcastShapes(shapes...).
+func ewIsBroadcast(out []int, shapes [][]int) bool {
+	n := 0
+	for _, s := range shapes {
+		n = max(n, len(s))
+	}
+	if len(out) != n {
+		return false
+	}
+	for j := range out {
+		want := 1
+		for _, s := range shapes {
+			i := j - (n - len(s))
+			if i < 0 {
+				continue
+			}
+			switch d := s[i]; {
+			case d == want || d == 1:
+			case want == 1:
+				want = d
+			default:
+				return false
+			}
+		}
+		if out[j] != want {
+			return false
+		}
+	}
+	return true
+}
+
 // ewPlan is the iteration plan of up to three operands broadcast to one
 // output: the output shape with size-1 dims dropped and adjacent dims
 // merged wherever every operand stays linear across them. Its last dim is
 // the inner loop; along it each operand's stride is 0 (broadcast) or 1.
+// A plan of up to ewPlanRank dims lives in an ewPlanBuf its maker
+// provides, so that a kernel that keeps both on its stack allocates
+// nothing.
 type ewPlan struct {
 	dims    []int
 	strides [3][]int // per operand, per dim, in elements
 	nops    int
 }
 
-func ewMakePlan(outShape []int, shapes ...[]int) *ewPlan {
-	p := &ewPlan{nops: len(shapes)}
+// ewPlanRank is the most dims a plan holds in its ewPlanBuf.
+const ewPlanRank = 8
+
+// ewPlanBuf holds a plan's dims and strides.
+type ewPlanBuf [4 * ewPlanRank]int
+
+// ewMakePlan returns the plan of the given shapes, in buf as far as it
+// fits (appends move longer ones to the heap).
+func ewMakePlan(buf *ewPlanBuf, outShape []int, shapes ...[]int) ewPlan {
 	n := len(outShape)
-	// Full strides of each operand aligned to the output.
+	p := ewPlan{nops: len(shapes)}
+	// Full strides of each operand aligned to the output, in full[k],
+	// then the plan's dims and strides, each in its own part of buf.
+	var fullBuf [3 * ewPlanRank]int
 	var full [3][]int
+	part := func(i int) []int { return buf[i*ewPlanRank : i*ewPlanRank : (i+1)*ewPlanRank] }
+	p.dims = part(0)
+	for k := range shapes {
+		p.strides[k] = part(k + 1)
+		if n <= ewPlanRank {
+			full[k] = fullBuf[k*ewPlanRank : k*ewPlanRank+n]
+		} else {
+			full[k] = make([]int, n)
+		}
+	}
 	for k, s := range shapes {
-		full[k] = make([]int, n)
 		stride := 1
 		for i := n - 1; i >= 0; i-- {
 			j := i - (n - len(s))
@@ -276,15 +330,15 @@ func ewMakePlan(outShape []int, shapes ...[]int) *ewPlan {
 				continue
 			}
 		}
-		p.dims = append(p.dims, d)
+		p.dims = append(p.dims, d) // past ewPlanRank dims, append moves them to the heap
 		for k := range shapes {
 			p.strides[k] = append(p.strides[k], full[k][i])
 		}
 	}
 	if len(p.dims) == 0 { // a single element
-		p.dims = []int{1}
+		p.dims = append(p.dims, 1)
 		for k := range shapes {
-			p.strides[k] = []int{0}
+			p.strides[k] = append(p.strides[k], 0)
 		}
 	}
 	return p
@@ -293,10 +347,16 @@ func ewMakePlan(outShape []int, shapes ...[]int) *ewPlan {
 // walk calls row(pos, n, offs) for each run of output elements
 // [pos, pos+n) within [lo, hi) that lies in one inner row; offs[k] is the
 // offset in operand k of the run's first element.
-func (p *ewPlan) walk(lo, hi int, row func(pos, n int, offs *[3]int)) {
+func (p *ewPlan) walk(lo, hi int, row func(pos, n int, offs [3]int)) {
 	r := len(p.dims)
 	inner := p.dims[r-1]
-	idx := make([]int, r)
+	var idxBuf [ewPlanRank]int
+	idx := idxBuf[:0]
+	if r <= ewPlanRank {
+		idx = idxBuf[:r]
+	} else {
+		idx = make([]int, r)
+	}
 	q := lo / inner
 	idx[r-1] = lo % inner
 	for d := r - 2; d >= 0; d-- {
@@ -313,7 +373,7 @@ func (p *ewPlan) walk(lo, hi int, row func(pos, n int, offs *[3]int)) {
 	for pos < hi {
 		j := idx[r-1]
 		n := min(inner-j, hi-pos)
-		row(pos, n, &offs)
+		row(pos, n, offs) // by value: a pointer would move offs to the heap
 		pos += n
 		if pos >= hi {
 			return
@@ -368,24 +428,33 @@ func ewBroadcast[T, U any](l ewLoops[T, U], threads, grain int, out []U, outShap
 	case len(a) == 1 && len(b) == n:
 		ewLayout(l, ewSV, threads, grain, out, a, b)
 	default:
-		p := ewMakePlan(outShape, aShape, bShape)
-		r := len(p.dims)
-		sa, sb := p.strides[0][r-1], p.strides[1][r-1]
-		ewRun(threads, n, grain, func(lo, hi int) {
-			p.walk(lo, hi, func(pos, m int, offs *[3]int) {
-				o := out[pos : pos+m]
-				oa, ob := offs[0], offs[1]
-				switch {
-				case sa == 1 && sb == 1:
-					l.vv(o, a[oa:oa+m], b[ob:ob+m])
-				case sb == 0:
-					l.vs(o, a[oa:oa+m*sa+1-sa], b[ob])
-				default:
-					l.sv(o, a[oa], b[ob:ob+m])
-				}
-			})
-		})
+		if ewSerial(threads, n, grain) {
+			var buf ewPlanBuf
+			p := ewMakePlan(&buf, outShape, aShape, bShape)
+			ewBroadcastRange(l, &p, 0, n, out, a, b)
+			return
+		}
+		p := ewMakePlan(new(ewPlanBuf), outShape, aShape, bShape)
+		ewRun(threads, n, grain, func(lo, hi int) { ewBroadcastRange(l, &p, lo, hi, out, a, b) })
 	}
+}
+
+// ewBroadcastRange computes out[lo:hi] of a broadcast binary op on plan p.
+func ewBroadcastRange[T, U any](l ewLoops[T, U], p *ewPlan, lo, hi int, out []U, a, b []T) {
+	r := len(p.dims)
+	sa, sb := p.strides[0][r-1], p.strides[1][r-1]
+	p.walk(lo, hi, func(pos, m int, offs [3]int) {
+		o := out[pos : pos+m]
+		oa, ob := offs[0], offs[1]
+		switch {
+		case sa == 1 && sb == 1:
+			l.vv(o, a[oa:oa+m], b[ob:ob+m])
+		case sb == 0:
+			l.vs(o, a[oa:oa+m*sa+1-sa], b[ob])
+		default:
+			l.sv(o, a[oa], b[ob:ob+m])
+		}
+	})
 }
 
 // The layouts that need no broadcast plan: both operands have the
@@ -788,27 +857,36 @@ func Where[T Element](threads int, out []T, outShape []int, cond []bool, cShape 
 		ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereVVV(out[lo:hi], cond[lo:hi], x[lo:hi], y[lo:hi]) })
 		return nil
 	}
-	p := ewMakePlan(outShape, cShape, xShape, yShape)
+	if ewSerial(threads, n, ewGrain) {
+		var buf ewPlanBuf
+		p := ewMakePlan(&buf, outShape, cShape, xShape, yShape)
+		ewWhereRange(&p, 0, n, out, cond, x, y)
+		return nil
+	}
+	p := ewMakePlan(new(ewPlanBuf), outShape, cShape, xShape, yShape)
+	ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereRange(&p, lo, hi, out, cond, x, y) })
+	return nil
+}
+
+// ewWhereRange computes out[lo:hi] of a broadcast Where on plan p.
+func ewWhereRange[T Element](p *ewPlan, lo, hi int, out []T, cond []bool, x, y []T) {
 	r := len(p.dims)
 	sc, sx, sy := p.strides[0][r-1], p.strides[1][r-1], p.strides[2][r-1]
-	ewRun(threads, n, ewGrain, func(lo, hi int) {
-		p.walk(lo, hi, func(pos, m int, offs *[3]int) {
-			o := out[pos : pos+m]
-			c, xs, ys := cond[offs[0]:], x[offs[1]:], y[offs[2]:]
-			if sc == 1 && sx == 1 && sy == 1 {
-				ewWhereVVV(o, c[:m], xs[:m], ys[:m])
-				return
+	p.walk(lo, hi, func(pos, m int, offs [3]int) {
+		o := out[pos : pos+m]
+		c, xs, ys := cond[offs[0]:], x[offs[1]:], y[offs[2]:]
+		if sc == 1 && sx == 1 && sy == 1 {
+			ewWhereVVV(o, c[:m], xs[:m], ys[:m])
+			return
+		}
+		for i := range o {
+			if c[i*sc] {
+				o[i] = xs[i*sx]
+			} else {
+				o[i] = ys[i*sy]
 			}
-			for i := range o {
-				if c[i*sc] {
-					o[i] = xs[i*sx]
-				} else {
-					o[i] = ys[i*sy]
-				}
-			}
-		})
+		}
 	})
-	return nil
 }
 
 func ewWhereVVV[T any](o []T, c []bool, x, y []T) {

@@ -30,6 +30,11 @@ func nnParts(threads, n, cost int) int {
 // goroutine costs more than it saves.
 const nnMinWork = 32 * 1024
 
+// nnSerial reports whether nnFor would run [0,n) on the calling goroutine
+// alone: callers then run their loop directly, without building the
+// closure nnFor takes (a Go allocation per call).
+func nnSerial(threads, n, cost int) bool { return nnParts(threads, n, cost) <= 1 }
+
 // nnFor runs fn over [0,n) on nnParts(threads, n, cost) goroutines, cut
 // into up to perfItemsPerWorker contiguous ranges per goroutine; the split
 // never changes what is computed for an item, so results do not depend on

@@ -97,15 +97,22 @@ func bnCount(outer, inner int) int { return outer * inner }
 // BatchNormApply writes y = x·a[c] + b[c] for x and y viewed as
 // outer×ch×inner, computing in float64. y may be x.
 func BatchNormApply[T nnFloat](x, y []T, outer, ch, inner int, a, b []float64, threads int) {
-	nnFor(threads, outer*ch, inner, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			ac, bc := a[r%ch], b[r%ch]
-			xr, yr := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
-			for i, v := range xr {
-				yr[i] = T(float64(v)*ac + bc)
-			}
+	if nnSerial(threads, outer*ch, inner) {
+		bnApplyRows(x, y, ch, inner, a, b, 0, outer*ch)
+		return
+	}
+	nnFor(threads, outer*ch, inner, func(lo, hi int) { bnApplyRows(x, y, ch, inner, a, b, lo, hi) })
+}
+
+// bnApplyRows is BatchNormApply on the rows (of inner elements) [lo, hi).
+func bnApplyRows[T nnFloat](x, y []T, ch, inner int, a, b []float64, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		ac, bc := a[r%ch], b[r%ch]
+		xr, yr := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
+		for i, v := range xr {
+			yr[i] = T(float64(v)*ac + bc)
 		}
-	})
+	}
 }
 
 // LayerNorm normalises each of the rows of x (rows×cols) to zero mean and

@@ -35,25 +35,33 @@ func (p Pool2DParams) window(y, x int) (h0, h1, w0, w1 int) {
 // is propagated. Planes are split over threads; results do not depend on
 // the thread count.
 func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) {
+	ohw := p.OutH() * p.OutW()
+	if nnSerial(threads, p.N*p.C, ohw*p.KH*p.KW) {
+		maxPoolPlanes(&p, x, out, idx, 0, p.N*p.C)
+		return
+	}
+	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) { maxPoolPlanes(&p, x, out, idx, lo, hi) })
+}
+
+// maxPoolPlanes is MaxPool2D on the planes [lo, hi).
+func maxPoolPlanes[T nnFloat](p *Pool2DParams, x, out []T, idx []int64, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
 	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
-	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			xp := x[pl*hw : (pl+1)*hw]
-			op, ip := out[pl*ohw:(pl+1)*ohw], idx[pl*ohw:(pl+1)*ohw]
-			if pair {
-				maxPool2x2Plane(p.W, oh, ow, xp, op, ip)
-				continue
-			}
-			for y := range oh {
-				for xo := range ow {
-					bi := windowMax(&p, xp, y, xo)
-					op[y*ow+xo], ip[y*ow+xo] = xp[bi], int64(bi)
-				}
+	for pl := lo; pl < hi; pl++ {
+		xp := x[pl*hw : (pl+1)*hw]
+		op, ip := out[pl*ohw:(pl+1)*ohw], idx[pl*ohw:(pl+1)*ohw]
+		if pair {
+			maxPool2x2Plane(p.W, oh, ow, xp, op, ip)
+			continue
+		}
+		for y := range oh {
+			for xo := range ow {
+				bi := windowMax(p, xp, y, xo)
+				op[y*ow+xo], ip[y*ow+xo] = xp[bi], int64(bi)
 			}
 		}
-	})
+	}
 }
 
 // windowMax returns the in-plane index of the maximum of output position

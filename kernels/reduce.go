@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Reductions over a set of axes, and argmax over one axis.
@@ -44,29 +45,43 @@ const (
 	redCols  = 256      // column block of row accumulation
 )
 
-// redGroups is a simplified reduction shape.
+// redGroups is a simplified reduction shape. Its slices point into a
+// redBuf its maker provides (or to the heap past redRank groups), so that
+// a reduction run on the calling goroutine allocates nothing.
 type redGroups struct {
 	sizes   []int
 	strides []int // input stride of each group
 	reduced []bool
 }
 
+// redRank is the most groups (and dims of an odometer) a redBuf holds.
+const redRank = 8
+
+// redBuf holds the slices of a redGroups and of the kept and reduced
+// groups an inner or outer reduction picks from it.
+type redBuf struct {
+	ints    [6 * redRank]int
+	reduced [redRank]bool
+}
+
 // redSimplify drops size-1 dims of shape and merges neighbours of the same
-// kind (reduced[d] says whether dim d is reduced).
-func redSimplify(shape []int, reduced []bool) redGroups {
-	var g redGroups
+// kind (dim d is reduced when bit d of mask is set).
+func redSimplify(buf *redBuf, shape []int, mask redAxes) redGroups {
+	g := redGroups{sizes: buf.ints[:0:redRank], strides: buf.ints[redRank : redRank : 2*redRank], reduced: buf.reduced[:0]}
 	for d, n := range shape {
 		if n == 1 {
 			continue
 		}
-		if k := len(g.sizes) - 1; k >= 0 && g.reduced[k] == reduced[d] {
+		if k := len(g.sizes) - 1; k >= 0 && g.reduced[k] == mask.has(d) {
 			g.sizes[k] *= n
 			continue
 		}
 		g.sizes = append(g.sizes, n)
-		g.reduced = append(g.reduced, reduced[d])
+		g.reduced = append(g.reduced, mask.has(d))
 	}
-	g.strides = make([]int, len(g.sizes))
+	for range g.sizes {
+		g.strides = append(g.strides, 0)
+	}
 	s := 1
 	for k := len(g.sizes) - 1; k >= 0; k-- {
 		g.strides[k] = s
@@ -76,8 +91,10 @@ func redSimplify(shape []int, reduced []bool) redGroups {
 }
 
 // pick returns the sizes and strides of the groups whose kind is reduced,
-// among the first n groups.
-func (g redGroups) pick(n int, reduced bool) (sizes, strides []int) {
+// among the first n groups, in buf's ints from slot 2+2·which on.
+func (g redGroups) pick(buf *redBuf, which, n int, reduced bool) (sizes, strides []int) {
+	a, b := (2+2*which)*redRank, (3+2*which)*redRank
+	sizes, strides = buf.ints[a:a:b], buf.ints[b:b:b+redRank]
 	for k := 0; k < n; k++ {
 		if g.reduced[k] == reduced {
 			sizes = append(sizes, g.sizes[k])
@@ -90,13 +107,21 @@ func (g redGroups) pick(n int, reduced bool) (sizes, strides []int) {
 // redOdometer walks a multi-index over sizes in row-major order, keeping
 // the matching offset (sum of index times stride).
 type redOdometer struct {
-	sizes, strides, idx []int
-	off                 int
+	sizes, strides []int
+	idx            []int
+	off            int
 }
 
-func newRedOdometer(sizes, strides []int, start int) *redOdometer {
-	o := &redOdometer{sizes: sizes, strides: strides, idx: make([]int, len(sizes))}
-	o.seek(start)
+// newRedOdometer returns an odometer over sizes and strides at flat index
+// i, its index in buf (its caller's, on the stack) up to redRank dims.
+func newRedOdometer(sizes, strides []int, i int, buf *[redRank]int) redOdometer {
+	o := redOdometer{sizes: sizes, strides: strides}
+	if len(sizes) <= redRank {
+		o.idx = buf[:len(sizes)]
+	} else {
+		o.idx = make([]int, len(sizes))
+	}
+	o.seek(i)
 	return o
 }
 
@@ -130,19 +155,39 @@ func redProduct(sizes []int) int {
 	return n
 }
 
-// redMask checks axes against rank and returns the reduced-dims mask.
-func redMask(rank int, axes []int) ([]bool, error) {
-	mask := make([]bool, rank)
+// redAxes is the set of reduced dims, a bit per dim.
+type redAxes struct {
+	low  uint64
+	high []bool // dims from 64 on, for the rare rank above 64
+}
+
+func (m redAxes) has(d int) bool {
+	if d < 64 {
+		return m.low&(1<<uint(d)) != 0
+	}
+	return m.high[d-64]
+}
+
+// redMask checks axes against rank and returns the reduced dims.
+func redMask(rank int, axes []int) (redAxes, error) {
+	var m redAxes
+	if rank > 64 {
+		m.high = make([]bool, rank-64)
+	}
 	for _, a := range axes {
 		if a < 0 || a >= rank {
-			return nil, fmt.Errorf("axis %d is out of range for rank %d", a, rank)
+			return redAxes{}, fmt.Errorf("axis %d is out of range for rank %d", a, rank)
 		}
-		if mask[a] {
-			return nil, fmt.Errorf("duplicate axis %d", a)
+		if m.has(a) {
+			return redAxes{}, fmt.Errorf("duplicate axis %d", a)
 		}
-		mask[a] = true
+		if a < 64 {
+			m.low |= 1 << uint(a)
+		} else {
+			m.high[a-64] = true
+		}
 	}
-	return mask, nil
+	return m, nil
 }
 
 // Reduce reduces x, of the given shape, over axes (distinct, each in
@@ -159,7 +204,7 @@ func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes [
 	}
 	kept, count := 1, 1
 	for d, n := range shape {
-		if mask[d] {
+		if mask.has(d) {
 			count *= n
 		} else {
 			kept *= n
@@ -196,45 +241,64 @@ func Reduce[T Numeric](op ReduceOp, threads int, out, x []T, shape []int, axes [
 		}
 		return nil
 	}
+	var buf redBuf
+	g := redSimplify(&buf, shape, mask)
 	switch any(x).(type) {
 	case []float32, []float64:
-		redRun[T, float64](op, threads, out, x, redSimplify(shape, mask), count)
+		redRun[T, float64](op, threads, out, x, &buf, g, count)
 	default:
-		redRun[T, int64](op, threads, out, x, redSimplify(shape, mask), count)
+		redRun[T, int64](op, threads, out, x, &buf, g, count)
 	}
 	return nil
 }
 
+// redFin finishes a sum: divided by the count for a mean.
+type redFin[A float64 | int64] struct {
+	mean  bool
+	count A
+}
+
+func redFinish[T Numeric, A float64 | int64](f redFin[A], s A) T {
+	if f.mean {
+		return T(s / f.count)
+	}
+	return T(s)
+}
+
 // redRun reduces a nonempty x whose simplified shape is g; A is the
 // accumulator type of sums and products.
-func redRun[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int) {
+func redRun[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, buf *redBuf, g redGroups, count int) {
 	m := len(g.sizes)
-	fin := func(s A) T {
-		if op == ReduceMean {
-			return T(s / A(count))
-		}
-		return T(s)
-	}
+	fin := redFin[A]{mean: op == ReduceMean, count: A(count)}
 	switch {
 	case m == 0: // one element
 		out[0] = x[0]
 	case m == 1 && g.reduced[0]: // everything, contiguous
 		out[0] = redAll[T, A](op, threads, x, fin)
 	case g.reduced[m-1]:
-		redInner[T, A](op, threads, out, x, g, count, fin)
+		redInner[T, A](op, threads, out, x, buf, g, count, fin)
 	default:
-		redOuter[T, A](op, threads, out, x, g, count, fin)
+		redOuter[T, A](op, threads, out, x, buf, g, count, fin)
 	}
 }
 
 // redAll reduces all of x: fixed chunks in parallel, combined in order.
-func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin func(A) T) T {
+func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin redFin[A]) T {
 	nc := (len(x) + redChunk - 1) / redChunk
+	if nc == 1 {
+		switch op {
+		case ReduceProd:
+			return T(redProdContig[T, A](x))
+		case ReduceSum, ReduceMean:
+			return redFinish[T](fin, redSumContig[T, A](x))
+		case ReduceMax:
+			return redMaxContig(x[0], x[1:])
+		default:
+			return redMinContig(x[0], x[1:])
+		}
+	}
 	chunk := func(c int) []T { return x[c*redChunk : min(len(x), (c+1)*redChunk)] }
 	if op == ReduceProd {
-		if nc == 1 {
-			return T(redProdContig[T, A](x))
-		}
 		parts := make([]A, nc)
 		perfFor(threads, nc, 1, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
@@ -248,9 +312,6 @@ func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin f
 		return T(p)
 	}
 	if op == ReduceSum || op == ReduceMean {
-		if nc == 1 {
-			return fin(redSumContig[T, A](x))
-		}
 		parts := make([]A, nc)
 		perfFor(threads, nc, 1, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
@@ -261,152 +322,169 @@ func redAll[T Numeric, A float64 | int64](op ReduceOp, threads int, x []T, fin f
 		for _, p := range parts {
 			s += p
 		}
-		return fin(s)
-	}
-	fold := redFold[T](op)
-	if nc == 1 {
-		return fold(x[0], x[1:])
+		return redFinish[T](fin, s)
 	}
 	parts := make([]T, nc)
 	perfFor(threads, nc, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			ch := chunk(c)
-			parts[c] = fold(ch[0], ch[1:])
+			parts[c] = redFoldContig(op, ch[0], ch[1:])
 		}
 	})
-	return fold(parts[0], parts[1:])
+	return redFoldContig(op, parts[0], parts[1:])
 }
 
-// redFold returns the contiguous max or min fold.
-func redFold[T Numeric](op ReduceOp) func(acc T, x []T) T {
+// redFoldContig folds x into acc with max or min.
+func redFoldContig[T Numeric](op ReduceOp, acc T, x []T) T {
 	if op == ReduceMax {
-		return redMaxContig[T]
+		return redMaxContig(acc, x)
 	}
-	return redMinContig[T]
+	return redMinContig(acc, x)
 }
 
 // redInner reduces when the last group is reduced: each output element
 // folds rows of length L (the last group) at the offsets of the other
 // reduced groups.
-func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int, fin func(A) T) {
+func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, buf *redBuf, g redGroups, count int, fin redFin[A]) {
 	m := len(g.sizes)
 	L := g.sizes[m-1]
-	ks, kst := g.pick(m, false)
-	rs, rst := g.pick(m-1, true)
-	rows := redProduct(rs)
+	ks, kst := g.pick(buf, 0, m, false)
+	rs, rst := g.pick(buf, 1, m-1, true)
 	grain := max(1, ewGrain/count)
-	isSum := op == ReduceSum || op == ReduceMean
-	fold := redFold[T](op)
-	redPar(threads, len(out), grain, func(lo, hi int) {
-		ko := newRedOdometer(ks, kst, lo)
-		ro := newRedOdometer(rs, rst, 0)
-		for o := lo; o < hi; o++ {
-			base := ko.off
-			switch {
-			case isSum:
-				var s A
-				for r := 0; r < rows; r++ {
-					off := base + ro.off
-					s += redSumContig[T, A](x[off : off+L])
-					ro.next()
-				}
-				out[o] = fin(s)
-			case op == ReduceProd:
-				p := A(1)
-				for r := 0; r < rows; r++ {
-					off := base + ro.off
-					p *= redProdContig[T, A](x[off : off+L])
-					ro.next()
-				}
-				out[o] = T(p)
-			default:
-				acc := x[base]
-				for r := 0; r < rows; r++ {
-					off := base + ro.off
-					acc = fold(acc, x[off:off+L])
-					ro.next()
-				}
-				out[o] = acc
-			}
-			ko.next()
-		}
+	if redSerial(threads, len(out), grain) {
+		redInnerRange[T, A](op, out, x, ks, kst, rs, rst, L, fin, 0, len(out))
+		return
+	}
+	// The goroutines get copies: ks and the others point into the
+	// caller's stack.
+	cks, ckst, crs, crst := slices.Clone(ks), slices.Clone(kst), slices.Clone(rs), slices.Clone(rst)
+	perfFor(threads, len(out), grain, func(lo, hi int) {
+		redInnerRange[T, A](op, out, x, cks, ckst, crs, crst, L, fin, lo, hi)
 	})
+}
+
+// redInnerRange is redInner for the output elements [lo, hi).
+func redInnerRange[T Numeric, A float64 | int64](op ReduceOp, out, x []T, ks, kst, rs, rst []int, L int, fin redFin[A], lo, hi int) {
+	rows := redProduct(rs)
+	var kb, rb [redRank]int
+	ko, ro := newRedOdometer(ks, kst, lo, &kb), newRedOdometer(rs, rst, 0, &rb)
+	for o := lo; o < hi; o++ {
+		base := ko.off
+		switch op {
+		case ReduceSum, ReduceMean:
+			var s A
+			for r := 0; r < rows; r++ {
+				off := base + ro.off
+				s += redSumContig[T, A](x[off : off+L])
+				ro.next()
+			}
+			out[o] = redFinish[T](fin, s)
+		case ReduceProd:
+			p := A(1)
+			for r := 0; r < rows; r++ {
+				off := base + ro.off
+				p *= redProdContig[T, A](x[off : off+L])
+				ro.next()
+			}
+			out[o] = T(p)
+		default:
+			acc := x[base]
+			for r := 0; r < rows; r++ {
+				off := base + ro.off
+				acc = redFoldContig(op, acc, x[off:off+L])
+				ro.next()
+			}
+			out[o] = acc
+		}
+		ko.next()
+	}
 }
 
 // redOuter reduces when the last group (length B) is kept: each output row
 // of B elements accumulates the input rows at the offsets of the reduced
 // groups, redCols columns at a time.
-func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, g redGroups, count int, fin func(A) T) {
+func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T, buf *redBuf, g redGroups, count int, fin redFin[A]) {
 	m := len(g.sizes)
 	B := g.sizes[m-1]
-	ks, kst := g.pick(m-1, false)
-	rs, rst := g.pick(m, true)
+	ks, kst := g.pick(buf, 0, m-1, false)
+	rs, rst := g.pick(buf, 1, m, true)
 	nb := (B + redCols - 1) / redCols
 	units := redProduct(ks) * nb
 	grain := max(1, ewGrain/(count*min(B, redCols)))
-	isSum := op == ReduceSum || op == ReduceMean
-	redPar(threads, units, grain, func(lo, hi int) {
-		ko := newRedOdometer(ks, kst, 0)
-		ro := newRedOdometer(rs, rst, 0)
-		var acc [redCols]A
-		for u := lo; u < hi; u++ {
-			p, c0 := u/nb, (u%nb)*redCols
-			w := min(redCols, B-c0)
-			ko.seek(p)
-			base := ko.off + c0
-			o := out[p*B+c0 : p*B+c0+w]
-			ro.seek(0)
-			row := func() []T {
-				off := base + ro.off
-				ro.next()
-				return x[off : off+w]
-			}
-			r := 0
-			if op == ReduceProd {
-				a := acc[:w]
-				for j := range a {
-					a[j] = 1
-				}
-				for ; r < count; r++ {
-					redMulRow(a, row())
-				}
-				for j, p := range a {
-					o[j] = T(p)
-				}
-				continue
-			}
-			if isSum {
-				a := acc[:w]
-				clear(a)
-				for ; r+4 <= count; r += 4 {
-					redAddRows4(a, row(), row(), row(), row())
-				}
-				for ; r < count; r++ {
-					redAddRow(a, row())
-				}
-				for j, s := range a {
-					o[j] = fin(s)
-				}
-				continue
-			}
-			copy(o, row())
-			r++
-			for ; r+4 <= count; r += 4 {
-				if op == ReduceMax {
-					redMaxRows4(o, row(), row(), row(), row())
-				} else {
-					redMinRows4(o, row(), row(), row(), row())
-				}
+	if redSerial(threads, units, grain) {
+		redOuterRange[T, A](op, out, x, ks, kst, rs, rst, B, count, fin, 0, units)
+		return
+	}
+	cks, ckst, crs, crst := slices.Clone(ks), slices.Clone(kst), slices.Clone(rs), slices.Clone(rst) // see redInner
+	perfFor(threads, units, grain, func(lo, hi int) {
+		redOuterRange[T, A](op, out, x, cks, ckst, crs, crst, B, count, fin, lo, hi)
+	})
+}
+
+// redOuterRange is redOuter for the units (an output row's column block)
+// [lo, hi).
+func redOuterRange[T Numeric, A float64 | int64](op ReduceOp, out, x []T, ks, kst, rs, rst []int, B, count int, fin redFin[A], lo, hi int) {
+	nb := (B + redCols - 1) / redCols
+	var kb, rb [redRank]int
+	ko, ro := newRedOdometer(ks, kst, 0, &kb), newRedOdometer(rs, rst, 0, &rb)
+	var acc [redCols]A
+	for u := lo; u < hi; u++ {
+		p, c0 := u/nb, (u%nb)*redCols
+		w := min(redCols, B-c0)
+		ko.seek(p)
+		base := ko.off + c0
+		o := out[p*B+c0 : p*B+c0+w]
+		ro.seek(0)
+		row := func() []T {
+			off := base + ro.off
+			ro.next()
+			return x[off : off+w]
+		}
+		r := 0
+		if op == ReduceProd {
+			a := acc[:w]
+			for j := range a {
+				a[j] = 1
 			}
 			for ; r < count; r++ {
-				if op == ReduceMax {
-					redMaxRows4(o, row(), nil, nil, nil)
-				} else {
-					redMinRows4(o, row(), nil, nil, nil)
-				}
+				redMulRow(a, row())
+			}
+			for j, p := range a {
+				o[j] = T(p)
+			}
+			continue
+		}
+		if op == ReduceSum || op == ReduceMean {
+			a := acc[:w]
+			clear(a)
+			for ; r+4 <= count; r += 4 {
+				redAddRows4(a, row(), row(), row(), row())
+			}
+			for ; r < count; r++ {
+				redAddRow(a, row())
+			}
+			for j, s := range a {
+				o[j] = redFinish[T](fin, s)
+			}
+			continue
+		}
+		copy(o, row())
+		r++
+		for ; r+4 <= count; r += 4 {
+			if op == ReduceMax {
+				redMaxRows4(o, row(), row(), row(), row())
+			} else {
+				redMinRows4(o, row(), row(), row(), row())
 			}
 		}
-	})
+		for ; r < count; r++ {
+			if op == ReduceMax {
+				redMaxRows4(o, row(), nil, nil, nil)
+			} else {
+				redMinRows4(o, row(), nil, nil, nil)
+			}
+		}
+	}
 }
 
 // redSumContig sums x in blocks of four-way partial sums.
@@ -616,7 +694,7 @@ func redArgmaxContig[T Numeric](x []T) int {
 // below two grains), on the GEMM helpers (perfFor). Each output element is
 // computed whole by one call, so the split never changes a result.
 func redPar(threads, n, grain int, fn func(lo, hi int)) {
-	if threads <= 1 || n < 2*grain {
+	if redSerial(threads, n, grain) {
 		if n > 0 {
 			fn(0, n)
 		}
@@ -624,3 +702,8 @@ func redPar(threads, n, grain int, fn func(lo, hi int)) {
 	}
 	perfFor(threads, n, grain, fn)
 }
+
+// redSerial reports whether redPar would run [0,n) on the calling
+// goroutine; callers then call their loop directly, without the closure
+// redPar takes (a Go allocation per call).
+func redSerial(threads, n, grain int) bool { return threads <= 1 || n < 2*grain }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -256,6 +257,61 @@ func TestRedArgmax(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestRedManyGroups reduces tensors whose reduced and kept dims alternate
+// more often than a reduction's stack buffers hold (redRank groups), and
+// one of rank above 64: the same results as the reference, on one
+// goroutine and two. Small reductions allocate nothing.
+func TestRedManyGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, rank := range []int{9, 12, 70} {
+		shape := make([]int, rank)
+		var axes []int
+		mask := make([]bool, rank)
+		n := 1
+		for d := range shape {
+			shape[d] = 1
+			if d < 14 {
+				shape[d] = 2 // past 14 dims, size-1 dims keep the tensor small
+			}
+			if d%2 == 0 {
+				axes, mask[d] = append(axes, d), true
+			}
+			n *= shape[d]
+		}
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.Float64()
+		}
+		for _, op := range []ReduceOp{ReduceSum, ReduceMax} {
+			want := redRef(op, x, shape, mask)
+			for _, threads := range []int{1, 2} {
+				out := make([]float64, len(want))
+				if err := Reduce(op, threads, out, x, shape, axes); err != nil {
+					t.Fatal(err)
+				}
+				for i := range out {
+					if math.Abs(out[i]-want[i]) > 1e-12 {
+						t.Fatalf("rank %d op %d threads %d: out[%d] = %v, want %v", rank, op, threads, i, out[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	x, out := make([]float32, 6*7*8), make([]float32, 6*7*8)
+	shape := []int{6, 7, 8}
+	for _, axes := range [][]int{{0, 2}, {0}, {2}, {0, 1, 2}, {1}} {
+		kept := 1
+		for d, n := range shape {
+			if !slices.Contains(axes, d) {
+				kept *= n
+			}
+		}
+		if n := testing.AllocsPerRun(50, func() { _ = Reduce(ReduceMean, 1, out[:kept], x, shape, axes) }); n != 0 {
+			t.Errorf("axes %v: %v allocations per reduction, want 0", axes, n)
 		}
 	}
 }
