@@ -151,7 +151,8 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 		e.usePack(in, args[in.comp.Pack.Operand])
 	}
 	if work > 0 {
-		if e.work, err = e.pool.New(e.alloc, tensor.I64, int((work+7)/8)); err != nil {
+		e.workDims[0] = int((work + 7) / 8) // a variadic list would be a Go allocation per call
+		if e.work, err = e.pool.New(e.alloc, tensor.I64, e.workDims[:]...); err != nil {
 			return fail(err)
 		}
 		e.kctx.SetWork(e.work.Raw())

@@ -14,18 +14,19 @@ import (
 
 // runState is what one Run uses; runs are serialized by mu.
 type runState struct {
-	mu     sync.Mutex
-	runs   int64
-	kctx   ops.Ctx
-	done   <-chan struct{}
-	ctx    context.Context
-	feedv  map[string]*tensor.Tensor
-	out    Results
-	detach bool // the results' Go objects must not come back to the pool (Run)
-	tags   bool
-	log    bool           // MemoryLog or Trace set
-	cur    *instr         // the kernel instruction running, for KernelPanicError
-	work   *tensor.Tensor // the running Compute kernel's workspace
+	mu       sync.Mutex
+	runs     int64
+	kctx     ops.Ctx
+	done     <-chan struct{}
+	ctx      context.Context
+	feedv    map[string]*tensor.Tensor
+	out      Results
+	detach   bool // the results' Go objects must not come back to the pool (Run)
+	tags     bool
+	log      bool           // MemoryLog or Trace set
+	cur      *instr         // the kernel instruction running, for KernelPanicError
+	work     *tensor.Tensor // the running Compute kernel's workspace
+	workDims [1]int         // its shape
 }
 
 // Results maps fetch names to tensors the caller owns.

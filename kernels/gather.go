@@ -24,20 +24,29 @@ func Gather[T any, I IndexInt](dst, src []T, idx []I, outer, axis, inner, thread
 	if rows == 0 || inner == 0 {
 		return
 	}
-	ParallelFor(threads, rows, max(1, CopyGrain/inner), func(lo, hi int) {
-		for row := lo; row < hi; row++ {
-			o, i := row/k, int(idx[row%k])
-			if i < 0 {
-				i += axis
-			}
-			s := (o*axis + i) * inner
-			if inner == 1 {
-				dst[row] = src[s]
-			} else {
-				copy(dst[row*inner:(row+1)*inner], src[s:s+inner])
-			}
+	grain := max(1, CopyGrain/inner)
+	if perfSerial(threads, rows, grain) {
+		gatherRows(dst, src, idx, axis, inner, 0, rows)
+		return
+	}
+	ParallelFor(threads, rows, grain, func(lo, hi int) { gatherRows(dst, src, idx, axis, inner, lo, hi) })
+}
+
+// gatherRows is Gather on the rows [lo, hi) of dst.
+func gatherRows[T any, I IndexInt](dst, src []T, idx []I, axis, inner, lo, hi int) {
+	k := len(idx)
+	for row := lo; row < hi; row++ {
+		o, i := row/k, int(idx[row%k])
+		if i < 0 {
+			i += axis
 		}
-	})
+		s := (o*axis + i) * inner
+		if inner == 1 {
+			dst[row] = src[s]
+		} else {
+			copy(dst[row*inner:(row+1)*inner], src[s:s+inner])
+		}
+	}
 }
 
 // OneHot writes, for each index v = idx[i], the row dst[i*depth:(i+1)*depth]

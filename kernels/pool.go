@@ -40,7 +40,8 @@ func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) 
 		maxPoolPlanes(&p, x, out, idx, 0, p.N*p.C)
 		return
 	}
-	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) { maxPoolPlanes(&p, x, out, idx, lo, hi) })
+	q := p // captured by the goroutines: p itself stays on the stack
+	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) { maxPoolPlanes(&q, x, out, idx, lo, hi) })
 }
 
 // maxPoolPlanes is MaxPool2D on the planes [lo, hi).

@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // Data movement for shape ops: strided copies (transpose, expand, slice),
 // and row-segment copies (concat, split). The routines are generic over the
 // element type; callers move any dtype by its element size (uint8, uint32,
@@ -33,7 +35,8 @@ func StridedCopy[T any](dst, src []T, shape []int, off int, strides []int, threa
 	if n == 0 {
 		return
 	}
-	dims, st := shpSimplify(shape, strides)
+	var dbuf, sbuf [shpRank]int
+	dims, st := shpSimplify(shape, strides, &dbuf, &sbuf)
 	r := len(dims)
 	switch {
 	case r == 0:
@@ -45,11 +48,15 @@ func StridedCopy[T any](dst, src []T, shape []int, off int, strides []int, threa
 	}
 }
 
+// shpRank is the most dims the shape kernels keep in their callers' stack
+// buffers; more go to the heap.
+const shpRank = 8
+
 // shpSimplify drops unit dims and merges dim i into dim i+1 when
-// strides[i] == strides[i+1]*shape[i+1].
-func shpSimplify(shape, strides []int) ([]int, []int) {
-	dims := make([]int, 0, len(shape))
-	st := make([]int, 0, len(shape))
+// strides[i] == strides[i+1]*shape[i+1], into dbuf and sbuf as far as they
+// hold.
+func shpSimplify(shape, strides []int, dbuf, sbuf *[shpRank]int) ([]int, []int) {
+	dims, st := dbuf[:0], sbuf[:0]
 	for i, d := range shape {
 		if d == 1 {
 			continue
@@ -72,9 +79,15 @@ type shpOdometer struct {
 	base          int
 }
 
-// shpNewOdometer starts at flat position pos of dims.
-func shpNewOdometer(dims, st []int, off, pos int) *shpOdometer {
-	o := &shpOdometer{dims: dims, st: st, idx: make([]int, len(dims)), base: off}
+// shpNewOdometer starts at flat position pos of dims, its index in buf
+// (its caller's, on the stack) up to shpRank dims.
+func shpNewOdometer(dims, st []int, off, pos int, buf *[shpRank]int) shpOdometer {
+	o := shpOdometer{dims: dims, st: st, base: off}
+	if len(dims) <= shpRank {
+		o.idx = buf[:len(dims)]
+	} else {
+		o.idx = make([]int, len(dims))
+	}
 	for k := len(dims) - 1; k >= 0; k-- {
 		o.idx[k] = pos % dims[k]
 		pos /= dims[k]
@@ -99,31 +112,43 @@ func (o *shpOdometer) next() {
 
 // shpStridedRows copies row by row: the last dim is a row of dst.
 func shpStridedRows[T any](dst, src []T, dims []int, off int, st []int, threads int) {
+	l := dims[len(dims)-1]
+	rows := len(dst) / l
+	grain := max(1, CopyGrain/l)
+	if perfSerial(threads, rows, grain) {
+		shpStridedRange(dst, src, dims, off, st, 0, rows)
+		return
+	}
+	// The goroutines get copies: dims and st may be on the caller's stack.
+	cd, cs := slices.Clone(dims), slices.Clone(st)
+	ParallelFor(threads, rows, grain, func(lo, hi int) { shpStridedRange(dst, src, cd, off, cs, lo, hi) })
+}
+
+// shpStridedRange is shpStridedRows on the rows [lo, hi).
+func shpStridedRange[T any](dst, src []T, dims []int, off int, st []int, lo, hi int) {
 	r := len(dims)
 	l, s := dims[r-1], st[r-1]
-	rows := len(dst) / l
-	ParallelFor(threads, rows, max(1, CopyGrain/l), func(lo, hi int) {
-		o := shpNewOdometer(dims[:r-1], st[:r-1], off, lo)
-		for row := lo; row < hi; row++ {
-			d := dst[row*l : (row+1)*l]
-			switch s {
-			case 1:
-				copy(d, src[o.base:o.base+l])
-			case 0:
-				v := src[o.base]
-				for j := range d {
-					d[j] = v
-				}
-			default:
-				p := o.base
-				for j := range d {
-					d[j] = src[p]
-					p += s
-				}
+	var buf [shpRank]int
+	o := shpNewOdometer(dims[:r-1], st[:r-1], off, lo, &buf)
+	for row := lo; row < hi; row++ {
+		d := dst[row*l : (row+1)*l]
+		switch s {
+		case 1:
+			copy(d, src[o.base:o.base+l])
+		case 0:
+			v := src[o.base]
+			for j := range d {
+				d[j] = v
 			}
-			o.next()
+		default:
+			p := o.base
+			for j := range d {
+				d[j] = src[p]
+				p += s
+			}
 		}
-	})
+		o.next()
+	}
 }
 
 // shpBlockedTranspose handles dims [outer..., m, n] whose src strides end in
@@ -132,40 +157,68 @@ func shpStridedRows[T any](dst, src []T, dims []int, off int, st []int, threads 
 func shpBlockedTranspose[T any](dst, src []T, dims []int, off int, st []int, threads int) {
 	r := len(dims)
 	m, n := dims[r-2], dims[r-1]
-	ld := st[r-1]
 	bands := (m + shpTile - 1) / shpTile // row bands per matrix
 	units := len(dst) / (m * n) * bands
-	ParallelFor(threads, units, max(1, CopyGrain/(shpTile*n)), func(lo, hi int) {
-		o := shpNewOdometer(dims[:r-2], st[:r-2], off, lo/bands)
-		mat := lo / bands
-		for u := lo; u < hi; u++ {
-			if u/bands != mat {
-				mat = u / bands
-				o.next()
-			}
-			i0 := (u % bands) * shpTile
-			i1 := min(i0+shpTile, m)
-			out := dst[mat*m*n : (mat+1)*m*n]
-			for j0 := 0; j0 < n; j0 += shpTile {
-				j1 := min(j0+shpTile, n)
-				for i := i0; i < i1; i++ {
-					row := out[i*n+j0 : i*n+j1]
-					p := o.base + i + j0*ld
-					for j := range row {
-						row[j] = src[p]
-						p += ld
-					}
+	grain := max(1, CopyGrain/(shpTile*n))
+	if perfSerial(threads, units, grain) {
+		shpTransposeRange(dst, src, dims, off, st, 0, units)
+		return
+	}
+	cd, cs := slices.Clone(dims), slices.Clone(st) // dims and st may be on the caller's stack
+	ParallelFor(threads, units, grain, func(lo, hi int) { shpTransposeRange(dst, src, cd, off, cs, lo, hi) })
+}
+
+// shpTransposeRange is shpBlockedTranspose on the units (a band of rows
+// of one matrix) [lo, hi).
+func shpTransposeRange[T any](dst, src []T, dims []int, off int, st []int, lo, hi int) {
+	r := len(dims)
+	m, n := dims[r-2], dims[r-1]
+	ld := st[r-1]
+	bands := (m + shpTile - 1) / shpTile
+	var buf [shpRank]int
+	o := shpNewOdometer(dims[:r-2], st[:r-2], off, lo/bands, &buf)
+	mat := lo / bands
+	for u := lo; u < hi; u++ {
+		if u/bands != mat {
+			mat = u / bands
+			o.next()
+		}
+		i0 := (u % bands) * shpTile
+		i1 := min(i0+shpTile, m)
+		out := dst[mat*m*n : (mat+1)*m*n]
+		for j0 := 0; j0 < n; j0 += shpTile {
+			j1 := min(j0+shpTile, n)
+			for i := i0; i < i1; i++ {
+				row := out[i*n+j0 : i*n+j1]
+				p := o.base + i + j0*ld
+				for j := range row {
+					row[j] = src[p]
+					p += ld
 				}
 			}
 		}
-	})
+	}
 }
 
 // ConcatRows concatenates along a row: dst and each srcs[k] are outer rows,
 // srcs[k] of widths[k] elements each and dst of Σ widths elements; row r of
 // dst is row r of srcs[0], then of srcs[1], and so on.
 func ConcatRows[T any](dst []T, srcs [][]T, outer int, widths []int, threads int) {
-	shpSegments(outer, widths, threads, func(k, row, col, pos, n int) {
+	w := shpTotal(widths)
+	if w == 0 || outer == 0 {
+		return
+	}
+	if perfSerial(threads, outer*w, CopyGrain) {
+		concatRange(dst, srcs, widths, w, 0, outer*w)
+		return
+	}
+	// The goroutines get copies: srcs and widths may be on the caller's stack.
+	cs, cw := slices.Clone(srcs), slices.Clone(widths)
+	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) { concatRange(dst, cs, cw, w, lo, hi) })
+}
+
+func concatRange[T any](dst []T, srcs [][]T, widths []int, w, lo, hi int) {
+	shpSegments(widths, w, lo, hi, func(k, row, col, pos, n int) {
 		copy(dst[pos:pos+n], srcs[k][row*widths[k]+col:])
 	})
 }
@@ -173,45 +226,57 @@ func ConcatRows[T any](dst []T, srcs [][]T, outer int, widths []int, threads int
 // SplitRows is the inverse of ConcatRows: it cuts each row of src into
 // pieces of widths[k] elements, appended to dsts[k].
 func SplitRows[T any](dsts [][]T, src []T, outer int, widths []int, threads int) {
-	shpSegments(outer, widths, threads, func(k, row, col, pos, n int) {
+	w := shpTotal(widths)
+	if w == 0 || outer == 0 {
+		return
+	}
+	if perfSerial(threads, outer*w, CopyGrain) {
+		splitRangeRows(dsts, src, widths, w, 0, outer*w)
+		return
+	}
+	cd, cw := slices.Clone(dsts), slices.Clone(widths) // see ConcatRows
+	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) { splitRangeRows(cd, src, cw, w, lo, hi) })
+}
+
+func splitRangeRows[T any](dsts [][]T, src []T, widths []int, w, lo, hi int) {
+	shpSegments(widths, w, lo, hi, func(k, row, col, pos, n int) {
 		copy(dsts[k][row*widths[k]+col:], src[pos:pos+n])
 	})
 }
 
-// shpSegments walks the concatenated layout [outer][Σ widths] in contiguous
-// pieces, each inside one part k: elements [pos, pos+n) of the whole are
-// elements [col, col+n) of row row of part k. The range is split over
-// threads goroutines by element count.
-func shpSegments(outer int, widths []int, threads int, fn func(k, row, col, pos, n int)) {
+func shpTotal(widths []int) int {
 	w := 0
 	for _, x := range widths {
 		w += x
 	}
-	if w == 0 || outer == 0 {
-		return
+	return w
+}
+
+// shpSegments walks the elements [lo, hi) of the concatenated layout
+// [outer][w = Σ widths] in contiguous pieces, each inside one part k:
+// elements [pos, pos+n) of the whole are elements [col, col+n) of row row
+// of part k.
+func shpSegments(widths []int, w, lo, hi int, fn func(k, row, col, pos, n int)) {
+	row, c := lo/w, lo%w
+	k := 0
+	for c >= widths[k] {
+		c -= widths[k]
+		k++
 	}
-	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) {
-		row, c := lo/w, lo%w
-		k := 0
-		for c >= widths[k] {
-			c -= widths[k]
+	for pos := lo; pos < hi; {
+		n := min(widths[k]-c, hi-pos)
+		if n > 0 {
+			fn(k, row, c, pos, n)
+		}
+		pos += n
+		c += n
+		if c == widths[k] {
+			c = 0
 			k++
-		}
-		for pos := lo; pos < hi; {
-			n := min(widths[k]-c, hi-pos)
-			if n > 0 {
-				fn(k, row, c, pos, n)
-			}
-			pos += n
-			c += n
-			if c == widths[k] {
-				c = 0
-				k++
-				if k == len(widths) {
-					k = 0
-					row++
-				}
+			if k == len(widths) {
+				k = 0
+				row++
 			}
 		}
-	})
+	}
 }

@@ -15,7 +15,9 @@ func StridedScatter[T any](dst, src []T, shape []int, off int, strides []int, th
 	if n == 0 {
 		return
 	}
-	dims, st := shpSimplify(shape, strides)
+	// The goroutines read dims and st from the heap: the stack buffers
+	// would move there with them.
+	dims, st := shpSimplify(shape, strides, new([shpRank]int), new([shpRank]int))
 	r := len(dims)
 	if r == 0 {
 		dst[off] = src[0]
@@ -23,7 +25,8 @@ func StridedScatter[T any](dst, src []T, shape []int, off int, strides []int, th
 	}
 	l, s := dims[r-1], st[r-1]
 	ParallelFor(threads, n/l, max(1, CopyGrain/l), func(lo, hi int) {
-		o := shpNewOdometer(dims[:r-1], st[:r-1], off, lo)
+		var buf [shpRank]int
+		o := shpNewOdometer(dims[:r-1], st[:r-1], off, lo, &buf)
 		for row := lo; row < hi; row++ {
 			from := src[row*l : (row+1)*l]
 			if s == 1 {

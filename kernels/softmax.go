@@ -20,23 +20,30 @@ func softmaxLines[T nnFloat](x, y []T, outer, n, inner int, log bool, threads in
 	if n == 0 {
 		return
 	}
-	nnFor(threads, outer*inner, 8*n, func(lo, hi int) {
-		for l := lo; l < hi; l++ {
-			base := (l/inner)*n*inner + l%inner
-			m, s := softmaxMaxSum(x, base, n, inner)
-			if log {
-				ls := m + math.Log(s)
-				for j := range n {
-					y[base+j*inner] = T(float64(x[base+j*inner]) - ls)
-				}
-			} else {
-				inv := 1 / s
-				for j := range n {
-					y[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-m) * inv)
-				}
+	if nnSerial(threads, outer*inner, 8*n) {
+		softmaxRange(x, y, n, inner, log, 0, outer*inner)
+		return
+	}
+	nnFor(threads, outer*inner, 8*n, func(lo, hi int) { softmaxRange(x, y, n, inner, log, lo, hi) })
+}
+
+// softmaxRange is softmaxLines on the lines [lo, hi).
+func softmaxRange[T nnFloat](x, y []T, n, inner int, log bool, lo, hi int) {
+	for l := lo; l < hi; l++ {
+		base := (l/inner)*n*inner + l%inner
+		m, s := softmaxMaxSum(x, base, n, inner)
+		if log {
+			ls := m + math.Log(s)
+			for j := range n {
+				y[base+j*inner] = T(float64(x[base+j*inner]) - ls)
+			}
+		} else {
+			inv := 1 / s
+			for j := range n {
+				y[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-m) * inv)
 			}
 		}
-	})
+	}
 }
 
 // softmaxMaxSum returns the maximum m of the n elements x[base + j·stride]

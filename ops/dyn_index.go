@@ -351,11 +351,11 @@ func dynBindSplit(op *ir.Op) (Kernel, error) {
 		}
 		switch x.DType().Size() {
 		case 1:
-			kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
+			kernels.SplitRows(shpWordsOf[uint8](nil, outs), shpWords[uint8](x), outer, widths, c.Threads)
 		case 4:
-			kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
+			kernels.SplitRows(shpWordsOf[uint32](nil, outs), shpWords[uint32](x), outer, widths, c.Threads)
 		case 8:
-			kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
+			kernels.SplitRows(shpWordsOf[uint64](nil, outs), shpWords[uint64](x), outer, widths, c.Threads)
 		}
 		return outs, nil
 	}, nil

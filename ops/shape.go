@@ -790,27 +790,36 @@ func shpConcatInto(c *Ctx, y *tensor.Tensor, in []*tensor.Tensor, axis int) {
 	out := y.Shape()
 	outer := shpSize(out[:axis])
 	inner := shpSize(out[axis+1:])
-	widths := make([]int, len(in))
-	for i, x := range in {
-		widths[i] = x.Shape()[axis] * inner
+	var wbuf [shpParts]int
+	widths := wbuf[:0]
+	for _, x := range in {
+		widths = append(widths, x.Shape()[axis]*inner)
 	}
 	switch y.DType().Size() {
 	case 1:
-		kernels.ConcatRows(shpWords[uint8](y), shpWordsOf[uint8](in), outer, widths, c.Threads)
+		shpConcatWords[uint8](y, in, outer, widths, c.Threads)
 	case 4:
-		kernels.ConcatRows(shpWords[uint32](y), shpWordsOf[uint32](in), outer, widths, c.Threads)
+		shpConcatWords[uint32](y, in, outer, widths, c.Threads)
 	case 8:
-		kernels.ConcatRows(shpWords[uint64](y), shpWordsOf[uint64](in), outer, widths, c.Threads)
+		shpConcatWords[uint64](y, in, outer, widths, c.Threads)
 	}
 }
 
-// shpWordsOf is shpWords for each tensor of ts.
-func shpWordsOf[W shpWord](ts []*tensor.Tensor) [][]W {
-	out := make([][]W, len(ts))
-	for i, t := range ts {
-		out[i] = shpWords[W](t)
+// shpParts is how many pieces a concat or split keeps on the stack; more
+// take a Go allocation.
+const shpParts = 8
+
+func shpConcatWords[W shpWord](y *tensor.Tensor, in []*tensor.Tensor, outer int, widths []int, threads int) {
+	var buf [shpParts][]W
+	kernels.ConcatRows(shpWords[W](y), shpWordsOf(buf[:0], in), outer, widths, threads)
+}
+
+// shpWordsOf appends shpWords of each tensor of ts to dst.
+func shpWordsOf[W shpWord](dst [][]W, ts []*tensor.Tensor) [][]W {
+	for _, t := range ts {
+		dst = append(dst, shpWords[W](t))
 	}
-	return out
+	return dst
 }
 
 // Concat joins xs (at least one, same dtype, dims equal except along axis)
@@ -981,18 +990,24 @@ func shpSplitInto(c *Ctx, outs []*tensor.Tensor, x *tensor.Tensor, axis int) {
 	dims := x.Shape()
 	outer := shpSize(dims[:axis])
 	inner := shpSize(dims[axis+1:])
-	widths := make([]int, len(outs))
-	for i, y := range outs {
-		widths[i] = y.Shape()[axis] * inner
+	var wbuf [shpParts]int
+	widths := wbuf[:0]
+	for _, y := range outs {
+		widths = append(widths, y.Shape()[axis]*inner)
 	}
 	switch x.DType().Size() {
 	case 1:
-		kernels.SplitRows(shpWordsOf[uint8](outs), shpWords[uint8](x), outer, widths, c.Threads)
+		shpSplitWords[uint8](outs, x, outer, widths, c.Threads)
 	case 4:
-		kernels.SplitRows(shpWordsOf[uint32](outs), shpWords[uint32](x), outer, widths, c.Threads)
+		shpSplitWords[uint32](outs, x, outer, widths, c.Threads)
 	case 8:
-		kernels.SplitRows(shpWordsOf[uint64](outs), shpWords[uint64](x), outer, widths, c.Threads)
+		shpSplitWords[uint64](outs, x, outer, widths, c.Threads)
 	}
+}
+
+func shpSplitWords[W shpWord](outs []*tensor.Tensor, x *tensor.Tensor, outer int, widths []int, threads int) {
+	var buf [shpParts][]W
+	kernels.SplitRows(shpWordsOf(buf[:0], outs), shpWords[W](x), outer, widths, threads)
 }
 
 // Split cuts x along axis into len(sections) copies of the given sizes;
