@@ -434,10 +434,25 @@ func ewBroadcast[T, U any](l ewLoops[T, U], threads, grain int, out []U, outShap
 			ewBroadcastRange(l, &p, 0, n, out, a, b)
 			return
 		}
-		p := ewMakePlan(new(ewPlanBuf), outShape, aShape, bShape)
-		ewRun(threads, n, grain, func(lo, hi int) { ewBroadcastRange(l, &p, lo, hi, out, a, b) })
+		j := getJob[ewBroadcastJob[T, U]]()
+		j.l, j.out, j.a, j.b = l, out, a, b
+		j.p = ewMakePlan(&j.buf, outShape, aShape, bShape)
+		perfForRanger(threads, n, grain, j)
+		putJob(j)
 	}
 }
+
+// ewBroadcastJob is ewBroadcast's parallel loop; its plan lives in it.
+type ewBroadcastJob[T, U any] struct {
+	l   ewLoops[T, U]
+	p   ewPlan
+	buf ewPlanBuf
+	out []U
+	a   []T
+	b   []T
+}
+
+func (j *ewBroadcastJob[T, U]) run(lo, hi int) { ewBroadcastRange(j.l, &j.p, lo, hi, j.out, j.a, j.b) }
 
 // ewBroadcastRange computes out[lo:hi] of a broadcast binary op on plan p.
 func ewBroadcastRange[T, U any](l ewLoops[T, U], p *ewPlan, lo, hi int, out []U, a, b []T) {
@@ -495,35 +510,50 @@ func ewLayout[T, U any](l ewLoops[T, U], layout, threads, grain int, out []U, a,
 		}
 		return
 	}
+	j := getJob[ewLayoutJob[T, U]]()
+	j.l, j.layout, j.out, j.a, j.b = l, layout, out, a, b
 	switch layout {
-	case ewRowB:
-		ewRows(threads, grain, len(b), out, func(o []U, lo int) { l.vv(o, a[lo:lo+len(o)], b) })
-		return
-	case ewRowA:
-		ewRows(threads, grain, len(a), out, func(o []U, lo int) { l.vv(o, a, b[lo:lo+len(o)]) })
-		return
-	}
-	switch layout {
-	case ewVV:
-		ewRun(threads, n, grain, func(lo, hi int) { l.vv(out[lo:hi], a[lo:hi], b[lo:hi]) })
-	case ewVS:
-		y := b[0]
-		ewRun(threads, n, grain, func(lo, hi int) { l.vs(out[lo:hi], a[lo:hi], y) })
+	case ewRowB, ewRowA: // split by whole rows
+		m := len(b)
+		if layout == ewRowA {
+			m = len(a)
+		}
+		j.m = m
+		perfForRanger(threads, n/m, max(1, grain/m), j)
 	default:
-		x := a[0]
-		ewRun(threads, n, grain, func(lo, hi int) { l.sv(out[lo:hi], x, b[lo:hi]) })
+		perfForRanger(threads, n, grain, j)
 	}
+	putJob(j)
 }
 
-// ewRows calls row(out[lo:lo+m], lo) for each row of m elements of out,
-// split over goroutines by whole rows.
-func ewRows[U any](threads, grain, m int, out []U, row func(o []U, lo int)) {
-	rows := len(out) / m
-	ParallelFor(threads, rows, max(1, grain/m), func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
-			row(out[r*m:(r+1)*m], r*m)
+// ewLayoutJob is ewLayout's parallel loop: over elements, or over rows
+// of m elements for the row layouts.
+type ewLayoutJob[T, U any] struct {
+	l      ewLoops[T, U]
+	layout int
+	out    []U
+	a, b   []T
+	m      int
+}
+
+func (j *ewLayoutJob[T, U]) run(lo, hi int) {
+	l, out, a, b := j.l, j.out, j.a, j.b
+	switch j.layout {
+	case ewVV:
+		l.vv(out[lo:hi], a[lo:hi], b[lo:hi])
+	case ewVS:
+		l.vs(out[lo:hi], a[lo:hi], b[0])
+	case ewSV:
+		l.sv(out[lo:hi], a[0], b[lo:hi])
+	case ewRowB:
+		for r, m := lo, j.m; r < hi; r++ {
+			l.vv(out[r*m:(r+1)*m], a[r*m:(r+1)*m], b)
 		}
-	})
+	case ewRowA:
+		for r, m := lo, j.m; r < hi; r++ {
+			l.vv(out[r*m:(r+1)*m], a, b[r*m:(r+1)*m])
+		}
+	}
 }
 
 // ewFastLayout recognises, without allocating, the operands that need no

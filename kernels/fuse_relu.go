@@ -47,8 +47,16 @@ func ReluF32(out, x []float32, threads int) {
 		reluF32Range(out, x)
 		return
 	}
-	perfFor(threads, len(out), reluGradGrain, func(lo, hi int) { reluF32Range(out[lo:hi], x[lo:hi]) })
+	j := getJob[reluJob]()
+	j.out, j.x = out, x
+	perfForRanger(threads, len(out), reluGradGrain, j)
+	putJob(j)
 }
+
+// reluJob is ReluF32's parallel loop.
+type reluJob struct{ out, x []float32 }
+
+func (j *reluJob) run(lo, hi int) { reluF32Range(j.out[lo:hi], j.x[lo:hi]) }
 
 func reluF32Range(out, x []float32) {
 	done := reluF32Vec(out, x)

@@ -101,8 +101,20 @@ func BatchNormApply[T nnFloat](x, y []T, outer, ch, inner int, a, b []float64, t
 		bnApplyRows(x, y, ch, inner, a, b, 0, outer*ch)
 		return
 	}
-	nnFor(threads, outer*ch, inner, func(lo, hi int) { bnApplyRows(x, y, ch, inner, a, b, lo, hi) })
+	j := getJob[bnApplyJob[T]]()
+	j.x, j.y, j.ch, j.inner, j.a, j.b = x, y, ch, inner, a, b
+	nnForRanger(threads, outer*ch, inner, j)
+	putJob(j)
 }
+
+// bnApplyJob is BatchNormApply's parallel loop.
+type bnApplyJob[T nnFloat] struct {
+	x, y      []T
+	ch, inner int
+	a, b      []float64
+}
+
+func (j *bnApplyJob[T]) run(lo, hi int) { bnApplyRows(j.x, j.y, j.ch, j.inner, j.a, j.b, lo, hi) }
 
 // bnApplyRows is BatchNormApply on the rows (of inner elements) [lo, hi).
 func bnApplyRows[T nnFloat](x, y []T, ch, inner int, a, b []float64, lo, hi int) {

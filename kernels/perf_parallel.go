@@ -75,6 +75,7 @@ type perfJob struct {
 	split  func(lo, hi int)
 	split3 func(who, lo, hi int) // who: the worker, or the item with byItem
 	byItem bool
+	ranger ranger // run(lo, hi) on the split ranges
 	n      int
 
 	next, done, joined atomic.Int32
@@ -125,7 +126,7 @@ func (j *perfJob) leave() {
 	if j.users.Add(-1) != 0 {
 		return
 	}
-	j.each, j.task, j.split, j.split3, j.byItem = nil, nil, nil, nil, false
+	j.each, j.task, j.split, j.split3, j.byItem, j.ranger = nil, nil, nil, nil, false, nil
 	j.next.Store(0)
 	j.done.Store(0)
 	j.joined.Store(0)
@@ -152,6 +153,8 @@ func (j *perfJob) item(w, i int) {
 		j.task.item(w, i)
 	case j.split != nil:
 		j.split(splitRange(j.n, j.items, i))
+	case j.ranger != nil:
+		j.ranger.run(splitRange(j.n, j.items, i))
 	default:
 		lo, hi := splitRange(j.n, j.items, i)
 		if j.byItem {

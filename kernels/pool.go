@@ -40,9 +40,20 @@ func MaxPool2D[T nnFloat](p Pool2DParams, x, out []T, idx []int64, threads int) 
 		maxPoolPlanes(&p, x, out, idx, 0, p.N*p.C)
 		return
 	}
-	q := p // captured by the goroutines: p itself stays on the stack
-	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) { maxPoolPlanes(&q, x, out, idx, lo, hi) })
+	j := getJob[maxPoolJob[T]]()
+	j.p, j.x, j.out, j.idx = p, x, out, idx
+	nnForRanger(threads, p.N*p.C, ohw*p.KH*p.KW, j)
+	putJob(j)
 }
+
+// maxPoolJob is MaxPool2D's parallel loop.
+type maxPoolJob[T nnFloat] struct {
+	p      Pool2DParams
+	x, out []T
+	idx    []int64
+}
+
+func (j *maxPoolJob[T]) run(lo, hi int) { maxPoolPlanes(&j.p, j.x, j.out, j.idx, lo, hi) }
 
 // maxPoolPlanes is MaxPool2D on the planes [lo, hi).
 func maxPoolPlanes[T nnFloat](p *Pool2DParams, x, out []T, idx []int64, lo, hi int) {
