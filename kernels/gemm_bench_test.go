@@ -60,3 +60,35 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmPackedB measures x·Wᵀ with W packed once (GemmPackedB), as
+// a weight at inference, beside the unpacked Sgemm, for the shapes of
+// the exported MLP's first layer at batch 1, 8 and 64 and of a wider
+// layer; threads is the thread count the call may use (the parallel
+// threshold decides whether it does).
+func BenchmarkGemmPackedB(b *testing.B) {
+	for _, s := range [][3]int{{1, 128, 784}, {8, 128, 784}, {64, 128, 784}, {8, 512, 512}} {
+		m, n, k := s[0], s[1], s[2]
+		x, w, c := make([]float32, m*k), make([]float32, n*k), make([]float32, m*n)
+		for i := range w {
+			w[i] = float32(i%5) - 2
+		}
+		pb := make([]float32, PackedGemmBLen[float32](k, n))
+		PackGemmB(pb, true, k, n, w, k)
+		for _, threads := range []int{1, 2} {
+			for _, packed := range []bool{true, false} {
+				name := fmt.Sprintf("%dx%dx%d/threads=%d/packed=%v", m, n, k, threads, packed)
+				b.Run(name, func(b *testing.B) {
+					for b.Loop() {
+						if packed {
+							GemmPackedB(false, true, m, n, k, 1, x, k, w, k, pb, 0, c, n, threads)
+						} else {
+							Sgemm(false, true, m, n, k, 1, x, k, w, k, 0, c, n, threads)
+						}
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}

@@ -96,14 +96,11 @@ func GemmPackedB[T nnFloat](transA, transB bool, m, n, k int, alpha T, a []T, ld
 		scaleMatrix(m, n, beta, c, ldc)
 		return
 	}
-	// B is packed already, so a goroutine needs less work to pay off
-	// than in the unpacked GEMM; the thresholds are the same, measured
-	// with packing included, which errs towards one goroutine.
 	work := m * n * k
 	if k < gemmShallowK {
 		work /= 4
 	}
-	t := min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork)
+	t := min(threads, runtime.GOMAXPROCS(0), work/gemmPackedMinWork)
 	if t <= 1 {
 		ws := getGemmScratch[T]()
 		gemmPackedRange(kern, ws, transA, 0, m, 0, n, n, k, alpha, a, lda, pb, beta, c, ldc)
@@ -115,6 +112,16 @@ func GemmPackedB[T nnFloat](transA, transB bool, m, n, k int, alpha T, a []T, ld
 	j.alpha, j.beta, j.a, j.pb, j.c, j.lda, j.ldc = alpha, beta, a, pb, c, lda, ldc
 	j.start(t)
 }
+
+// gemmPackedMinWork is the m·n·k volume each goroutine must get for
+// another one to pay off when B is packed already. Without B's packing a
+// small-m product is several times cheaper per element than in the
+// unpacked GEMM, so the fixed cost of a helper (waking it, splitting C,
+// waiting for its last block) weighs more: measured on 2 loaded cores
+// (BenchmarkGemmPackedB, median of 7 rounds), 8×128×784 took 44 µs on
+// one goroutine and 105 µs on two (59 against 39 at best), while
+// 8×512×512 took 133 µs on one and 77 µs on two.
+const gemmPackedMinWork = 1 << 20
 
 // gemmPackedRange computes rows [r0, r1) and columns [c0, c1) of C (r0 a
 // multiple of mr, c0 of nr, so that the tiles are those of the whole
