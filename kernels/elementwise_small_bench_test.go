@@ -1,6 +1,9 @@
 package kernels
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // BenchmarkBinarySmall measures the entry cost of Binary on tiny
 // operands, where the executor's scalar and small elementwise ops spend
@@ -25,5 +28,37 @@ func BenchmarkBinarySmall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkInferenceOps times the elementwise passes of the small CNN's
+// first block (bias add broadcast over 32 channels of 32×32, batch norm,
+// ReLU) at batch 1 and 8, with the thread count given to the kernel, to
+// set the sizes at which a second goroutine pays off.
+func BenchmarkInferenceOps(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		size := n * 32 * 32 * 32
+		x, y, out := make([]float32, size), make([]float32, 32), make([]float32, size)
+		a, c := make([]float64, 32), make([]float64, 32)
+		shape, bias := []int{n, 32, 32, 32}, []int{32, 1, 1}
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("bias-add/n=%d/threads=%d", n, threads), func(b *testing.B) {
+				for b.Loop() {
+					if err := Binary(BinAdd, threads, out, shape, x, shape, y, bias); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("batch-norm/n=%d/threads=%d", n, threads), func(b *testing.B) {
+				for b.Loop() {
+					BatchNormApply(x, out, n, 32, 1024, a, c, threads)
+				}
+			})
+			b.Run(fmt.Sprintf("relu/n=%d/threads=%d", n, threads), func(b *testing.B) {
+				for b.Loop() {
+					ReluF32(out, x, threads)
+				}
+			})
+		}
 	}
 }
