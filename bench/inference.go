@@ -32,7 +32,7 @@ var InferenceModels = []string{"mlp", "cnn", "ctrlflow", "resnet18ish"}
 
 // InferenceBatches are the batch sizes of the models with a batch
 // dimension; a model without one (ctrlflow) runs at its fixed batch only.
-var InferenceBatches = []int{1, 64}
+var InferenceBatches = []int{1, 8, 64}
 
 // ModelsDir finds onnx/testdata/models in the working directory or a
 // directory above it: go test runs the benchmarks in bench/, bench/run

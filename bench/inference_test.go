@@ -15,7 +15,7 @@ import (
 var noOptimize = flag.Bool("no-optimize", false, "BenchmarkONNXInference: run the imported programs without the inference passes")
 
 // BenchmarkONNXInference times one inference of each exported model
-// (InferenceModels) at batch 1 and 64 (ctrlflow, without a batch
+// (InferenceModels) at batch 1, 8 and 64 (ctrlflow, without a batch
 // dimension: at its fixed batch 2): exec's Run and the release of its
 // results, on a batch made by repeating the golden input rows (as
 // bench/peers/ort's ortbench makes ONNX Runtime's). Before timing, every
