@@ -148,7 +148,9 @@ func (e *Executable) computeWith(in *instr, args []*tensor.Tensor) error {
 		}
 	}
 	if in.pack != nil {
+		e.cur = in // a packer that panics is this op's kernel: its results are unwound
 		e.usePack(in, args[in.comp.Pack.Operand])
+		e.cur = nil
 	}
 	if work > 0 {
 		e.workDims[0] = int((work + 7) / 8) // a variadic list would be a Go allocation per call

@@ -9,6 +9,7 @@ import (
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -245,5 +246,59 @@ func TestPackCachePlan(t *testing.T) {
 	defer res.Release()
 	if st := f.a.Stats(); plan.Peak != st.Allocated.Peak || plan.End != st.Allocated.Current {
 		t.Fatalf("after a replaced parameter: plan peak %d end %d, run %d %d", plan.Peak, plan.End, st.Allocated.Peak, st.Allocated.Current)
+	}
+}
+
+// test_pack_panic (x, w): x copied, with a packer for w that panics (a
+// bug in an op's Pack).
+func init() {
+	ops.Register(&ops.Def{Name: "test_pack_panic", Infer: sameAsFirst, NoGrad: true, Compute: func(*ir.Op) (ops.Compute, error) {
+		return ops.Compute{
+			Fn: func(_ *ops.Ctx, in, out []*tensor.Tensor) error {
+				copy(out[0].Raw(), in[0].Raw())
+				return nil
+			},
+			Pack: &ops.Pack{
+				Operand: 1,
+				Bytes:   func([][]int) int64 { return 256 },
+				Fn:      func(*tensor.Tensor, []byte) { panic(injectedPanic) },
+			},
+		}, nil
+	}})
+}
+
+// TestPackCachePackerPanics: a packer that panics fails the run with a
+// KernelPanicError naming the op; the run's buffers are released, the
+// copy it was filling stays in the cache, counted and never used, and the
+// next run makes it again.
+func TestPackCachePackerPanics(t *testing.T) {
+	a := newAlloc()
+	st := exec.NewStore()
+	w, _ := tensor.FromF32(a, ramp(16), 16)
+	st.Set("w", w)
+	defer st.Release()
+	x := compile(t, `{
+  (%w) = "parameter" () {name:"w", shape:[16], dtype:f32} : () -> tensor<16xf32>
+  (%x) = "data" () {name:"x", shape:[8], dtype:f32} : () -> tensor<8xf32>
+  (%e) = "exp" (%x) : (tensor<8xf32>) -> tensor<8xf32>
+  (%y) = "test_pack_panic" (%e, %w) : (tensor<8xf32>, tensor<16xf32>) -> tensor<8xf32>
+  () = "fetch" (%y) {name:"y"} : (tensor<8xf32>) -> ()
+}`, exec.Options{Alloc: a, Store: st, PackCache: 1 << 20})
+	in := feeds{"x": f32(t, ramp(8), 8)}
+	defer releaseFeeds(in)
+	base := allocated(a)
+	for range 3 {
+		_, err := x.Run(context.Background(), in)
+		var kp *exec.KernelPanicError
+		if !errors.As(err, &kp) || kp.Op != "test_pack_panic" || kp.Value != injectedPanic {
+			t.Fatalf("err = %v, want a KernelPanicError of test_pack_panic", err)
+		}
+		if p := x.PackedBytes(); p != 256 || allocated(a) != base+p {
+			t.Fatalf("allocated %d, packed %d after the panic; want %d and 256", allocated(a), p, base+256)
+		}
+	}
+	x.ReleasePacked()
+	if got := allocated(a); got != base {
+		t.Fatalf("allocated %d after ReleasePacked, want %d", got, base)
 	}
 }
