@@ -141,7 +141,7 @@ func TestInference(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ReleaseFeeds(golden)
-			if want := map[string][]int{"mlp": {1, 64}, "cnn": {1, 64}, "resnet18ish": {1, 64}, "ctrlflow": {2}}[model]; !slices.Equal(man.Batches(), want) {
+			if want := map[string][]int{"mlp": {1, 8, 64}, "cnn": {1, 8, 64}, "resnet18ish": {1, 8, 64}, "ctrlflow": {2}}[model]; !slices.Equal(man.Batches(), want) {
 				t.Errorf("batches %v, want %v", man.Batches(), want)
 			}
 			feeds, err := in.Feeds(5)
