@@ -1,9 +1,7 @@
 package models
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/gopir/gopir/data"
 	"github.com/gopir/gopir/memory"
@@ -84,22 +82,5 @@ func tinydetDecode(image int, box, obj, cls []float32) []data.Prediction {
 				Box: [4]float32{box[k*4], box[k*4+1], box[k*4+2], box[k*4+3]}})
 		}
 	}
-	slices.SortStableFunc(cand, func(a, b data.Prediction) int { return cmp.Compare(b.Score, a.Score) })
-	var keep []data.Prediction
-	for _, p := range cand {
-		ok := true
-		for _, q := range keep {
-			if q.Class == p.Class && data.IoU(p.Box, q.Box) > tinydetNMSIoU {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			keep = append(keep, p)
-			if len(keep) == tinydetTopK {
-				break
-			}
-		}
-	}
-	return keep
+	return data.NMS(cand, tinydetNMSIoU, 0, tinydetTopK)
 }

@@ -1,9 +1,7 @@
 package ppyoloe
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/gopir/gopir/data"
 	"github.com/gopir/gopir/memory"
@@ -89,23 +87,5 @@ func detect(image int, scores, boxes []float32) []data.Prediction {
 				Box: [4]float32{boxes[k*4], boxes[k*4+1], boxes[k*4+2], boxes[k*4+3]}})
 		}
 	}
-	slices.SortStableFunc(cand, func(a, b data.Prediction) int { return cmp.Compare(b.Score, a.Score) })
-	cand = cand[:min(len(cand), nmsTopK)]
-	var keep []data.Prediction
-	for _, p := range cand {
-		ok := true
-		for _, q := range keep {
-			if q.Class == p.Class && data.IoU(p.Box, q.Box) > nmsIoU {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			keep = append(keep, p)
-			if len(keep) == keepTopK {
-				break
-			}
-		}
-	}
-	return keep
+	return data.NMS(cand, nmsIoU, nmsTopK, keepTopK)
 }
