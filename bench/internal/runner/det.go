@@ -55,7 +55,11 @@ func (r *runner) detSetup() string {
 		r.fail["det onnx"] = "export failed: " + err.Error()
 		progress("detector: %v", err)
 	}
-	return fmt.Sprintf("detector: %s, batch %d, 320×320, its training batch 0 and initial weights (seed 0) for both; PyTorch: bench/peers/ppyoloe\n", bench.DetModel, bench.DetBatch)
+	ort := "ORT:      " + r.fail["ort"] + "\n"
+	if r.ortVersion != "" {
+		ort = fmt.Sprintf("ORT:      ONNX Runtime %s, CPU execution provider, 2 intra-op threads (bench/peers/ort); %s\n", r.ortVersion, r.ortLib)
+	}
+	return ort + fmt.Sprintf("detector: %s, batch %d, 320×320, its training batch 0 and initial weights (seed 0) for both; PyTorch: bench/peers/ppyoloe\n", bench.DetModel, bench.DetBatch)
 }
 
 // detRound times gopir and its peers once, in alternating order.

@@ -274,10 +274,17 @@ func (r *runner) machine() string {
 		if deb != "" {
 			deb = ", " + deb
 		}
-		fmt.Fprintf(&b, "PyTorch:  %s (%s%s), CPU, 2 threads and 1 thread\n", strings.TrimSpace(v), *python, deb)
+		threadsUsed := "2 threads and 1 thread"
+		if *det {
+			threadsUsed = "2 threads"
+		}
+		fmt.Fprintf(&b, "PyTorch:  %s (%s%s), CPU, %s\n", strings.TrimSpace(v), *python, deb, threadsUsed)
 	} else {
 		r.fail["torch"] = "MISSING (apt-get install python3-torch)"
 		fmt.Fprintf(&b, "PyTorch:  MISSING: python3-torch is not installed (apt-get install python3-torch); PyTorch cells are empty\n")
+	}
+	if *det { // the detector rows need neither numpy's BLAS nor GoMLX
+		return b.String()
 	}
 	if _, err := r.cmd(nil, *python, "-c", "import numpy"); err == nil {
 		r.numpy = true
