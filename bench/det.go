@@ -7,6 +7,7 @@ import (
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/models"
+	"github.com/gopir/gopir/optimize"
 	"github.com/gopir/gopir/tensor"
 	"github.com/gopir/gopir/train"
 )
@@ -33,28 +34,32 @@ func (s *Stepper) StepPeak() (int64, error) {
 // DetInference runs the deployed evaluation program of DetModel (every
 // RepVGG block and batch norm folded, models.Deployable) from its initial
 // parameters on batches of the first image of the training batch that
-// Stepper uses, for the inference rows of bench/run -det.
+// Stepper uses, for the inference rows of bench/run -det. With optimized,
+// it is compiled as gopir run compiles inference programs (package
+// optimize: bias and SiLU fused into the convolutions' epilogues) and run
+// through exec's serving path with its weights packed once.
 type DetInference struct {
 	alloc  *memory.Allocator
 	store  *exec.Store
 	exe    *exec.Executable
+	res    exec.Results           // Run's results map, kept from run to run
 	images map[int]*tensor.Tensor // by batch size
 }
 
 // NewDetInference prepares the deployed program with the given kernel
 // thread count and batches of the given sizes.
-func NewDetInference(threads int, batches []int) (*DetInference, error) {
+func NewDetInference(threads int, batches []int, optimized bool) (*DetInference, error) {
 	cfg := train.Config{Model: DetModel, Batch: DetBatch}
 	a := memory.New(memory.Options{})
-	d := &DetInference{alloc: a, store: exec.NewStore(), images: map[int]*tensor.Tensor{}}
-	if err := d.setup(cfg, threads, batches); err != nil {
+	d := &DetInference{alloc: a, store: exec.NewStore(), res: exec.Results{}, images: map[int]*tensor.Tensor{}}
+	if err := d.setup(cfg, threads, batches, optimized); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-func (d *DetInference) setup(cfg train.Config, threads int, batches []int) error {
+func (d *DetInference) setup(cfg train.Config, threads int, batches []int, optimized bool) error {
 	task, err := train.LoadTask(cfg)
 	if err != nil {
 		return err
@@ -81,8 +86,20 @@ func (d *DetInference) setup(cfg train.Config, threads int, batches []int) error
 	if err != nil {
 		return err
 	}
-	if d.exe, err = exec.Compile(prog, exec.Options{Alloc: d.alloc, Store: d.store, Threads: threads}); err != nil {
-		return err
+	opts := exec.Options{Alloc: d.alloc, Store: d.store, Threads: threads}
+	if !optimized {
+		if d.exe, err = exec.Compile(prog, opts); err != nil {
+			return err
+		}
+	} else {
+		opts.PackCache = InferencePackCache
+		if d.exe, _, err = optimize.Compile(prog, d.store, opts); err != nil {
+			return err
+		}
+		// The optimized store holds what the optimized program reads,
+		// sharing the tensors it keeps; the original is not needed.
+		d.store.Release()
+		d.store = d.exe.Store()
 	}
 	feeds, err := task.TrainFeeds(d.alloc, 0, 0)
 	if err != nil {
@@ -111,18 +128,20 @@ func (d *DetInference) Run(b int) error {
 	if !ok {
 		return fmt.Errorf("%s inference: no batch of %d", DetModel, b)
 	}
-	res, err := d.exe.Run(context.Background(), map[string]*tensor.Tensor{"image": img})
-	if err != nil {
+	if err := d.exe.RunInto(context.Background(), map[string]*tensor.Tensor{"image": img}, d.res); err != nil {
 		return err
 	}
-	res.Release()
+	d.res.Release()
 	return nil
 }
 
-// Close releases the parameters and the batches.
+// Close releases the parameters, their packed copies and the batches.
 func (d *DetInference) Close() {
 	for _, t := range d.images {
 		t.Release()
+	}
+	if d.exe != nil {
+		d.exe.ReleasePacked()
 	}
 	d.store.Release()
 }

@@ -1,10 +1,15 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/tensor"
 )
 
 // detWarmup is the warm-up of the detector's benchmarks: its steps take
@@ -61,11 +66,12 @@ func BenchmarkDetStep(b *testing.B) {
 var detBatches = []int{1, 8}
 
 // BenchmarkDetInference times the deployed evaluation program of
-// ppyoloe_s (NewDetInference) at batch 1 and 8: ms/inference is the median
-// run, cpu-ms/inference its median process CPU time.
+// ppyoloe_s as gopir run compiles it (NewDetInference, optimized) at batch
+// 1 and 8: ms/inference is the median run, cpu-ms/inference its median
+// process CPU time.
 func BenchmarkDetInference(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
-	d, err := NewDetInference(threads, detBatches)
+	d, err := NewDetInference(threads, detBatches, true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,5 +96,63 @@ func BenchmarkDetInference(b *testing.B) {
 			b.ReportMetric(float64(median(wall).Nanoseconds())/1e6, "ms/inference")
 			b.ReportMetric(float64(median(cpu).Nanoseconds())/1e6, "cpu-ms/inference")
 		})
+	}
+}
+
+// TestDetInferenceOptimized: the program BenchmarkDetInference times (the
+// deployed form, optimized: its convolutions fused with their bias and
+// SiLU, which package optimize keeps bit for bit) gives the deployed
+// form's outputs as compiled plainly, to the bit, at 320×320, batch 1;
+// and repeated runs leave the allocator where the first left it.
+func TestDetInferenceOptimized(t *testing.T) {
+	opt, err := NewDetInference(2, []int{1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opt.Close()
+	plain, err := NewDetInference(2, []int{1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	fused := 0
+	opt.exe.Program().Walk(func(op *ir.Op) bool {
+		if op.Name() == "conv2d_fused" {
+			fused++
+		}
+		return true
+	})
+	if fused == 0 {
+		t.Fatal("the optimized program has no fused convolution")
+	}
+	want, err := plain.exe.Run(context.Background(), map[string]*tensor.Tensor{"image": plain.images[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	got, err := opt.exe.Run(context.Background(), map[string]*tensor.Tensor{"image": opt.images[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	for _, name := range []string{"scores", "boxes"} {
+		w, g := want[name].F32(), got[name].F32()
+		if len(g) != len(w) {
+			t.Fatalf("%s: %d values, want %d", name, len(g), len(w))
+		}
+		for i := range w {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Fatalf("%s[%d]: optimized %v, plain %v", name, i, g[i], w[i])
+			}
+		}
+	}
+	base := opt.alloc.Stats().Allocated.Current
+	for range 3 {
+		if err := opt.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		if now := opt.alloc.Stats().Allocated.Current; now != base {
+			t.Fatalf("after a run: %d bytes allocated, %d before", now, base)
+		}
 	}
 }
