@@ -66,36 +66,41 @@ func BenchmarkDetStep(b *testing.B) {
 var detBatches = []int{1, 8}
 
 // BenchmarkDetInference times the deployed evaluation program of
-// ppyoloe_s as gopir run compiles it (NewDetInference, optimized) at batch
-// 1 and 8: ms/inference is the median run, cpu-ms/inference its median
-// process CPU time.
+// ppyoloe_s (NewDetInference) at batch 1 and 8, compiled plainly and
+// optimized as gopir run compiles inference programs: ms/inference is the
+// median run, cpu-ms/inference its median process CPU time.
 func BenchmarkDetInference(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
-	d, err := NewDetInference(threads, detBatches, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	for _, batch := range detBatches {
-		b.Run(fmt.Sprintf("b=%d", batch), func(b *testing.B) {
-			if err := d.Run(batch); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			wall := make([]time.Duration, 0, b.N)
-			cpu := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				t0, c0 := time.Now(), cpuTime()
-				if err := d.Run(batch); err != nil {
+	for _, c := range []struct {
+		name      string
+		optimized bool
+	}{{"plain", false}, {"optimized", true}} {
+		d, err := NewDetInference(threads, detBatches, c.optimized)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, batch := range detBatches {
+			b.Run(fmt.Sprintf("compile=%s/b=%d", c.name, batch), func(b *testing.B) {
+				if err := d.Run(batch); err != nil { // warm-up
 					b.Fatal(err)
 				}
-				wall = append(wall, time.Since(t0))
-				cpu = append(cpu, cpuTime()-c0)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(median(wall).Nanoseconds())/1e6, "ms/inference")
-			b.ReportMetric(float64(median(cpu).Nanoseconds())/1e6, "cpu-ms/inference")
-		})
+				wall := make([]time.Duration, 0, b.N)
+				cpu := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for range b.N {
+					t0, c0 := time.Now(), cpuTime()
+					if err := d.Run(batch); err != nil {
+						b.Fatal(err)
+					}
+					wall = append(wall, time.Since(t0))
+					cpu = append(cpu, cpuTime()-c0)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(median(wall).Nanoseconds())/1e6, "ms/inference")
+				b.ReportMetric(float64(median(cpu).Nanoseconds())/1e6, "cpu-ms/inference")
+			})
+		}
+		d.Close()
 	}
 }
 

@@ -157,33 +157,35 @@ func (r *runner) detTable() {
 		add(bench.DetModel+" peak memory of a step (B)", bytesStr(int64(peak))+" (peak_allocated)", m.label+" "+bytesStr(int64(t)),
 			fmt.Sprintf("%.3f", peak/t), "lower", status(peak < t))
 	}
-	for _, b := range []int{1, 8} {
-		key := fmt.Sprintf("gopir BenchmarkDetInference/b=%d/t2 ", b)
-		g, gok := r.s.median(key + "ms/inference")
-		gc, gcok := r.s.median(key + "cpu-ms/inference")
-		gs := cell(g, gok, "%.1f")
-		if gcok {
-			gs += fmt.Sprintf(" (CPU %.1f)", gc)
-		}
-		o, ook := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2", b))
-		oc, ocok := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2 cpu", b))
-		what := fmt.Sprintf("%s inference (deployed), batch %d, 2 threads (ms)", bench.DetModel, b)
-		if !ook {
-			add(what, gs, "ONNX Runtime: "+r.why("ort det", "det onnx", "ort"), "-", "-", "-")
-			continue
-		}
-		os := fmt.Sprintf("ONNX Runtime %.1f", o)
-		if ocok {
-			os += fmt.Sprintf(" (CPU %.1f)", oc)
-		}
-		ratio := "-"
-		if gok {
-			ratio = fmt.Sprintf("%.2f", g/o)
-			if gcok && ocok {
-				ratio += fmt.Sprintf(" (CPU %.2f)", gc/oc)
+	for _, c := range []struct{ name, label string }{{"plain", "compiled plainly"}, {"optimized", "optimized as gopir run does"}} {
+		for _, b := range []int{1, 8} {
+			key := fmt.Sprintf("gopir BenchmarkDetInference/compile=%s/b=%d/t2 ", c.name, b)
+			g, gok := r.s.median(key + "ms/inference")
+			gc, gcok := r.s.median(key + "cpu-ms/inference")
+			gs := cell(g, gok, "%.1f")
+			if gcok {
+				gs += fmt.Sprintf(" (CPU %.1f)", gc)
 			}
+			o, ook := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2", b))
+			oc, ocok := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2 cpu", b))
+			what := fmt.Sprintf("%s inference (deployed, %s), batch %d, 2 threads (ms)", bench.DetModel, c.label, b)
+			if !ook {
+				add(what, gs, "ONNX Runtime: "+r.why("ort det", "det onnx", "ort"), "-", "-", "-")
+				continue
+			}
+			os := fmt.Sprintf("ONNX Runtime %.1f", o)
+			if ocok {
+				os += fmt.Sprintf(" (CPU %.1f)", oc)
+			}
+			ratio := "-"
+			if gok {
+				ratio = fmt.Sprintf("%.2f", g/o)
+				if gcok && ocok {
+					ratio += fmt.Sprintf(" (CPU %.2f)", gc/oc)
+				}
+			}
+			add(what, gs, os, ratio, "(measured)", "-")
 		}
-		add(what, gs, os, ratio, "(measured)", "-")
 	}
 	hdr := []string{"measure", "gopir", "reference", "gopir / reference", "goal", "status"}
 	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
