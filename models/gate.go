@@ -49,7 +49,7 @@ func (*gate) Defaults() Defaults {
 }
 
 func (*gate) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
-	x := mnistInput(b)
+	x := mnistInput(b, m)
 	h := ops.Relu(b, m.Linear(b, "trunk", ops.Reshape(b, x, -1, data.MNISTPixels), gateHidden))
 	// The sub-networks' parameters are declared here, at the top level,
 	// and captured by the branches: parameters are persistable values of
@@ -57,11 +57,11 @@ func (*gate) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 	bright := gateSubnet(b, m, "bright")
 	dim := gateSubnet(b, m, "dim")
 	stat := ops.ReduceMean(b, x, nil, false)
-	cond := ops.GreaterThan(b, stat, ops.Full(b, ir.F32, gateThreshold))
+	cond := ops.GreaterThan(b, stat, ops.Full(b, m.DType, gateThreshold))
 	logits := b.If(cond,
 		func(b *ir.Builder) []*ir.Value { return []*ir.Value{bright(b, h)} },
 		func(b *ir.Builder) []*ir.Value { return []*ir.Value{dim(b, h)} })
-	branch := ops.Cast(b, cond, ir.F32)
+	branch := ops.Cast(b, cond, m.DType)
 	return mnistOutputs(b, m, logits[0], map[string]*ir.Value{"branch": branch}), b.Err()
 }
 

@@ -28,7 +28,7 @@ func (*lenet) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 		y, _ := ops.MaxPool2D(b, x, []int{2, 2}, []int{2, 2}, []int{0, 0})
 		return y
 	}
-	x := mnistInput(b)
+	x := mnistInput(b, m)
 	h := pool(ops.Relu(b, m.Conv2D(b, "conv1", x, 6, 5, nn.ConvOpts{Pad: 2}))) // 6×14×14
 	h = pool(ops.Relu(b, m.Conv2D(b, "conv2", h, 16, 5, nn.ConvOpts{})))       // 16×5×5
 	h = ops.Flatten(b, h, 1, 3)                                                // 400

@@ -23,7 +23,7 @@ func (*mlp) Defaults() Defaults {
 }
 
 func (*mlp) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
-	x := ops.Reshape(b, mnistInput(b), -1, data.MNISTPixels)
+	x := ops.Reshape(b, mnistInput(b, m), -1, data.MNISTPixels)
 	h := ops.Relu(b, m.Linear(b, "fc1", x, 512))
 	h = ops.Relu(b, m.Linear(b, "fc2", h, 256))
 	logits := m.Linear(b, "fc3", h, data.MNISTClasses)

@@ -199,9 +199,10 @@ func mnistArgmax(logits *tensor.Tensor, i int) int64 {
 	return arg
 }
 
-// mnistInput declares the feed "x", f32 [?,1,28,28].
-func mnistInput(b *ir.Builder) *ir.Value {
-	return ops.Data(b, "x", ir.F32, -1, 1, data.MNISTRows, data.MNISTCols)
+// mnistInput declares the feed "x", f32 [?,1,28,28], and returns it in
+// m's dtype.
+func mnistInput(b *ir.Builder, m *nn.Module) *ir.Value {
+	return floatFeed(b, m, "x", -1, 1, data.MNISTRows, data.MNISTCols)
 }
 
 // mnistOutputs finishes a classifier from its logits [B,10]: the mean

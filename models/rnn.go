@@ -95,7 +95,7 @@ func (r *rnnTask) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 	if m.Training && r.cfg.StaticBatch {
 		batch = cmp.Or(r.batch, r.cfg.Defaults.Batch)
 	}
-	x := ops.Data(b, "x", m.DType, -1, batch, r.cfg.D)
+	x := floatFeed(b, m, "x", -1, batch, r.cfg.D)
 	trips := ops.Data(b, "T", ir.I64)
 	h := rnnGRU(b, m, "gru", x, trips, r.cfg.Hidden)
 	logits := m.Linear(b, "head", h, r.cfg.Classes)

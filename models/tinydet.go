@@ -156,18 +156,20 @@ func (d *tinydet) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, error
 
 // Build appends the network and, when training, the loss with its `if`.
 func (d *tinydet) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
-	img := ops.Data(b, "image", ir.F32, -1, 3, tinydetSize, tinydetSize)
+	img := floatFeed(b, m, "image", -1, 3, tinydetSize, tinydetSize)
 	cls, obj, ltrb := tinydetNetwork(b, m, img)
-	centres := tinydetCentres4(b)
-	box := ops.Add(b, centres, ops.Multiply(b, ltrb, tinydetSigns(b))) // [B,64,4]
+	centres := tinydetCentres4(b, m.DType)
+	box := ops.Add(b, centres, ops.Multiply(b, ltrb, tinydetSigns(b, m.DType))) // [B,64,4]
 	if !m.Training {
-		return Outputs{Fetches: map[string]*ir.Value{
+		fetches := map[string]*ir.Value{
 			"box": box,
 			"obj": ops.Sigmoid(b, obj),
 			"cls": ops.Softmax(b, cls, -1),
-		}}, nil
+		}
+		asFloat32(b, m, fetches)
+		return Outputs{Fetches: fetches}, nil
 	}
-	gtBoxes := ops.Data(b, "gt_boxes", ir.F32, -1, tinydetMaxBoxes, 4)
+	gtBoxes := floatFeed(b, m, "gt_boxes", -1, tinydetMaxBoxes, 4)
 	gtClasses := ops.Data(b, "gt_classes", ir.I64, -1, tinydetMaxBoxes)
 	numGTs := ops.Data(b, "num_gts", ir.I64)
 	hasGT := ops.GreaterThan(b, numGTs, ops.Full(b, ir.I64, 0))
@@ -179,7 +181,7 @@ func (d *tinydet) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 		l := tinydetPositiveLoss(b, a, cls, obj, ltrb, box)
 		return []*ir.Value{l.total, l.positives}
 	}, func(b *ir.Builder) []*ir.Value {
-		return []*ir.Value{tinydetBackgroundLoss(b, obj), ops.Full(b, ir.F32, 0)}
+		return []*ir.Value{tinydetBackgroundLoss(b, obj), ops.Full(b, m.DType, 0)}
 	})
 	if err := b.Err(); err != nil {
 		return Outputs{}, err
@@ -213,26 +215,26 @@ func tinydetNetwork(b *ir.Builder, m *nn.Module, img *ir.Value) (cls, obj, ltrb 
 
 // tinydetCellCentres returns the x and y pixel coordinates of the grid cell
 // centres, [64] each, cell k = row·8+col.
-func tinydetCellCentres(b *ir.Builder) (cx, cy *ir.Value) {
+func tinydetCellCentres(b *ir.Builder, dt ir.DType) (cx, cy *ir.Value) {
 	half := float64(tinydetStride) / 2
-	ax := ops.Arange(b, ir.F32, half, tinydetSize, tinydetStride) // [8]
-	zeros := ops.Full(b, ir.F32, 0, tinydetGrid, tinydetGrid)
+	ax := ops.Arange(b, dt, half, tinydetSize, tinydetStride) // [8]
+	zeros := ops.Full(b, dt, 0, tinydetGrid, tinydetGrid)
 	cx = ops.Reshape(b, ops.Add(b, ops.Reshape(b, ax, 1, tinydetGrid), zeros), tinydetCells)
 	cy = ops.Reshape(b, ops.Add(b, ops.Reshape(b, ax, tinydetGrid, 1), zeros), tinydetCells)
 	return cx, cy
 }
 
 // tinydetCentres4 is [64,4] holding (cx, cy, cx, cy) per cell.
-func tinydetCentres4(b *ir.Builder) *ir.Value {
-	cx, cy := tinydetCellCentres(b)
+func tinydetCentres4(b *ir.Builder, dt ir.DType) *ir.Value {
+	cx, cy := tinydetCellCentres(b, dt)
 	cx = ops.Reshape(b, cx, tinydetCells, 1)
 	cy = ops.Reshape(b, cy, tinydetCells, 1)
 	return ops.Concat(b, 1, cx, cy, cx, cy)
 }
 
 // tinydetSigns is [4] = (−1, −1, 1, 1): box = centre + ltrb·signs.
-func tinydetSigns(b *ir.Builder) *ir.Value {
-	m, p := ops.Full(b, ir.F32, -1, 2), ops.Full(b, ir.F32, 1, 2)
+func tinydetSigns(b *ir.Builder, dt ir.DType) *ir.Value {
+	m, p := ops.Full(b, dt, -1, 2), ops.Full(b, dt, 1, 2)
 	return ops.Concat(b, 0, m, p)
 }
 
@@ -250,27 +252,27 @@ type tinydetTargets struct {
 // box is real (class >= 0); among several boxes the smallest area wins (the
 // lower slot on a tie).
 func tinydetAssign(b *ir.Builder, gtBoxes, gtClasses *ir.Value) tinydetTargets {
-	m := gtBoxes.Type().Dims[1]
-	cx, cy := tinydetCellCentres(b)
+	m, dt := gtBoxes.Type().Dims[1], gtBoxes.Type().DType
+	cx, cy := tinydetCellCentres(b, dt)
 	cx = ops.Reshape(b, cx, 1, tinydetCells, 1)
 	cy = ops.Reshape(b, cy, 1, tinydetCells, 1)
 	sides := ops.Split(b, ops.Transpose(b, gtBoxes, 0, 2, 1), 1, 1, 1, 1, 1) // 4 × [B,1,M]
 	x0, y0, x1, y1 := sides[0], sides[1], sides[2], sides[3]
 	l, t := ops.Subtract(b, cx, x0), ops.Subtract(b, cy, y0) // [B,64,M]
 	r, bt := ops.Subtract(b, x1, cx), ops.Subtract(b, y1, cy)
-	inside := ops.GreaterThan(b, ops.Minimum(b, ops.Minimum(b, l, t), ops.Minimum(b, r, bt)), ops.Full(b, ir.F32, 0))
+	inside := ops.GreaterThan(b, ops.Minimum(b, ops.Minimum(b, l, t), ops.Minimum(b, r, bt)), ops.Full(b, dt, 0))
 	valid := ops.GreaterEqual(b, ops.Unsqueeze(b, gtClasses, 1), ops.Full(b, ir.I64, 0)) // [B,1,M]
 	inside = ops.LogicalAnd(b, inside, valid)
 	area := ops.Multiply(b, ops.Subtract(b, x1, x0), ops.Subtract(b, y1, y0)) // [B,1,M]
-	cost := ops.Where(b, inside, area, ops.Full(b, ir.F32, tinydetNoBox))     // [B,64,M]
+	cost := ops.Where(b, inside, area, ops.Full(b, dt, tinydetNoBox))         // [B,64,M]
 	index := ops.Argmax(b, ops.Neg(b, cost), 2, false)                        // [B,64]
-	pos := ops.LessThan(b, ops.ReduceMin(b, cost, []int{2}, false), ops.Full(b, ir.F32, tinydetNoBox/2))
-	sel := ops.OneHot(b, index, m, ir.F32)           // [B,64,M]
+	pos := ops.LessThan(b, ops.ReduceMin(b, cost, []int{2}, false), ops.Full(b, dt, tinydetNoBox/2))
+	sel := ops.OneHot(b, index, m, dt)               // [B,64,M]
 	box := ops.Matmul(b, sel, gtBoxes, false, false) // [B,64,4]
-	clsF := ops.Unsqueeze(b, ops.Cast(b, gtClasses, ir.F32), 2)
+	clsF := ops.Unsqueeze(b, ops.Cast(b, gtClasses, dt), 2)
 	cls := ops.Cast(b, ops.Squeeze(b, ops.Matmul(b, sel, clsF, false, false), 2), ir.I64)
 	labels := ops.Where(b, pos, cls, ops.Full(b, ir.I64, -100))
-	return tinydetTargets{pos: pos, posF: ops.Cast(b, pos, ir.F32), box: box, labels: labels, index: index}
+	return tinydetTargets{pos: pos, posF: ops.Cast(b, pos, dt), box: box, labels: labels, index: index}
 }
 
 // tinydetGIoU is the generalized IoU of boxes p and t, [..., 4] each
@@ -278,9 +280,10 @@ func tinydetAssign(b *ir.Builder, gtBoxes, gtClasses *ir.Value) tinydetTargets {
 // empty boxes.
 func tinydetGIoU(b *ir.Builder, p, t *ir.Value) *ir.Value {
 	const eps = 1e-6
+	dt := p.Type().DType
 	ps := ops.Split(b, p, -1, 1, 1, 1, 1)
 	ts := ops.Split(b, t, -1, 1, 1, 1, 1)
-	zero := ops.Full(b, ir.F32, 0)
+	zero := ops.Full(b, dt, 0)
 	iw := ops.Maximum(b, ops.Subtract(b, ops.Minimum(b, ps[2], ts[2]), ops.Maximum(b, ps[0], ts[0])), zero)
 	ih := ops.Maximum(b, ops.Subtract(b, ops.Minimum(b, ps[3], ts[3]), ops.Maximum(b, ps[1], ts[1])), zero)
 	inter := ops.Multiply(b, iw, ih)
@@ -306,7 +309,7 @@ type tinydetLoss struct {
 // of positive cells (at least 1).
 func tinydetPositiveLoss(b *ir.Builder, a tinydetTargets, cls, obj, ltrb, box *ir.Value) tinydetLoss {
 	npos := ops.ReduceSum(b, a.posF, nil, false)
-	norm := ops.Maximum(b, npos, ops.Full(b, ir.F32, 1))
+	norm := ops.Maximum(b, npos, ops.Full(b, npos.Type().DType, 1))
 	s := tinydetPositiveSums(b, a, cls, obj, ltrb, box)
 	perPos := func(x *ir.Value) *ir.Value { return ops.Divide(b, x, norm) }
 	lObj, lCls, lL1, lG := perPos(s[0]), perPos(s[1]), perPos(s[2]), perPos(s[3])
@@ -326,7 +329,8 @@ func tinydetPositiveSums(b *ir.Builder, a tinydetTargets, cls, obj, ltrb, box *i
 	ce, _ := ops.CrossEntropyWithSoftmax(b, cls, a.labels, -1, -100)
 	sCls := sum(ce)
 	// target side distances, in strides
-	tltrb := ops.Multiply(b, ops.Subtract(b, a.box, tinydetCentres4(b)), tinydetSigns(b))
+	dt := box.Type().DType
+	tltrb := ops.Multiply(b, ops.Subtract(b, a.box, tinydetCentres4(b, dt)), tinydetSigns(b, dt))
 	diff := ops.Abs(b, ops.Subtract(b, ltrb, tltrb))
 	sL1 := sum(ops.Scale(b, ops.Multiply(b, ops.ReduceSum(b, diff, []int{2}, false), a.posF), 1.0/tinydetStride, 0))
 	g := tinydetGIoU(b, box, a.box)
@@ -348,6 +352,7 @@ func tinydetPositiveSums(b *ir.Builder, a tinydetTargets, cls, obj, ltrb, box *i
 // global batch, as one process training on it would compute it. The
 // extra fetch "positives" is the global batch's.
 func tinydetReplicatedLoss(b *ir.Builder, n int, img, numGTs, hasGT, gtBoxes, gtClasses, cls, obj, ltrb, box *ir.Value) (Outputs, error) {
+	dt := obj.Type().DType
 	res := b.If(hasGT, func(b *ir.Builder) []*ir.Value {
 		a := tinydetAssign(b, gtBoxes, gtClasses)
 		s := tinydetPositiveSums(b, a, cls, obj, ltrb, box)
@@ -356,16 +361,16 @@ func tinydetReplicatedLoss(b *ir.Builder, n int, img, numGTs, hasGT, gtBoxes, gt
 			ops.Add(b, ops.Scale(b, s[2], tinydetWL1, 0), ops.Scale(b, s[3], tinydetWGIoU, 0)))
 		return []*ir.Value{total, ops.ReduceSum(b, a.posF, nil, false)}
 	}, func(b *ir.Builder) []*ir.Value {
-		bce := ops.BinaryCrossEntropyWithLogits(b, obj, ops.FullLike(b, obj, 0, ir.F32))
-		return []*ir.Value{ops.Scale(b, ops.ReduceSum(b, bce, nil, false), tinydetWObj, 0), ops.Full(b, ir.F32, 0)}
+		bce := ops.BinaryCrossEntropyWithLogits(b, obj, ops.FullLike(b, obj, 0, dt))
+		return []*ir.Value{ops.Scale(b, ops.ReduceSum(b, bce, nil, false), tinydetWObj, 0), ops.Full(b, dt, 0)}
 	})
-	images := ops.Cast(b, ops.Slice(b, ops.Shape(b, img), []int{0}, []int{0}, []int{1}), ir.F32) // [1]
-	counts := ops.Concat(b, 0, ops.Reshape(b, ops.Cast(b, numGTs, ir.F32), 1), ops.Reshape(b, res[1], 1), images)
+	images := ops.Cast(b, ops.Slice(b, ops.Shape(b, img), []int{0}, []int{0}, []int{1}), dt) // [1]
+	counts := ops.Concat(b, 0, ops.Reshape(b, ops.Cast(b, numGTs, dt), 1), ops.Reshape(b, res[1], 1), images)
 	counts = ops.AllReduce(b, counts, false) // [boxes, positives, images] of the global batch
 	parts := ops.Split(b, counts, 0, 1, 1, 1)
 	gts, pos, imgs := ops.Reshape(b, parts[0]), ops.Reshape(b, parts[1]), ops.Reshape(b, parts[2])
-	norm := ops.Where(b, ops.GreaterThan(b, gts, ops.Full(b, ir.F32, 0)),
-		ops.Maximum(b, pos, ops.Full(b, ir.F32, 1)),
+	norm := ops.Where(b, ops.GreaterThan(b, gts, ops.Full(b, dt, 0)),
+		ops.Maximum(b, pos, ops.Full(b, dt, 1)),
 		ops.Scale(b, imgs, tinydetBgNorm, 0))
 	loss := ops.Divide(b, ops.Scale(b, res[0], float64(n), 0), norm)
 	if err := b.Err(); err != nil {
@@ -379,7 +384,7 @@ func tinydetReplicatedLoss(b *ir.Builder, n int, img, numGTs, hasGT, gtBoxes, gt
 // size times tinydetBgNorm (about the number of positive cells per image in
 // an ordinary batch, so that a background cell weighs as it does there).
 func tinydetBackgroundLoss(b *ir.Builder, obj *ir.Value) *ir.Value {
-	bce := ops.BinaryCrossEntropyWithLogits(b, obj, ops.FullLike(b, obj, 0, ir.F32))
+	bce := ops.BinaryCrossEntropyWithLogits(b, obj, ops.FullLike(b, obj, 0, obj.Type().DType))
 	per := ops.ReduceMean(b, ops.ReduceSum(b, bce, []int{1}, false), nil, false) // per image
 	return ops.Scale(b, per, tinydetWObj/tinydetBgNorm, 0)
 }

@@ -211,7 +211,7 @@ func TestDetLossTargets(t *testing.T) {
 			cls := ops.Data(b, "cls", ir.F32, -1, tinydetCells, tinydetClasses)
 			obj := ops.Data(b, "obj", ir.F32, -1, tinydetCells)
 			lt := ops.Data(b, "ltrb", ir.F32, -1, tinydetCells, 4)
-			box := ops.Add(b, tinydetCentres4(b), ops.Multiply(b, lt, tinydetSigns(b)))
+			box := ops.Add(b, tinydetCentres4(b, ir.F32), ops.Multiply(b, lt, tinydetSigns(b, ir.F32)))
 			a := tinydetAssign(b, gb, gc)
 			ls := tinydetPositiveLoss(b, a, cls, obj, lt, box)
 			return map[string]*ir.Value{"obj": ls.obj, "cls": ls.cls, "l1": ls.l1, "giou": ls.giou, "npos": ls.positives,

@@ -36,6 +36,10 @@ type Config struct {
 	// ImageSize is the image side for models that take several
 	// (models.Resizable); 0 is the model's default.
 	ImageSize int
+	// DType is the float type of the parameters and arithmetic: ir.F32
+	// (the zero value means it) or ir.F64 for the models that build in
+	// it (models.Precisions).
+	DType ir.DType
 	// Progress shows a progress bar on the given terminal; nil hides it.
 	Progress interface{ Write([]byte) (int, error) }
 	// MemoryLog, if set, receives a record after every instruction of every
@@ -70,6 +74,14 @@ type Config struct {
 	// as each of its ranks runs it (on a shard of Batch); New refuses it
 	// without Comm.
 	Ranks int
+}
+
+// dtype is the run's float type.
+func (c Config) dtype() ir.DType {
+	if c.DType == ir.InvalidDType {
+		return ir.F32
+	}
+	return c.DType
 }
 
 // ranks is the number of ranks of the run and this one's rank.

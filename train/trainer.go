@@ -288,7 +288,7 @@ func InitialParameters(cfg Config, a *memory.Allocator) (map[string]*tensor.Tens
 	if err := configure(task, cfg); err != nil {
 		return nil, err
 	}
-	mod := nn.NewModule(ir.F32, true)
+	mod := nn.NewModule(cfg.dtype(), true)
 	if _, err := task.Build(ir.NewBuilder(ir.NewProgram()), mod); err != nil {
 		return nil, err
 	}
@@ -306,6 +306,11 @@ func InitialParameters(cfg Config, a *memory.Allocator) (map[string]*tensor.Tens
 // configure applies cfg's options of the model itself (the image size) to
 // task.
 func configure(task models.Task, cfg Config) error {
+	if dt := cfg.dtype(); !dt.IsFloat() {
+		return fmt.Errorf("--dtype %s: want f32 or f64", dt)
+	} else if !models.SupportsDType(task, dt) {
+		return fmt.Errorf("--dtype %s: model %s builds in f32 only", dt, task.Name())
+	}
 	if cfg.ImageSize == 0 {
 		return nil
 	}
@@ -321,7 +326,7 @@ func configure(task models.Task, cfg Config) error {
 
 func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, optim.State, error) {
 	b := ir.NewBuilder(ir.NewProgram())
-	mod := nn.NewModule(ir.F32, true)
+	mod := nn.NewModule(t.cfg.dtype(), true)
 	t.phases = map[*ir.Op]string{}
 	// phase names the top-level ops built since the last call.
 	phase := func(name string) {
@@ -379,7 +384,7 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 
 func (t *Trainer) buildEval() (*ir.Program, error) {
 	b := ir.NewBuilder(ir.NewProgram())
-	outs, err := t.task.Build(b, nn.NewModule(ir.F32, false))
+	outs, err := t.task.Build(b, nn.NewModule(t.cfg.dtype(), false))
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ type planFlags struct {
 	ranks      int
 	syncBN     bool
 	threads    int
+	dtype      string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -77,6 +78,7 @@ of the global --batch, its gradient buckets and all-reduces
 	fl.StringVar(&f.memLimit, "mem-limit", "", "with --model --backward: the step gopir train would run under a memory limit of `SIZE`, rematerialized to fit")
 	fl.IntVar(&f.ranks, "ranks", 1, "with --model --backward: the step of one rank of a data-parallel job of `N` ranks (--batch is the global batch)")
 	fl.BoolVar(&f.syncBN, "sync-bn", false, "with --ranks: synchronized batch norm")
+	fl.StringVar(&f.dtype, "dtype", "f32", "with --model: the float type `T` of the step, f32 or f64 (gopir train --dtype)")
 	fl.IntVar(&f.threads, "threads", 0, "with --model: the kernel threads of the step `T` (default: all cores, as gopir train; under mpirun each rank has cores/ranks): the convolutions' scratch grows with them")
 	return cmd
 }
@@ -86,7 +88,13 @@ type planFunc func(batch int) (*exec.Plan, error)
 
 func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 	var plan planFunc
+	dt, err := floatDType(f.dtype)
+	if err != nil {
+		return err
+	}
 	switch {
+	case dt != ir.F32 && f.model == "":
+		return badInputf("--dtype needs --model")
 	case f.model != "" && len(args) == 1:
 		return badInputf("give either --model or a program, not both")
 	case f.ranks < 1 || (f.ranks > 1 || f.syncBN) && (f.model == "" || !f.backward):
@@ -101,7 +109,7 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		return badInputf("--image-size %d: want a positive size", f.imageSize)
 	case f.model != "":
 		plan = func(batch int) (*exec.Plan, error) {
-			return train.Plan(train.Config{Model: f.model, Batch: batch, ImageSize: f.imageSize, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads}, f.backward)
+			return train.Plan(train.Config{Model: f.model, Batch: batch, ImageSize: f.imageSize, DType: dt, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads}, f.backward)
 		}
 	case f.backward:
 		return badInputf("--backward needs --model")
@@ -133,7 +141,7 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 		if err != nil || limit < 1 {
 			return badInputf("--mem-limit %q: want a positive size like 16MiB", f.memLimit)
 		}
-		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, ImageSize: f.imageSize, MemLimit: limit, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads})
+		res, p, err := train.Rematerialize(train.Config{Model: f.model, Batch: f.batch, ImageSize: f.imageSize, DType: dt, MemLimit: limit, Ranks: f.ranks, SyncBN: f.syncBN, Threads: f.threads})
 		if err != nil {
 			return planError(err)
 		}

@@ -69,10 +69,6 @@ DIR carry.`,
 				prog, err = train.BuildTraining(train.Config{Model: model, Ranks: ranks, SyncBN: syncBN, ImageSize: imageSize})
 			case model != "":
 				prog, err = train.BuildInference(train.Config{Model: model, ImageSize: imageSize}, deploy)
-			case backward:
-				prog, err = train.BuildTraining(train.Config{Model: model, ImageSize: imageSize})
-			case model != "":
-				prog, err = train.BuildInference(train.Config{Model: model, ImageSize: imageSize}, deploy)
 			case len(args) == 1:
 				var l *loaded
 				if l, err = load(args[0], "", memory.New(memory.Options{})); err != nil {

@@ -12,17 +12,26 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 	_ "github.com/gopir/gopir/models" // registers the model zoo
 	"github.com/gopir/gopir/train"
 )
+
+// floatDType parses --dtype.
+func floatDType(s string) (ir.DType, error) {
+	if dt, ok := ir.ParseDType(s); ok && dt.IsFloat() {
+		return dt, nil
+	}
+	return ir.InvalidDType, badInputf("--dtype %q: want f32 or f64", s)
+}
 
 // exitInterrupted is the exit code after Ctrl-C, as shells report SIGINT.
 const exitInterrupted = 130
 
 type trainFlags struct {
 	model, memLimit, save, resume, dataDir  string
-	remat                                   string
+	remat, dtype                            string
 	steps, epochs, batch, logEvery, threads int
 	imageSize                               int
 	lr                                      float64
@@ -65,6 +74,9 @@ func (f *trainFlags) config(cmd *cobra.Command) (train.Config, error) {
 		return cfg, badInputf("--remat %q: want on or off", f.remat)
 	}
 	var err error
+	if cfg.DType, err = floatDType(f.dtype); err != nil {
+		return cfg, err
+	}
 	cfg.MemLimit, err = memLimit(f.memLimit)
 	return cfg, err
 }
@@ -81,6 +93,7 @@ func (f *trainFlags) register(cmd *cobra.Command, all bool) {
 	fl.BoolVar(&f.syncBN, "sync-bn", false, "under mpirun: batch norm uses the statistics of the global batch over every rank")
 	fl.BoolVar(&f.checkReplicas, "check-replicas", false, "under mpirun: after every step, compare a CRC-32C of every rank's parameters and fail if they differ")
 	fl.IntVar(&f.imageSize, "image-size", 0, "image side `S` in pixels, for models that take several (ppyoloe_s; default: the model's)")
+	fl.StringVar(&f.dtype, "dtype", "f32", "float type `T` of the parameters and arithmetic: f32, or f64 (all models but ppyoloe_s)")
 	if !all {
 		f.remat = "on"
 		return

@@ -1,0 +1,90 @@
+package train_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/tensor"
+	"github.com/gopir/gopir/train"
+)
+
+// TestFloat64Training: every model that builds in float64 trains in it
+// with float64 parameters, its first loss that of float32 to rounding
+// (both start from the same initial values), its memory flat with
+// leak checks on and each step's peak the planner's to the byte.
+func TestFloat64Training(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		batch int
+	}{{"mlp", 16}, {"lenet", 8}, {"gate", 16}, {"rnn", 0}, {"tinydet", 4}} {
+		t.Run(tc.model, func(t *testing.T) {
+			first := map[ir.DType]float64{}
+			for _, dt := range []ir.DType{ir.F32, ir.F64} {
+				var path []bool
+				tr, err := train.New(train.Config{Model: tc.model, Batch: tc.batch, Seed: 3, DType: dt, CheckLeaks: true,
+					Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				var alloc int64
+				for step := range 4 {
+					types, err := tr.StepFeedTypes(step)
+					if err != nil {
+						t.Fatal(err)
+					}
+					path = path[:0]
+					rec, err := tr.Step(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if step == 0 {
+						first[dt], alloc = rec.Loss, rec.MemAllocated
+					} else if rec.MemAllocated != alloc {
+						t.Fatalf("%s step %d: %d bytes allocated, %d after the first", dt, step+1, rec.MemAllocated, alloc)
+					}
+					plan, err := tr.PlanStep(types, path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if plan.Peak != rec.PeakAllocated {
+						t.Errorf("%s step %d: planned peak %d, measured %d", dt, step+1, plan.Peak, rec.PeakAllocated)
+					}
+				}
+				for _, name := range tr.Store().Names() {
+					p, _ := tr.Store().Get(name)
+					if len(p.Shape()) == 0 {
+						continue // the optimizer's learning rate and step count
+					}
+					if want := map[ir.DType]tensor.DType{ir.F32: tensor.F32, ir.F64: tensor.F64}[dt]; p.DType() != want {
+						t.Fatalf("%s: parameter %s is %s", dt, name, p.DType())
+					}
+				}
+			}
+			if d := math.Abs(first[ir.F64]-first[ir.F32]) / math.Abs(first[ir.F32]); !(d < 1e-5) {
+				t.Errorf("first loss %.9g in f64, %.9g in f32 (relative difference %.3g)", first[ir.F64], first[ir.F32], d)
+			}
+		})
+	}
+}
+
+func TestFloat64Refusals(t *testing.T) {
+	dir := t.TempDir()
+	runJSON(t, train.Config{Model: "lenet", Steps: 1, Save: dir})
+	for _, tc := range []struct {
+		cfg  train.Config
+		want string
+	}{
+		{train.Config{Model: "ppyoloe_s", DType: ir.F64}, "model ppyoloe_s builds in f32 only"},
+		{train.Config{Model: "lenet", DType: ir.I64}, "--dtype i64: want f32 or f64"},
+		{train.Config{Model: "lenet", DType: ir.F64, Resume: dir}, `tensor "conv1.b" is f32 [6 1 1], the model has f64 [6 1 1]`},
+	} {
+		_, err := train.New(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s in %s: err = %v, want one saying %q", tc.cfg.Model, tc.cfg.DType, err, tc.want)
+		}
+	}
+}
