@@ -1,7 +1,6 @@
 package train_test
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -22,44 +21,18 @@ func TestFloat64Training(t *testing.T) {
 	}{{"mlp", 16}, {"lenet", 8}, {"gate", 16}, {"rnn", 0}, {"tinydet", 4}} {
 		t.Run(tc.model, func(t *testing.T) {
 			first := map[ir.DType]float64{}
-			for _, dt := range []ir.DType{ir.F32, ir.F64} {
-				var path []bool
-				tr, err := train.New(train.Config{Model: tc.model, Batch: tc.batch, Seed: 3, DType: dt, CheckLeaks: true,
-					Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
-				if err != nil {
-					t.Fatal(err)
-				}
+			for dt, want := range map[ir.DType]tensor.DType{ir.F32: tensor.F32, ir.F64: tensor.F64} {
+				tr, recs := trainPlanned(t, train.Config{Model: tc.model, Batch: tc.batch, Seed: 3, DType: dt, CheckLeaks: true}, 4)
 				defer tr.Close()
-				var alloc int64
-				for step := range 4 {
-					types, err := tr.StepFeedTypes(step)
-					if err != nil {
-						t.Fatal(err)
-					}
-					path = path[:0]
-					rec, err := tr.Step(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if step == 0 {
-						first[dt], alloc = rec.Loss, rec.MemAllocated
-					} else if rec.MemAllocated != alloc {
-						t.Fatalf("%s step %d: %d bytes allocated, %d after the first", dt, step+1, rec.MemAllocated, alloc)
-					}
-					plan, err := tr.PlanStep(types, path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if plan.Peak != rec.PeakAllocated {
-						t.Errorf("%s step %d: planned peak %d, measured %d", dt, step+1, plan.Peak, rec.PeakAllocated)
+				first[dt] = recs[0].Loss
+				for i, rec := range recs {
+					if rec.MemAllocated != recs[0].MemAllocated {
+						t.Fatalf("%s step %d: %d bytes allocated, %d after the first", dt, i+1, rec.MemAllocated, recs[0].MemAllocated)
 					}
 				}
 				for _, name := range tr.Store().Names() {
 					p, _ := tr.Store().Get(name)
-					if len(p.Shape()) == 0 {
-						continue // the optimizer's learning rate and step count
-					}
-					if want := map[ir.DType]tensor.DType{ir.F32: tensor.F32, ir.F64: tensor.F64}[dt]; p.DType() != want {
+					if len(p.Shape()) > 0 && p.DType() != want { // not the optimizer's scalars
 						t.Fatalf("%s: parameter %s is %s", dt, name, p.DType())
 					}
 				}

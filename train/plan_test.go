@@ -21,33 +21,47 @@ func TestPlanMatchesTrainingSteps(t *testing.T) {
 		batch int
 	}{{"mlp", 16}, {"lenet", 8}, {"gate", 16}, {"rnn", 0}, {"tinydet", 4}} {
 		t.Run(tc.model, func(t *testing.T) {
-			var path []bool
-			tr, err := train.New(train.Config{Model: tc.model, Batch: tc.batch, Seed: 3,
-				Conditions: func(_ *ir.Op, c bool) { path = append(path, c) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			for step := range 3 {
-				types, err := tr.StepFeedTypes(step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				path = path[:0]
-				rec, err := tr.Step(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				plan, err := tr.PlanStep(types, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if plan.Peak != rec.PeakAllocated {
-					t.Errorf("step %d: planned peak %d, measured %d (base %d, %d conditions)", step, plan.Peak, rec.PeakAllocated, plan.Base, len(path))
-				}
-			}
+			tr, _ := trainPlanned(t, train.Config{Model: tc.model, Batch: tc.batch, Seed: 3}, 3)
+			tr.Close()
 		})
 	}
+}
+
+// trainPlanned trains steps steps of cfg and checks that the planner
+// predicts each step's peak, following its path, to the byte. It returns
+// the trainer, for the caller to inspect and close, and its records.
+func trainPlanned(t *testing.T, cfg train.Config, steps int) (*train.Trainer, []train.StepRecord) {
+	t.Helper()
+	var path []bool
+	cfg.Conditions = func(_ *ir.Op, c bool) { path = append(path, c) }
+	tr, err := train.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []train.StepRecord
+	for step := range steps {
+		types, err := tr.StepFeedTypes(step)
+		if err != nil {
+			tr.Close()
+			t.Fatal(err)
+		}
+		path = path[:0]
+		rec, err := tr.Step(context.Background())
+		if err != nil {
+			tr.Close()
+			t.Fatal(err)
+		}
+		plan, err := tr.PlanStep(types, path)
+		if err != nil {
+			tr.Close()
+			t.Fatal(err)
+		}
+		if plan.Peak != rec.PeakAllocated {
+			t.Errorf("%s step %d: planned peak %d, measured %d (base %d, %d conditions)", cfg.Model, step, plan.Peak, rec.PeakAllocated, plan.Base, len(path))
+		}
+		recs = append(recs, rec)
+	}
+	return tr, recs
 }
 
 // TestPlanMatchesDataParallelSteps: a data-parallel step's collectives
