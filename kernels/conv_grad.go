@@ -15,8 +15,13 @@ func Conv2DGradInputWorkspace(p Conv2DParams, threads int) int {
 
 // Conv2DGradInputWorkspaceFor is the scratch Conv2DGradInput needs for
 // float32 (f32) or float64 elements: float32 with unit strides and at most
-// 16 input channels per group runs the direct kernel (see perf_conv.go).
+// 16 input channels per group runs the direct kernel (see perf_conv.go);
+// other float32 ones with unit strides and a kernel wider than 1×1 run as
+// a forward convolution (conv_grad_input_conv.go).
 func Conv2DGradInputWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
+	if t, ok := p.gradInputConv(); f32 && ok && p.N > 0 && p.OutH()*p.OutW() > 0 {
+		return convGradInputConvWorkspace(p, t, threads)
+	}
 	if f32 && p.N > 0 && p.O > 0 && p.OutH()*p.OutW() > 0 && p.convDirectBwd() {
 		parts, _ := p.conv2dPlan(threads)
 		return convDirectWorkspace(p, p.convDirectBwdPad(), min(parts, p.N))
@@ -37,6 +42,12 @@ func Conv2DGradInputWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) {
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
+	if df, ok := any(dy).([]float32); ok && p.N > 0 && p.O > 0 && ohw > 0 {
+		if t, ok := p.gradInputConv(); ok {
+			conv2DGradInputConv(p, t, df, any(w).([]float32), any(dx).([]float32), any(ws).([]float32), threads)
+			return
+		}
+	}
 	if df, ok := any(dy).([]float32); ok && p.N > 0 && p.O > 0 && ohw > 0 && p.convDirectBwd() {
 		// Writes every element of dx.
 		conv2DGradInputDirect(p, df, any(w).([]float32), any(dx).([]float32), any(ws).([]float32), threads)
