@@ -225,6 +225,9 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
+	if f32 && p.convFilterGemmOK() {
+		return 0 // packs into pooled buffers
+	}
 	parts, _ := p.conv2dFilterPlan(threads)
 	if f32 && p.convDirectFilter() {
 		return convDirectFilterWorkspace(p, parts)
@@ -252,10 +255,23 @@ func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int)
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
+	if df, ok := any(dy).([]float32); ok && p.convFilterGemmOK() {
+		conv2DGradFilterGemm(p, df, any(x).([]float32), any(dw).([]float32), threads)
+		return
+	}
 	if df, ok := any(dy).([]float32); ok && p.convDirectFilter() {
 		conv2DGradFilterDirect(p, df, any(x).([]float32), any(dw).([]float32), any(ws).([]float32), threads)
 		return
 	}
+	conv2DGradFilterIm2col(p, dy, x, dw, ws, threads)
+}
+
+// conv2DGradFilterIm2col is Conv2DGradFilter's im2col path, in a function
+// of its own for the reason conv2DIm2col is (conv.go).
+func conv2DGradFilterIm2col[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
+	fs := p.filterSize()
+	oh, ow := p.OutH(), p.OutW()
+	ohw := oh * ow
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W

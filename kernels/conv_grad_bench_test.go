@@ -74,9 +74,9 @@ func BenchmarkConvGradPPYOLOE(b *testing.B) {
 			perfLoop(b, func() { Conv2DGradFilter(p, dy, x, dw, ws, threads) })
 			report(b)
 		})
-		b.Run(fmt.Sprintf("%s/dw-im2col", l.name), func(b *testing.B) {
-			convDirectOff.filter = true
-			defer func() { convDirectOff.filter = false }()
+		b.Run(fmt.Sprintf("%s/dw-old", l.name), func(b *testing.B) {
+			convFilterGemmOff = true
+			defer func() { convFilterGemmOff = false }()
 			dw := make([]float32, len(w))
 			ws := make([]float32, Conv2DGradFilterWorkspaceFor(p, threads, true))
 			perfLoop(b, func() { Conv2DGradFilter(p, dy, x, dw, ws, threads) })

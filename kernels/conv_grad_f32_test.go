@@ -24,6 +24,8 @@ var convGradF32Cases = []Conv2DParams{
 	{N: 2, C: 36, H: 40, W: 40, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 3, C: 30, H: 7, W: 7, O: 20, KH: 1, KW: 1},
 	{N: 2, C: 20, H: 9, W: 9, O: 26, KH: 2, KW: 4, PH: 1, PW: 3},
+	{N: 7, C: 20, H: 12, W: 12, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 2, C: 9, H: 5, W: 70, O: 12, KH: 3, KW: 3, PH: 1, PW: 1},
 }
 
 // TestConvGradF32MatchesReference checks Conv2DGradInput and
@@ -34,10 +36,14 @@ var convGradF32Cases = []Conv2DParams{
 func TestConvGradF32MatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	asConv := 0
+	asGemm := 0
 	for _, p := range convGradF32Cases {
 		p = convGemmParams(p)
 		if _, ok := p.gradInputConv(); ok {
 			asConv++
+		}
+		if p.convFilterGemmOK() {
+			asGemm++
 		}
 		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
 		w := perfRandom(r, p.filterSize(), false)
@@ -69,6 +75,9 @@ func TestConvGradF32MatchesReference(t *testing.T) {
 	if asConv < 6 {
 		t.Fatalf("only %d cases take the input gradient as a convolution", asConv)
 	}
+	if asGemm < 8 {
+		t.Fatalf("only %d cases take the filter gradient's batched GEMM", asGemm)
+	}
 }
 
 func convNaN32(n int) []float32 {
@@ -77,4 +86,20 @@ func convNaN32(n int) []float32 {
 		v[i] = float32(math.NaN())
 	}
 	return v
+}
+
+// TestConvFilterGemmAllocatesNothing: once warm, a one-goroutine filter
+// gradient on the batched GEMM makes no Go heap allocation (its job and
+// buffers come from pools), like Conv2D's.
+func TestConvFilterGemmAllocatesNothing(t *testing.T) {
+	p := convGemmParams(Conv2DParams{N: 3, C: 20, H: 9, W: 11, O: 18, KH: 3, KW: 3, PH: 1, PW: 1})
+	if !p.convFilterGemmOK() {
+		t.Fatalf("%+v does not take the batched GEMM", p)
+	}
+	dy := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	x := make([]float32, p.N*p.C*p.H*p.W)
+	dw := make([]float32, p.filterSize())
+	if n := testing.AllocsPerRun(100, func() { Conv2DGradFilter(p, dy, x, dw, nil, 1) }); n != 0 {
+		t.Errorf("%v allocations per call", n)
+	}
 }
