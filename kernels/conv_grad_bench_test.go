@@ -107,3 +107,27 @@ func BenchmarkConvGradPPYOLOE(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvFilterLenet compares the filter gradient's kernels on
+// LeNet's second convolution (6→16 5×5 on 14×14, batch 64), which the
+// batched GEMM takes: gemm against the direct kernel (direct).
+func BenchmarkConvFilterLenet(b *testing.B) {
+	p := perfLenetConvs[1].p
+	threads := runtime.GOMAXPROCS(0)
+	r := rand.New(rand.NewPCG(1, 2))
+	x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+	dy := perfRandom(r, p.N*p.O*p.OutH()*p.OutW(), false)
+	for _, off := range []bool{false, true} {
+		name := "gemm"
+		if off {
+			name = "direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			convFilterGemmOff = off
+			defer func() { convFilterGemmOff = false }()
+			dw := make([]float32, p.filterSize())
+			ws := make([]float32, Conv2DGradFilterWorkspaceFor(p, threads, true))
+			perfLoop(b, func() { Conv2DGradFilter(p, dy, x, dw, ws, threads) })
+		})
+	}
+}

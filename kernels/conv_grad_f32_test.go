@@ -12,19 +12,20 @@ import (
 // maps smaller than the kernel's reach and batches spanning the GEMM's
 // depth slices.
 var convGradF32Cases = []Conv2DParams{
-	{N: 3, C: 20, H: 9, W: 11, O: 18, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 3, C: 20, H: 9, W: 11, O: 38, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 2, C: 40, H: 7, W: 5, O: 33, KH: 3, KW: 3},
 	{N: 5, C: 24, H: 10, W: 10, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},
-	{N: 1, C: 18, H: 6, W: 13, O: 20, KH: 5, KW: 3, PH: 2, PW: 0, DH: 1, DW: 2},
+	{N: 1, C: 18, H: 6, W: 13, O: 40, KH: 5, KW: 3, PH: 2, PW: 0, DH: 1, DW: 2},
 	{N: 4, C: 34, H: 8, W: 8, O: 36, KH: 3, KW: 3, PH: 2, PW: 2, DH: 2, DW: 2, Groups: 2},
-	{N: 2, C: 17, H: 3, W: 4, O: 21, KH: 3, KW: 3, PH: 1, PW: 1},
-	{N: 9, C: 20, H: 2, W: 2, O: 30, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 2, C: 17, H: 3, W: 4, O: 35, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 9, C: 20, H: 2, W: 2, O: 50, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 2, C: 19, H: 12, W: 12, O: 6, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 3, C: 20, H: 11, W: 9, O: 24, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 	{N: 2, C: 36, H: 40, W: 40, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 3, C: 30, H: 7, W: 7, O: 20, KH: 1, KW: 1},
 	{N: 2, C: 20, H: 9, W: 9, O: 26, KH: 2, KW: 4, PH: 1, PW: 3},
-	{N: 7, C: 20, H: 12, W: 12, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 2, C: 20, H: 9, W: 9, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 7, C: 20, H: 12, W: 12, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 2, C: 9, H: 5, W: 70, O: 12, KH: 3, KW: 3, PH: 1, PW: 1},
 }
 
@@ -92,7 +93,7 @@ func convNaN32(n int) []float32 {
 // gradient on the batched GEMM makes no Go heap allocation (its job and
 // buffers come from pools), like Conv2D's.
 func TestConvFilterGemmAllocatesNothing(t *testing.T) {
-	p := convGemmParams(Conv2DParams{N: 3, C: 20, H: 9, W: 11, O: 18, KH: 3, KW: 3, PH: 1, PW: 1})
+	p := convGemmParams(Conv2DParams{N: 3, C: 20, H: 9, W: 11, O: 34, KH: 3, KW: 3, PH: 1, PW: 1})
 	if !p.convFilterGemmOK() {
 		t.Fatalf("%+v does not take the batched GEMM", p)
 	}
