@@ -1,0 +1,235 @@
+// Command poolgen generates kernels/pool_amd64.s and its Go declarations:
+// the AVX-512 loops of the index-free max pooling (pool_values.go). Each
+// computes exactly what its portable Go loop computes, so results are
+// bitwise the same with or without it.
+//
+// It lives in its own module so that package kernels never depends on avo.
+// Run it through `go generate ./kernels/` from the main module.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	maxTapsF32(false)
+	maxTapsF32(true)
+	maxPool2x2F32()
+	Generate()
+}
+
+var evenOdd *[2]Mem
+
+// lanes returns the VPERMT2PS indices of the even and of the odd lanes of
+// a register pair, declared once.
+func lanes() (even, odd Mem) {
+	if evenOdd == nil {
+		even := GLOBL("poolEvenLanes", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(2*i))
+		}
+		odd := GLOBL("poolOddLanes", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(2*i+1))
+		}
+		evenOdd = &[2]Mem{even, odd}
+	}
+	return evenOdd[0], evenOdd[1]
+}
+
+// lowMask sets k to the low min(cnt, 16) bits for cnt in CX (0 < cnt),
+// clobbering R11.
+func lowMask(k OpmaskPhysical) {
+	MOVQ(U32(1), R11)
+	SHLQ(CL, R11)
+	DECQ(R11)
+	KMOVW(R11L, k)
+}
+
+// chunk sets CX to min(16, rem) for rem in R12.
+func chunk() {
+	MOVQ(R12, RCX)
+	CMPQ(RCX, U8(16))
+	JLE(LabelRef("part"))
+	MOVQ(U32(16), RCX)
+	Label("part")
+}
+
+// combine applies maxPair(best, v) lane-wise into best, with K1..K3 as
+// temporaries: v takes over where best is not NaN and v is NaN or
+// greater.
+func combine(best, v VecPhysical) {
+	VCMPPS(U8(7), best, best, K1) // best is not NaN
+	VCMPPS(U8(3), v, v, K2)       // v is NaN
+	VCMPPS(U8(0x1e), best, v, K3) // v > best
+	KORW(K2, K3, K3)
+	KANDW(K1, K3, K3)
+	VMOVAPS(v, K3, best)
+}
+
+// maxTapsF32 emits maxTapsF32AVX512 (stride 1) or, with s2,
+// maxTapsS2F32AVX512 (stride 2), of signature func(dst, src *float32,
+// offs *int64, taps, n, rows, dstStride, srcStride int): for each row r <
+// rows and i < n, dst[r·dstStride + i] is src[r·srcStride + offs[0] + s·i]
+// folded by maxPair with src[r·srcStride + offs[t] + s·i] for t = 1 …
+// taps−1 in that order (s the stride; taps ≥ 1). 16 outputs at a time, the
+// last chunk of a row under a mask; with stride 2 a tap's 16 elements come
+// from 31 consecutive ones split with VPERMT2PS.
+func maxTapsF32(s2 bool) {
+	name := "maxTapsF32AVX512"
+	if s2 {
+		name = "maxTapsS2F32AVX512"
+	}
+	TEXT(name, NOSPLIT, "func(dst, src *float32, offs *int64, taps, n, rows, dstStride, srcStride int)")
+	Pragma("noescape")
+	Doc(name + " is maxTaps's loop on float32 rows, 16 outputs at a time.")
+	dst, src, offs, taps, n, rows, dstStride := RDI, RSI, RDX, R8, R9, R10, RBX
+	rem, d, sp, t := R12, R13, R14, RAX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("taps"), taps)
+	Load(Param("n"), n)
+	Load(Param("rows"), rows)
+	Load(Param("dstStride"), dstStride)
+	SHLQ(U8(3), taps)      // bytes of offs
+	SHLQ(U8(2), dstStride) // bytes
+	if s2 {
+		even, _ := lanes()
+		VMOVDQU32(even, Z16)
+	}
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	TESTQ(rows, rows)
+	JE(LabelRef("done"))
+	Label("row")
+	MOVQ(dst, d)
+	MOVQ(src, sp)
+	MOVQ(n, rem)
+	Label("loop")
+	chunk()
+	lowMask(K4)
+	if s2 {
+		// 2·cnt−1 inputs per tap, over two registers.
+		ADDQ(RCX, RCX)
+		DECQ(RCX)
+		MOVQ(U32(1), R11)
+		SHLQ(CL, R11)
+		DECQ(R11)
+		KMOVW(R11L, K5)
+		SHRQ(U8(16), R11)
+		KMOVW(R11L, K6)
+	}
+	load := func(z VecPhysical) {
+		// z = the tap whose offset is at offs+t.
+		MOVQ(Mem{Base: offs, Index: t, Scale: 1}, R11)
+		if !s2 {
+			VMOVUPS_Z(Mem{Base: sp, Index: R11, Scale: 4}, K4, z)
+			return
+		}
+		LEAQ(Mem{Base: sp, Index: R11, Scale: 4}, R11)
+		VMOVUPS_Z(Mem{Base: R11}, K5, z)
+		VMOVUPS_Z(Mem{Base: R11, Disp: 64}, K6, Z2)
+		VPERMT2PS(Z2, Z16, z)
+	}
+	XORQ(t, t)
+	load(Z0)
+	ADDQ(U8(8), t)
+	CMPQ(t, taps)
+	JGE(LabelRef("store"))
+	Label("tap")
+	load(Z1)
+	combine(Z0, Z1)
+	ADDQ(U8(8), t)
+	CMPQ(t, taps)
+	JL(LabelRef("tap"))
+	Label("store")
+	VMOVUPS(Z0, K4, Mem{Base: d})
+	ADDQ(U8(64), d)
+	if s2 {
+		ADDQ(U32(128), sp)
+	} else {
+		ADDQ(U8(64), sp)
+	}
+	SUBQ(U8(16), rem)
+	JG(LabelRef("loop"))
+	ADDQ(dstStride, dst)
+	Load(Param("srcStride"), R11)
+	LEAQ(Mem{Base: src, Index: R11, Scale: 4}, src)
+	DECQ(rows)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool2x2F32 emits maxPool2x2ValuesF32AVX512(x, out *float32, w, oh,
+// ow int): 2×2 max pooling with stride 2 and no padding of one plane of
+// width w (2·ow ≤ w, 2·oh rows) in one pass, as the two passes would do
+// it: per window a, b (row 2y), c, d (row 2y+1) combined in that order.
+// 16 outputs at a time, the last chunk of a row under masks.
+func maxPool2x2F32() {
+	TEXT("maxPool2x2ValuesF32AVX512", NOSPLIT, "func(x, out *float32, w, oh, ow int)")
+	Pragma("noescape")
+	Doc("maxPool2x2ValuesF32AVX512 is MaxPool2DValues on one float32 plane for 2×2 windows with stride 2, 16 outputs at a time.")
+	x, out, w, oh, ow := RSI, RDI, R8, R9, R10
+	Load(Param("x"), x)
+	Load(Param("out"), out)
+	Load(Param("w"), w)
+	Load(Param("oh"), oh)
+	Load(Param("ow"), ow)
+	ev, od := lanes()
+	VMOVDQU32(ev, Z16)
+	VMOVDQU32(od, Z17)
+	TESTQ(oh, oh)
+	JE(LabelRef("done"))
+	TESTQ(ow, ow)
+	JE(LabelRef("done"))
+	pIn, pOut := R13, R14
+	Label("row")
+	MOVQ(x, pIn)
+	MOVQ(out, pOut)
+	MOVQ(ow, R12)
+	Label("loop")
+	chunk()
+	lowMask(K4)
+	ADDQ(RCX, RCX)
+	MOVQ(U32(1), R11)
+	SHLQ(CL, R11)
+	DECQ(R11)
+	KMOVW(R11L, K5)
+	SHRQ(U8(16), R11)
+	KMOVW(R11L, K6)
+	VMOVUPS_Z(Mem{Base: pIn}, K5, Z0)
+	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K6, Z1)
+	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
+	VMOVUPS_Z(Mem{Base: RAX}, K5, Z2)
+	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K6, Z3)
+	a, b, c, d := Z4, Z5, Z6, Z7
+	VMOVAPS(Z0, a)
+	VPERMT2PS(Z1, Z16, a)
+	VMOVAPS(Z0, b)
+	VPERMT2PS(Z1, Z17, b)
+	VMOVAPS(Z2, c)
+	VPERMT2PS(Z3, Z16, c)
+	VMOVAPS(Z2, d)
+	VPERMT2PS(Z3, Z17, d)
+	combine(a, b)
+	combine(a, c)
+	combine(a, d)
+	VMOVUPS(a, K4, Mem{Base: pOut})
+	ADDQ(U32(128), pIn)
+	ADDQ(U8(64), pOut)
+	SUBQ(U8(16), R12)
+	JG(LabelRef("loop"))
+	LEAQ(Mem{Base: x, Index: w, Scale: 8}, x)
+	LEAQ(Mem{Base: out, Index: ow, Scale: 4}, out)
+	DECQ(oh)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
