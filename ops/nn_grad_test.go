@@ -251,6 +251,7 @@ func TestNNGradPool(t *testing.T) {
 		t.Run(fmt.Sprintf("%v%v", tc.x, attrs), func(t *testing.T) {
 			in := nnRandInputs(t, r, tc.x)
 			checkOpGrad(t, "max_pool2d", attrs, in...)
+			checkOpGrad(t, "max_pool2d_values", attrs, in...)
 			checkOpGrad(t, "avg_pool2d", attrs, in...)
 			nnCheckGrad(t, 1e-5, true, in, []int{0}, nnOpOut("max_pool2d", attrs, 0))
 			nnCheckGrad(t, 1e-5, true, in, []int{0}, nnOpOut("avg_pool2d", attrs, 0))
@@ -786,7 +787,7 @@ func BenchmarkNNConv2DGrad(b *testing.B) {
 // for the convolution helpers, which differentiate through each other
 // (TestNNGradConv2DHelpersGrad).
 func TestNNGradCatalog(t *testing.T) {
-	for _, n := range []string{"matmul", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "batch_norm", "layer_norm",
+	for _, n := range []string{"matmul", "conv2d", "max_pool2d", "max_pool2d_values", "avg_pool2d", "max_pool", "avg_pool", "batch_norm", "layer_norm",
 		"dropout", "softmax", "log_softmax", "cross_entropy_with_softmax", "binary_cross_entropy_with_logits",
 		"conv2d_grad_input", "conv2d_grad_filter", "pad", "pad_grad", "resize", "resize_grad", "grid_sample"} {
 		if d, ok := ops.Lookup(n); !ok || d.Grad == nil || d.NoGrad {

@@ -32,6 +32,15 @@ import (
 // return_indices gives. Among equal maxima the first in row-major window
 // order wins; a NaN in a window is the result.
 //
+// For inference, where nothing reads the indices, there is
+//
+//	max_pool2d_values {kernel_size, strides, paddings} (x) -> out
+//
+// max_pool2d's first result alone, bit for bit, without writing the
+// indices (kernels.MaxPool2DValues, a faster separable scan); package
+// optimize rewrites a max_pool2d whose indices are unused to it. Its
+// gradient is max_pool2d_grad_x, which finds each maximum again in x.
+//
 // Their gradients use two helper ops:
 //
 //	max_pool2d_grad {input_size?:[H,W]} (dy, indices[, x]) -> dx
@@ -56,6 +65,7 @@ import (
 
 func init() {
 	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Compute: bindPool(true), Grad: nnGradMaxPool})
+	register(&Def{Name: "max_pool2d_values", Infer: inferPool(false), Compute: bindMaxPoolValues, Grad: nnGradMaxPoolValues})
 	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Compute: bindPool(false), Grad: nnGradAvgPool})
 	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Compute: nnBindMaxPoolGrad})
 	register(&Def{Name: "max_pool2d_grad_x", Grad: noSecondOrder, Infer: nnInferMaxPoolGradX, Compute: nnBindMaxPoolGradX})
@@ -156,6 +166,30 @@ func bindPool(isMax bool) func(*ir.Op) (Compute, error) {
 	}
 }
 
+func bindMaxPoolValues(op *ir.Op) (Compute, error) {
+	a, err := nnPoolDecode(op.Attrs)
+	if err != nil {
+		return Compute{}, err
+	}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		x := in[0]
+		p, th := nnPoolParams(x.Shape(), a), nnThreads(c)
+		if x.DType() == tensor.F32 {
+			kernels.MaxPool2DValues(p, x.F32(), out[0].F32(), th)
+		} else {
+			kernels.MaxPool2DValues(p, x.F64(), out[0].F64(), th)
+		}
+		return nil
+	}}, nil
+}
+
+// MaxPool2DValues appends a max pooling of x (NCHW) that gives the maxima
+// alone (max_pool2d_values). strides nil means kernel; paddings nil means
+// [0, 0].
+func MaxPool2DValues(b *ir.Builder, x *ir.Value, kernel, strides, paddings []int) *ir.Value {
+	return b.Op1("max_pool2d_values", nnPoolAttrList(kernel, strides, paddings), x)
+}
+
 // MaxPool2D appends a max pooling of x (NCHW) and returns the maxima and
 // their flat in-plane indices (i64). strides nil means kernel; paddings nil
 // means [0, 0].
@@ -191,16 +225,31 @@ func nnGradMaxPool(g *GradContext) ([]*ir.Value, error) {
 		return []*ir.Value{nil}, nil
 	}
 	if nnKeepsResult(g.Op.Operand(0)) {
-		attrs := ir.Attrs{}
-		for _, n := range []string{"kernel_size", "strides", "paddings"} {
-			if v, ok := g.Op.Attrs.Get(n); ok {
-				attrs = attrs.With(n, v)
-			}
-		}
-		return []*ir.Value{g.B.Op1("max_pool2d_grad_x", attrs, g.DY[0], g.X(0))}, nil
+		return []*ir.Value{g.B.Op1("max_pool2d_grad_x", nnPoolAttrsOf(g.Op), g.DY[0], g.X(0))}, nil
 	}
 	attrs := ir.Attrs{}
 	return []*ir.Value{nnGradPoolSize(g, "max_pool2d_grad", attrs, g.DY[0], g.Y(1))}, nil
+}
+
+// nnGradMaxPoolValues scatters dy to where max_pool2d_grad_x finds each
+// window's maximum in x, as max_pool2d's rule does without indices.
+func nnGradMaxPoolValues(g *GradContext) ([]*ir.Value, error) {
+	if !g.Need(0) || g.DY[0] == nil {
+		return []*ir.Value{nil}, nil
+	}
+	return []*ir.Value{g.B.Op1("max_pool2d_grad_x", nnPoolAttrsOf(g.Op), g.DY[0], g.X(0))}, nil
+}
+
+// nnPoolAttrsOf copies op's window attributes (kernel_size, strides,
+// paddings), those it has.
+func nnPoolAttrsOf(op *ir.Op) ir.Attrs {
+	attrs := ir.Attrs{}
+	for _, n := range []string{"kernel_size", "strides", "paddings"} {
+		if v, ok := op.Attrs.Get(n); ok {
+			attrs = attrs.With(n, v)
+		}
+	}
+	return attrs
 }
 
 // nnKeepsResult reports whether v is the result of an op whose gradient

@@ -290,6 +290,8 @@ var zdCases = map[string][]zdCase{
 		{attrs: ir.A("strides", 2, "paddings", 1, "groups", 2), in: []zdOperand{zdF(2, 4, 3, 2), zdF(2, 4, 5, 4), zdF(4, 2, 3, 3)}}},
 	"max_pool2d": {{attrs: ir.A("kernel_size", []int{2, 5}), in: []zdOperand{zdF(1, 3, 8, 10)}},
 		{attrs: ir.A("kernel_size", []int{3, 2}, "strides", []int{1, 2}, "paddings", []int{1, 1}), in: []zdOperand{zdD(2, 1, 3, 5)}}},
+	"max_pool2d_values": {{attrs: ir.A("kernel_size", []int{3, 5}, "strides", []int{2, 1}, "paddings", []int{1, 2}), in: []zdOperand{zdF(1, 3, 8, 10)}},
+		{attrs: ir.A("kernel_size", []int{3, 2}, "strides", []int{1, 2}, "paddings", []int{1, 1}), in: []zdOperand{zdD(2, 1, 3, 5)}}},
 	"avg_pool2d": {{attrs: ir.A("kernel_size", []int{2, 5}), in: []zdOperand{zdF(1, 3, 8, 10)}},
 		{attrs: ir.A("kernel_size", []int{3, 2}, "strides", []int{1, 2}, "paddings", []int{1, 1}), in: []zdOperand{zdD(2, 1, 3, 5)}}},
 	"max_pool": {{attrs: ir.A("kernel_size", []int{2, 3}, "pads", []int{1, 0, 0, 2}, "ceil_mode", true), in: []zdOperand{zdF(1, 2, 5, 6)}},
