@@ -34,7 +34,7 @@ var sameDimOps = map[string]bool{
 
 // batchOps are ops whose result's dim 0 is operand 0's dim 0.
 var batchOps = map[string]bool{
-	"conv2d": true, "conv2d_fused": true, "max_pool2d": true, "avg_pool2d": true,
+	"conv2d": true, "conv2d_fused": true, "max_pool2d": true, "max_pool2d_values": true, "avg_pool2d": true,
 }
 
 // dimOrigin follows dim i of v back through ops that pass it on

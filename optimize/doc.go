@@ -21,6 +21,8 @@
 //     residual add and an activation (relu, sigmoid, silu, swish, clip)
 //     by one conv2d_fused / matmul_fused op, whose kernel applies them to
 //     each block of the output as soon as it is computed.
+//   - DropPoolIndices replaces max_pool2d whose indices are unused by
+//     max_pool2d_values, which computes the maxima alone.
 //
 // Folded weights are new parameters, with names derived from the
 // originals, in a store of their own (Params) that shares the user's

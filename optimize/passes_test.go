@@ -198,6 +198,18 @@ var passCases = []passCase{
 		ops.Fetch(b, "s", ops.Sigmoid(b, conv(b, x, param(b, "w", 4, 3, 3, 3))))
 		fetch(b, ops.Silu(b, conv(b, x, param(b, "w2", 4, 3, 3, 3))))
 	}, 2, []string{"conv2d_fused", "conv2d_fused"}, true},
+	// max pooling without indices
+	{"max_pool2d whose indices are unused", "drop_pool_indices", func(b *ir.Builder) {
+		y, _ := ops.MaxPool2D(b, data(b, "x", 2, 3, 9, 8), []int{3, 3}, []int{2, 2}, []int{1, 1})
+		z, _ := ops.MaxPool2D(b, y, []int{2, 2}, nil, nil)
+		fetch(b, ops.Relu(b, z))
+	}, 2, []string{"max_pool2d_values", "max_pool2d_values", "relu"}, true},
+	{"max_pool2d whose indices are fetched", "drop_pool_indices", func(b *ir.Builder) {
+		y, idx := ops.MaxPool2D(b, data(b, "x", 2, 3, 9, 8), []int{5, 5}, []int{1, 1}, []int{2, 2})
+		ops.Fetch(b, "i", idx)
+		fetch(b, y)
+	}, 0, []string{"max_pool2d"}, true},
+
 	{"conv used twice", "fuse_epilogue", func(b *ir.Builder) {
 		c := conv(b, data(b, "x", 2, 3, 6, 6), param(b, "w", 4, 3, 3, 3))
 		fetch(b, ops.Relu(b, c))
