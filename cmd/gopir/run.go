@@ -48,8 +48,8 @@ peak_allocated is the peak during that run.
 --optimize (on by default for programs without a backward) runs the program
 rewritten for inference: batch_norm and scale/shift chains folded into the
 weights of the conv2d or matmul before them, bias, residual add and
-activation fused into the convolution or product, identities removed
-(docs/optimize.md); --optimize=false runs it as written, --passes LIST only
+activation fused into the convolution or product, identities removed,
+max pooling without the indices nothing reads (docs/optimize.md); --optimize=false runs it as written, --passes LIST only
 the passes named. The parameters the optimized program no longer reads are
 freed, and folded ones are new persistable tensors.`,
 		Args: cobra.ExactArgs(1),
