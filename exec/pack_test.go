@@ -302,3 +302,41 @@ func TestPackCachePackerPanics(t *testing.T) {
 		t.Fatalf("allocated %d after ReleasePacked, want %d", got, base)
 	}
 }
+
+// TestPackCachePlanWarm: planned before any run, a Warm plan is the
+// second run's, which holds the copies the first run made from its start
+// (higher base; the peak not lower), to the byte, while the plain plan is
+// the first run's.
+func TestPackCachePlanWarm(t *testing.T) {
+	f := newPackFixture(t, 1<<30, 8)
+	x := compile(t, packProgram, exec.Options{Alloc: f.a, Store: f.st, PackCache: 1 << 30, Threads: 2})
+	var path []bool
+	rec := compile(t, packProgram, exec.Options{Alloc: f.a, Store: f.st, Conditions: func(_ *ir.Op, v bool) { path = append(path, v) }})
+	mustRun(t, rec, f.in).Release()
+	opts := exec.PlanOptions{Path: path, Feeds: map[string]ir.Type{"x": ir.TensorOf(ir.F32, 8, 70)}}
+	first, err := x.Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Warm = true
+	warm, err := x.Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warm.Base <= first.Base || warm.Packed != first.Packed || warm.Peak < first.Peak {
+		t.Fatalf("warm plan base %d packed %d peak %d; first run's %d, %d, %d", warm.Base, warm.Packed, warm.Peak, first.Base, first.Packed, first.Peak)
+	}
+	for run, want := range []*exec.Plan{first, warm, warm} {
+		f.a.ResetPeak()
+		before := allocated(f.a)
+		res, err := x.Run(context.Background(), f.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := f.a.Stats()
+		if want.Base != before || want.Peak != st.Allocated.Peak || want.End != st.Allocated.Current {
+			t.Fatalf("run %d: plan base %d peak %d end %d; run %d, %d, %d", run, want.Base, want.Peak, want.End, before, st.Allocated.Peak, st.Allocated.Current)
+		}
+		res.Release()
+	}
+}

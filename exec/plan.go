@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -55,6 +56,14 @@ type PlanOptions struct {
 	// would, wrapping *memory.ResourceExhausted. Every block is freed
 	// again before Plan returns, so the allocator is left as it was.
 	Replay *memory.Allocator
+	// Warm plans a run that finds every packed copy of a parameter
+	// (Options.PackCache) made already, as every run after the first does:
+	// the copies the first run makes as it goes are then held from the
+	// start, so such a run may peak higher.
+	Warm bool
+	// warm is, for a Warm plan, the first run's pack cache as it leaves
+	// it: the slots it went through and the bytes held.
+	warm *planner
 }
 
 // Plan is the planner's prediction for one run.
@@ -161,6 +170,15 @@ func (e *Executable) Plan(opts PlanOptions) (*Plan, error) {
 	if opts.Trips <= 0 {
 		opts.Trips = 1
 	}
+	if opts.Warm {
+		cold := opts
+		cold.Warm = false
+		first, err := e.planBest(cold)
+		if err != nil {
+			return nil, err
+		}
+		opts.warm = first
+	}
 	best, err := e.planBest(opts)
 	if err != nil {
 		return nil, err
@@ -266,8 +284,12 @@ func (e *Executable) planOnce(opts PlanOptions, guess []bool) (*planner, error) 
 	}
 	// The pack cache's copies held now (they stay unless a run finds
 	// them stale).
-	p.base += e.packBytes
 	p.packed = e.packBytes
+	if w := opts.warm; w != nil {
+		p.packed = w.packed
+		p.packsSeen = maps.Clone(w.packsSeen)
+	}
+	p.base += p.packed
 	p.cur, p.peak = p.base, p.base
 	err := p.block(e.top)
 	p.unreplay()

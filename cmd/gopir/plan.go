@@ -31,6 +31,7 @@ type planFlags struct {
 	syncBN     bool
 	threads    int
 	dtype      string
+	optimize   optimizeFlags
 }
 
 func newPlanCmd() *cobra.Command {
@@ -61,7 +62,13 @@ when nothing fits, the smallest limit that does (exit 1).
 --ranks N, with --model and --backward, plans the step one rank of a
 data-parallel job of N ranks runs (mpirun -np N gopir train): its shard
 of the global --batch, its gradient buckets and all-reduces
-(docs/distributed.md); --sync-bn with synchronized batch norm.`,
+(docs/distributed.md); --sync-bn with synchronized batch norm.
+
+A program or model file is planned as gopir run runs it: rewritten for
+inference when it has no backward (--optimize, on by default; --passes
+LIST), with the packed copies of weights run keeps counted: when the
+runs after the first, which hold those from their start, peak higher,
+the plan is theirs (it says so).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlan(cmd.OutOrStdout(), args, f, cmd.Flags().Changed("batch"))
@@ -80,6 +87,7 @@ of the global --batch, its gradient buckets and all-reduces
 	fl.BoolVar(&f.syncBN, "sync-bn", false, "with --ranks: synchronized batch norm")
 	fl.StringVar(&f.dtype, "dtype", "f32", "with --model: the float type `T` of the step, f32 or f64 (gopir train --dtype)")
 	fl.IntVar(&f.threads, "threads", 0, "with --model: the kernel threads of the step `T` (default: all cores, as gopir train; under mpirun each rank has cores/ranks): the convolutions' scratch grows with them")
+	f.optimize.register(cmd, true, "plan the program rewritten for inference, as run runs it; programs with a backward are planned as written")
 	return cmd
 }
 
@@ -119,11 +127,24 @@ func runPlan(out io.Writer, args []string, f planFlags, batchGiven bool) error {
 			return err
 		}
 		defer l.release()
-		x, err := exec.Compile(l.prog, exec.Options{})
+		optimized, err := f.optimize.use(l.prog)
+		if err != nil {
+			return err
+		}
+		opts := exec.Options{PackCache: runPackCache}
+		x, err := exec.Compile(l.prog, opts)
 		if err != nil {
 			return badInput(err)
 		}
 		l.setParams(x.Store())
+		if optimized {
+			ox, err := compileOptimized(l.prog, x.Store(), opts, &f.optimize)
+			x.Store().Release()
+			if err != nil {
+				return err
+			}
+			x = ox
+		}
 		defer x.Store().Release()
 		shapes, err := parseFeedShapes(f.feedShapes)
 		if err != nil {
@@ -193,7 +214,18 @@ func planProgram(x *exec.Executable, shapes map[string][]int, batch int) (*exec.
 			return nil, badInputf("--feed-shape %s: the program has no input %q", name, name)
 		}
 	}
-	return x.Plan(exec.PlanOptions{Feeds: types})
+	first, err := x.Plan(exec.PlanOptions{Feeds: types})
+	if err != nil {
+		return nil, err
+	}
+	// Runs after the first find the packed copies of weights the first
+	// made (runPackCache) and hold them from their start.
+	later, err := x.Plan(exec.PlanOptions{Feeds: types, Warm: true})
+	if err != nil || later.Peak <= first.Peak {
+		return first, err
+	}
+	later.Assumed = append(later.Assumed, fmt.Sprintf("a run after the first, which holds the packed copies of weights (%d bytes) from its start; the first run peaks at %d bytes", later.Packed, first.Peak))
+	return later, nil
 }
 
 func hasFeed(x *exec.Executable, name string) bool {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,5 +184,42 @@ func TestPlanPPYOLOEAsTrainReports(t *testing.T) {
 	}
 	if with == 0 || without == 0 {
 		t.Errorf("%d steps with objects, %d without; want both", with, without)
+	}
+}
+
+// run keeps the packed copies of weights from one repeat to the next, and
+// plan predicts the runs as run makes them: optimized or not, the first
+// run's peak, and the peak of the later ones, which hold the copies from
+// their start, to the byte.
+func TestPlanMatchesRepeatedRuns(t *testing.T) {
+	model := filepath.Join(models, "cnn.onnx")
+	feed := "x=@" + filepath.Join(models, "cnn", "input_x.npy")
+	for _, opt := range []string{"--optimize=true", "--optimize=false"} {
+		r := gopir("run", model, "--feed", feed, "--json", "--repeat", "3", opt)
+		if r.code != 0 {
+			t.Fatalf("run %s: exit %d: %s", opt, r.code, r.stderr)
+		}
+		var runs []struct {
+			Peak      int64 `json:"peak_allocated"`
+			Allocated int64 `json:"mem_allocated"`
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var rec struct {
+				Peak      int64 `json:"peak_allocated"`
+				Allocated int64 `json:"mem_allocated"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, rec)
+		}
+		peak, assumed := planJSON(t, model, "--feed-shape", "x=2x3x32x32", opt)
+		if len(runs) != 3 || runs[1].Peak <= runs[0].Peak || runs[2].Peak != runs[1].Peak || peak != runs[1].Peak {
+			t.Fatalf("%s: plan peak %d, runs %+v: want the later runs' peak, higher than the first's", opt, peak, runs)
+		}
+		first := fmt.Sprintf("the first run peaks at %d bytes", runs[0].Peak)
+		if len(assumed) != 1 || !strings.Contains(assumed[0], first) {
+			t.Errorf("%s: assumed %q, want it to say %q", opt, assumed, first)
+		}
 	}
 }

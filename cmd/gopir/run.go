@@ -69,6 +69,14 @@ freed, and folded ones are new persistable tensors.`,
 	return cmd
 }
 
+// runPackCache bounds the packed copies of parameters that run (and plan,
+// which predicts it) keeps from one repeat to the next
+// (exec.Options.PackCache): the GEMM panels of a matmul's or
+// convolution's weights, made on the first run instead of on every call.
+// They count in mem_allocated; more than any model's weights, so that
+// every weight is packed once.
+const runPackCache = 1 << 30
+
 type runRecord struct {
 	Run           int                   `json:"run"`
 	MemAllocated  int64                 `json:"mem_allocated"`
@@ -95,7 +103,7 @@ func runProgram(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks}
+	opts := exec.Options{Alloc: alloc, CheckLeaks: f.checkLeaks, PackCache: runPackCache}
 	started := false
 	if view != nil {
 		opts.MemoryLog = view.rec.Instr
