@@ -90,10 +90,7 @@ func (r *runner) baseInferenceTable(desc string) {
 				}
 				cpu := "-"
 				if t == 1 {
-					bc, _ := r.s.median("base " + name + "cpu-ms/inference")
-					ac, _ := r.s.median("gopir " + name + "cpu-ms/inference")
-					oc, _ := r.s.median(okey + " cpu")
-					cpu = fmt.Sprintf("%.4g / %.4g / %.4g", bc, ac, oc)
+					cpu = r.figures("base "+name+"cpu-ms/inference", "gopir "+name+"cpu-ms/inference", okey+" cpu")
 				}
 				fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.name, strconv.Itoa(b), strconv.Itoa(t),
 					bs, as, ratio(av, bv, aok && bok), strings.ReplaceAll(os, "|", "/"), ratio(av, ov, aok && ook), cpu)
@@ -105,4 +102,17 @@ func (r *runner) baseInferenceTable(desc string) {
 	}
 	fmt.Printf("\nMedians over %d rounds; in each round the base's gopir, the working tree's and ORT run back to back, in\n", *rounds)
 	fmt.Println("rotating order (see the inference table of bench/run -inference for how each is timed).")
+}
+
+// figures is the medians of keys, "/"-separated, each "-" where there is
+// none (a contender that failed or did not run), never a made-up 0.
+func (r *runner) figures(keys ...string) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = "-"
+		if v, ok := r.s.median(k); ok {
+			parts[i] = fmt.Sprintf("%.4g", v)
+		}
+	}
+	return strings.Join(parts, " / ")
 }

@@ -96,3 +96,14 @@ BenchmarkONNXInference/model=ctrlflow/batch=2 	    6663	     34797 ns/op	       
 		}
 	}
 }
+
+// TestFigures: the before/after table's CPU column says "-" for a
+// contender without a figure, not 0.
+func TestFigures(t *testing.T) {
+	r := newTestRunner(t)
+	r.s.add("base x", 1.5)
+	r.s.add("ort x", 0.25)
+	if got, want := r.figures("base x", "gopir x", "ort x"), "1.5 / - / 0.25"; got != want {
+		t.Errorf("figures %q, want %q", got, want)
+	}
+}
