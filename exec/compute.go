@@ -23,6 +23,7 @@ type shapeCache struct {
 	shape [][]int // operand shapes, for Work
 	work  int64
 	pack  int64     // bytes of the packed operand (ops.Compute.Pack), with a pack slot
+	form  uint64    // and its form (ops.Pack.Form)
 	scr   []ir.Type // scratch for the operand types given to Infer
 }
 
@@ -73,9 +74,9 @@ func (in *instr) resultTypes(args []*tensor.Tensor, threads int) ([]ir.Type, int
 	if in.comp.Work != nil {
 		sc.work = in.comp.Work(sc.shape, threads)
 	}
-	sc.pack = 0
+	sc.pack, sc.form = 0, 0
 	if in.pack != nil {
-		sc.pack = in.comp.Pack.Bytes(sc.shape)
+		sc.pack, sc.form = in.comp.Pack.Bytes(sc.shape), packForm(in.comp.Pack, sc.shape)
 	}
 	sc.valid = true
 	return sc.types, sc.work, nil

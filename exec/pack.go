@@ -2,6 +2,7 @@ package exec
 
 import (
 	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -25,22 +26,23 @@ type packSlot struct {
 	blk   *memory.Block  // the parameter's buffer when packed; nil: invalid
 	id    uint64         // its allocation number (the handle is never reused for a parameter, but the number says it)
 	ver   uint64         // its storage's version
+	form  uint64         // the layout packed (ops.Pack.Form)
 	t     *tensor.Tensor // the packed copy, or nil
 }
 
-// valid reports whether ps holds the packed form of x as it is now.
-func (ps *packSlot) valid(x *tensor.Tensor) bool {
+// valid reports whether ps holds x as it is now, packed in the given form.
+func (ps *packSlot) valid(x *tensor.Tensor, form uint64) bool {
 	s := x.Storage()
 	blk := s.Block()
-	return ps.t != nil && ps.blk != nil && ps.blk == blk && ps.id == blk.ID() && ps.ver == s.Version()
+	return ps.t != nil && ps.blk != nil && ps.blk == blk && ps.id == blk.ID() && ps.ver == s.Version() && ps.form == form
 }
 
 // usePack gives the kernel of in the packed form of its operand x,
 // packing it first when the slot holds none of x as it is now. Without
 // room in the cache or in the allocator, the kernel runs without.
 func (e *Executable) usePack(in *instr, x *tensor.Tensor) {
-	ps := in.pack
-	if ps.valid(x) {
+	ps, form := in.pack, in.shapes.form
+	if ps.valid(x, form) {
 		e.kctx.SetPacked(ps.t.Raw())
 		return
 	}
@@ -65,9 +67,9 @@ func (e *Executable) usePack(in *instr, x *tensor.Tensor) {
 	// unwinding leaves the copy in the cache, invalid, and counted.
 	ps.t = t
 	e.packBytes += e.round(n)
-	in.comp.Pack.Fn(x, t.Raw())
+	in.comp.Pack.Fn(in.shapes.shape, x, t.Raw())
 	s := x.Storage()
-	ps.blk, ps.id, ps.ver = s.Block(), s.Block().ID(), s.Version()
+	ps.blk, ps.id, ps.ver, ps.form = s.Block(), s.Block().ID(), s.Version(), form
 	e.kctx.SetPacked(t.Raw())
 }
 
@@ -103,4 +105,12 @@ func (e *Executable) ReleasePacked() {
 	for _, ps := range e.packs {
 		e.dropPack(ps)
 	}
+}
+
+// packForm is pk's form for operands of these shapes (0 without Form).
+func packForm(pk *ops.Pack, shapes [][]int) uint64 {
+	if pk.Form == nil {
+		return 0
+	}
+	return pk.Form(shapes)
 }

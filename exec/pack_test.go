@@ -261,7 +261,7 @@ func init() {
 			Pack: &ops.Pack{
 				Operand: 1,
 				Bytes:   func([][]int) int64 { return 256 },
-				Fn:      func(*tensor.Tensor, []byte) { panic(injectedPanic) },
+				Fn:      func([][]int, *tensor.Tensor, []byte) { panic(injectedPanic) },
 			},
 		}, nil
 	}})

@@ -635,7 +635,7 @@ func (p *planner) pack(in *instr, args []*sval, shapes [][]int) error {
 		return nil
 	}
 	p.packsSeen[ps] = true
-	if t, ok := p.e.store.Get(ps.param); ok && ps.valid(t) {
+	if t, ok := p.e.store.Get(ps.param); ok && ps.valid(t, packForm(in.comp.Pack, shapes)) {
 		return nil
 	}
 	if ps.t != nil { // stale: freed before the new copy is made

@@ -14,6 +14,12 @@ type Conv2DParams struct {
 	// as it is complete (a fused convolution); the zero value does
 	// nothing, and the gradients ignore it.
 	Epilogue Epilogue
+	// Packed, when it holds the weights packed by PackConv2D for a
+	// convolution of the same form (a weight constant at inference,
+	// packed once), gives the float32 batched GEMM its weight panels
+	// ready; anything else (nil, another form or kernel) is ignored and
+	// the weights are packed as the call goes. The gradients ignore it.
+	Packed []float32
 }
 
 // OutH is the output height: (H + 2·PH − DH·(KH−1) − 1)/SH + 1. It may be

@@ -14,7 +14,7 @@ import (
 // micro-kernel's panels (conv_gemm_pack.go): no im2col matrix, and the
 // weights are packed once per block of nc columns — once per call when
 // the batch's output positions fit in one block — instead of once per
-// image. Per image, as the im2col path does it, a 2×2 output map (ResNet's
+// image (or, with p.Packed, never: conv_gemm_packed.go). Per image, as the im2col path does it, a 2×2 output map (ResNet's
 // last stage) has four columns against weights of up to 512×4608: packing
 // those for every image cost more than the products. 1×1 convolutions
 // need no special case: their im2col rows are the input's channel planes.
@@ -103,7 +103,9 @@ type convGemmJob struct {
 	scratch   bool    // C goes through a scratch block (else straight to out)
 	gridR     int     // work items per group: gridR × gridC blocks of C
 	gridC     int
-	epi       bool // p.Epilogue does something
+	epi       bool      // p.Epilogue does something
+	pw        []float32 // the weights packed (p.Packed past its header), or nil
+	pwWidth   int       // output channels per group rounded to whole panels in pw
 	run       func(worker, item int)
 }
 
@@ -131,10 +133,14 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 		j.ktab = make([]int32, need)
 	}
 	j.ktab = convKTab(p, j.ktab[:cap(j.ktab)])
-	lanes := max(j.kern.lanes, 1)
-	j.trans = j.q <= convGemmTransMax && ceilDiv(og, lanes)*lanes*j.q < ceilDiv(j.q, lanes)*lanes*og
-	if convGemmOrient != 0 {
-		j.trans = convGemmOrient < 0
+	j.trans = convGemmTransposed(p, j.kern)
+	j.pw, j.pwWidth = convPackedPanels(p, j.kern, j.trans, j.k), 0
+	if j.pw != nil {
+		form := ConvPackPlain
+		if j.trans {
+			form = ConvPackTrans
+		}
+		j.pwWidth = convPackedWidth(og, j.kern, form)
 	}
 	j.scratch = j.trans || j.ohw < j.kern.nr
 	rows, cols := og, j.q
@@ -161,8 +167,27 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	} else {
 		perfRun(t, items, j.run)
 	}
-	j.p, j.x, j.w, j.out, j.kern = Conv2DParams{}, nil, nil, nil, nil
+	j.p, j.x, j.w, j.out, j.kern, j.pw = Conv2DParams{}, nil, nil, nil, nil, nil
 	convGemmJobs.Put(j)
+}
+
+// convGemmTransposed reports whether conv2DGemm computes p as the
+// transposed product (see above): few output positions over the batch,
+// which would fill the vector lanes worse than the output channels do.
+func convGemmTransposed(p Conv2DParams, kern *gemmKernel[float32]) bool {
+	if convGemmOrient != 0 {
+		return convGemmOrient < 0
+	}
+	og, q := p.O/p.Groups, p.N*p.OutH()*p.OutW()
+	lanes := max(kern.lanes, 1)
+	return q <= convGemmTransMax && ceilDiv(og, lanes)*lanes*q < ceilDiv(q, lanes)*lanes*og
+}
+
+// weights returns the packed panels of group g's output channels from i0
+// (a whole number of panels in) for the slice of the depth at pc, kb
+// deep, from the packed copy j.pw.
+func (j *convGemmJob) weights(g, pc, kb, i0 int) []float32 {
+	return j.pw[(g*j.k+pc)*j.pwWidth+i0*kb:]
 }
 
 // item computes work item i: group i / (gridR·gridC), then one block of C.
@@ -234,14 +259,19 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 				beta = 1 // later slices accumulate onto the first
 			}
 			if stream {
-				packA(ap, pk, false, wg, j.k, r0, pc, rows, kb, mr)
+				a := ap
+				if j.pw != nil {
+					a = j.weights(g, pc, kb, r0)
+				} else {
+					packA(ap, pk, false, wg, j.k, r0, pc, rows, kb, mr)
+				}
 				for jr := 0; jr < nb; jr += nr {
 					nw := min(nr, nb-jr)
 					convPack(bp, xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
 					if j.scratch {
-						macroKernel(kern, ap, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
+						macroKernel(kern, a, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
 					} else {
-						j.tiles(ap, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta, pc+kb == j.k)
+						j.tiles(a, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta, pc+kb == j.k)
 					}
 				}
 				continue
@@ -251,11 +281,16 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 			}
 			for ic := r0; ic < r1; ic += mc {
 				mb := min(mc, r1-ic)
-				packA(ap, pk, false, wg, j.k, ic, pc, mb, kb, mr)
-				if j.scratch {
-					macroKernel(kern, ap, bp, tmp, mb, nb, kb, 1, beta, cs[(ic-r0)*nb:], nb)
+				a := ap
+				if j.pw != nil {
+					a = j.weights(g, pc, kb, ic)
 				} else {
-					j.tiles(ap, bp, tmp, g, ic, mb, jc, nb, kb, beta, pc+kb == j.k)
+					packA(ap, pk, false, wg, j.k, ic, pc, mb, kb, mr)
+				}
+				if j.scratch {
+					macroKernel(kern, a, bp, tmp, mb, nb, kb, 1, beta, cs[(ic-r0)*nb:], nb)
+				} else {
+					j.tiles(a, bp, tmp, g, ic, mb, jc, nb, kb, beta, pc+kb == j.k)
 				}
 			}
 		}
@@ -366,8 +401,13 @@ func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 		}
 		for jr := 0; jr < width; jr += nr {
 			nw := min(nr, width-jr)
-			packB(bp, pk, true, wg, j.k, pc, c0+jr, kb, nw, nr)
-			macroKernel(kern, ap, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], width)
+			b := bp
+			if j.pw != nil {
+				b = j.weights(g, pc, kb, c0+jr)
+			} else {
+				packB(bp, pk, true, wg, j.k, pc, c0+jr, kb, nw, nr)
+			}
+			macroKernel(kern, ap, b, tmp, rows, nw, kb, 1, beta, cs[jr:], width)
 		}
 	}
 	o0 := g*(p.O/p.Groups) + c0

@@ -68,9 +68,15 @@ type Pack struct {
 	// for one. Like Work it depends on nothing else, so the planner knows
 	// it from shapes.
 	Bytes func(shapes [][]int) int64
-	// Fn writes the packed form of x, the operand, into dst (Bytes long,
-	// aligned to 64 bytes).
-	Fn func(x *tensor.Tensor, dst []byte)
+	// Form, if set, names the layout Fn writes for operands of these
+	// shapes, when it depends on more than the packed operand's shape (a
+	// convolution packs its weights for the orientation its batch
+	// chooses): a copy held for another form is packed again. nil: one
+	// layout per operand shape.
+	Form func(shapes [][]int) uint64
+	// Fn writes the packed form of x, the operand, for operands of these
+	// shapes into dst (Bytes long, aligned to 64 bytes).
+	Fn func(shapes [][]int, x *tensor.Tensor, dst []byte)
 }
 
 // SetPacked gives c the packed form of the operand the next Compute

@@ -180,6 +180,7 @@ func bindConv2D(op *ir.Op) (Compute, error) {
 			}
 			x, w := in[0], in[1]
 			p, th := nnConvParams(x.Shape(), w.Shape(), a), nnThreads(c)
+			p.Packed = convPacked(c, f32)
 			n := kernels.Conv2DWorkspaceFor(p, th, f32)
 			switch dt {
 			case ir.F32:
@@ -193,6 +194,7 @@ func bindConv2D(op *ir.Op) (Compute, error) {
 			p := nnConvParams(shapes[0], shapes[1], a)
 			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
 		},
+		Pack: convPack(a, dt),
 	}, nil
 }
 

@@ -255,6 +255,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 				return err
 			}
 			p.Epilogue = ep
+			p.Packed = convPacked(c, f32)
 			n := kernels.Conv2DWorkspaceFor(p, th, f32)
 			switch dt {
 			case ir.F32:
@@ -268,6 +269,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 			p := nnConvParams(shapes[0], shapes[1], a)
 			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
 		},
+		Pack: convPack(a, dt),
 	}, nil
 }
 

@@ -208,7 +208,7 @@ func matmulPack(dt ir.DType, ty bool) *Pack {
 			}
 			return int64(kernels.PackedGemmBLen[float64](k, n)) * 8
 		},
-		Fn: func(y *tensor.Tensor, dst []byte) {
+		Fn: func(_ [][]int, y *tensor.Tensor, dst []byte) {
 			k, n := kn(y.Shape())
 			ld := max(y.Shape()[1], 1)
 			if dt == ir.F32 {
