@@ -265,13 +265,18 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 				} else {
 					packA(ap, pk, false, wg, j.k, r0, pc, rows, kb, mr)
 				}
+				epi, span, from := j.epi && pc+kb == j.k, convEpiSpan(rows, nr), 0
 				for jr := 0; jr < nb; jr += nr {
 					nw := min(nr, nb-jr)
 					convPack(bp, xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
 					if j.scratch {
 						macroKernel(kern, a, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
-					} else {
-						j.tiles(a, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta, pc+kb == j.k)
+						continue
+					}
+					j.tiles(a, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta)
+					if epi && (jr+nw == nb || jr+nw-from >= span) {
+						j.epiBlock(g, r0, rows, jc+from, jc+jr+nw)
+						from = jr + nw
 					}
 				}
 				continue
@@ -289,8 +294,17 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 				}
 				if j.scratch {
 					macroKernel(kern, a, bp, tmp, mb, nb, kb, 1, beta, cs[(ic-r0)*nb:], nb)
-				} else {
-					j.tiles(a, bp, tmp, g, ic, mb, jc, nb, kb, beta, pc+kb == j.k)
+					continue
+				}
+				if !j.epi || pc+kb < j.k {
+					j.tiles(a, bp, tmp, g, ic, mb, jc, nb, kb, beta)
+					continue
+				}
+				span := convEpiSpan(mb, nr)
+				for jg := 0; jg < nb; jg += span {
+					w := min(span, nb-jg)
+					j.tiles(a, bp[jg*kb:], tmp, g, ic, mb, jc+jg, w, kb, beta)
+					j.epiBlock(g, ic, mb, jc+jg, jc+jg+w)
 				}
 			}
 		}
@@ -304,8 +318,8 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 // tile whose columns lie in one image is a strided block of that image's
 // output (rows OH·OW apart); one that spans images is computed into tmp
 // and added (or, for the first slice, copied) into each image's part.
-// After the last slice (last) each tile gets the epilogue.
-func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, beta float32, last bool) {
+// The caller applies the epilogue (epiBlock).
+func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, beta float32) {
 	kern, ohw := j.kern, j.ohw
 	mr, nr := kern.mr, kern.nr
 	o0 := g*(j.p.O/j.p.Groups) + ic
@@ -320,12 +334,31 @@ func (j *convGemmJob) tiles(ap, bp, tmp []float32, g, ic, mb, jc, nb, kb int, be
 			} else {
 				j.tileSpanning(a, b, tmp, mb-ir, nb-jr, kb, beta, o0+ir, n, pos)
 			}
-			if last && j.epi {
-				for i := range min(mr, mb-ir) {
-					convEpiColumns(&j.p.Epilogue, j.out, j.p.O, o0+ir+i, jc+jr, jc+jr+nw, ohw)
-				}
-			}
 		}
+	}
+}
+
+// convEpiElems is about how many output elements a pass of the epilogue
+// takes at once on the paths writing straight to out: a block of whole
+// panels small enough to be in cache still, with runs long enough that
+// the bias add and the activation run as vector loops rather than as a
+// call per tile row (SiLU on a 32-column tile row cost more than the
+// separate silu pass over the whole output). A variable so that tests can
+// make the passes one panel wide.
+var convEpiElems = 16 * 1024
+
+// convEpiSpan is the columns of one epilogue pass over rows rows: whole
+// panels of nr, at least one.
+func convEpiSpan(rows, nr int) int {
+	return max(nr, convEpiElems/max(rows, 1)/nr*nr)
+}
+
+// epiBlock applies the epilogue to the output channels i0, i0+1, … (rows
+// of them) of group g, columns [q0, q1) of C, whose sums are complete.
+func (j *convGemmJob) epiBlock(g, i0, rows, q0, q1 int) {
+	o0 := g*(j.p.O/j.p.Groups) + i0
+	for i := range rows {
+		convEpiColumns(&j.p.Epilogue, j.out, j.p.O, o0+i, q0, q1, j.ohw)
 	}
 }
 
@@ -411,6 +444,9 @@ func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 		}
 	}
 	o0 := g*(p.O/p.Groups) + c0
+	if j.epi {
+		j.epiTransposed(cs, o0, r0, rows, width)
+	}
 	for i := range rows {
 		n, pos := (r0+i)/j.ohw, (r0+i)%j.ohw
 		dst := j.out[(n*p.O+o0)*j.ohw+pos:]
@@ -418,11 +454,33 @@ func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 			dst[o*j.ohw] = v
 		}
 	}
-	if j.epi {
-		for o := range width {
-			convEpiColumns(&p.Epilogue, j.out, p.O, o0+o, r0, r1, j.ohw)
+}
+
+// epiTransposed applies the epilogue to the block cs of Cᵀ (rows columns
+// of C from r0, by width output channels from o0) before it is
+// transposed into out: the bias along cs's rows, the residual read
+// across out's planes, then the activation over the whole block, in the
+// order and with the roundings of epiPlanes, so the bits are those out's
+// planes would get. Per output channel the runs would be as short as an
+// image's output positions (4 on a 2×2 map).
+func (j *convGemmJob) epiTransposed(cs []float32, o0, r0, rows, width int) {
+	ep := &j.p.Epilogue
+	bias, res := epiData[float32](ep)
+	cs = cs[:rows*width]
+	if bias != nil {
+		add2D(cs, width, bias[o0:o0+width], 0, rows, width)
+	}
+	if res != nil {
+		for i := range rows {
+			n, pos := (r0+i)/j.ohw, (r0+i)%j.ohw
+			src := res[(n*j.p.O+o0)*j.ohw+pos:]
+			row := cs[i*width : (i+1)*width]
+			for o := range row {
+				row[o] += src[o*j.ohw]
+			}
 		}
 	}
+	epiAct(ep, cs)
 }
 
 // convScratch is one goroutine's buffers on this path and the depthwise

@@ -154,7 +154,12 @@ func epiAct[T nnFloat](ep *Epilogue, v []T) {
 	case ActSigmoid:
 		epiUnary(UnarySigmoid, v)
 	case ActSilu:
-		epiUnary(UnarySilu, v)
+		if f, ok := any(v).([]float32); ok {
+			v = v[epiSiluF32(f):]
+		}
+		if len(v) > 0 {
+			epiUnary(UnarySilu, v)
+		}
 	case ActSwish:
 		var buf [256]T
 		for len(v) > 0 {
@@ -187,4 +192,25 @@ func epiUnaryTo[T nnFloat](op UnaryOp, out, x []T) {
 	case []float64:
 		ewUnaryF64[op](o, any(x).([]float64))
 	}
+}
+
+// epiSiluF32 applies SiLU to v in place with the AVX-512 loop and returns
+// how many elements it did: all of them, the last few (fewer than the
+// loop's 8) through a zero-padded copy, or none without AVX-512. The loop
+// gives the bits of the Go one, so this is the silu op's result however v
+// is cut; an epilogue's runs are short and cut anywhere (a tile, an output
+// row), and the op's Go tail would be a scalar exp on each of them.
+func epiSiluF32(v []float32) int {
+	n := siluF32Vec(v, v)
+	tail := v[n:]
+	if len(tail) == 0 {
+		return n
+	}
+	var buf [8]float32
+	copy(buf[:], tail)
+	if siluF32Vec(buf[:], buf[:]) == 0 {
+		return n
+	}
+	copy(tail, buf[:len(tail)])
+	return len(v)
 }

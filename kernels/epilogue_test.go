@@ -92,13 +92,27 @@ func epiSameBits[T nnFloat](got, want []T) error {
 // A convolution with an epilogue gives bit for bit the unfused result on
 // every path, for every thread count.
 func TestConvEpilogueMatchesUnfused(t *testing.T) {
-	testConvEpilogue[float32](t)
-	testConvEpilogue[float64](t)
+	testConvEpilogue[float32](t, epiConvShapes)
+	testConvEpilogue[float64](t, epiConvShapes)
 }
 
-func testConvEpilogue[T nnFloat](t *testing.T) {
+// The batched GEMM's epilogue passes (convEpiSpan) one panel wide, on
+// the float32 shapes and on one whose output channels are too many for
+// the streaming order (the BLIS order, several row blocks) and whose
+// depth takes two slices: still the unfused bits.
+func TestConvEpiloguePassesMatchUnfused(t *testing.T) {
+	defer func(e int) { convEpiElems = e }(convEpiElems)
+	convEpiElems = 1
+	big := Conv2DParams{N: 2, C: 57, H: 4, W: 5, O: 690, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}
+	if k := sgemmActive.Load(); gemmStreams(k, big.O, big.C*9) {
+		t.Fatalf("%+v streams with kernel %s: pick more output channels", big, k.name)
+	}
+	testConvEpilogue[float32](t, append([]Conv2DParams{big}, epiConvShapes...))
+}
+
+func testConvEpilogue[T nnFloat](t *testing.T, shapes []Conv2DParams) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, p := range epiConvShapes {
+	for _, p := range shapes {
 		ohw := p.OutH() * p.OutW()
 		x := epiRand[T](r, p.N*p.C*p.H*p.W)
 		w := epiRand[T](r, p.O*max(p.C/p.Groups, 0)*p.KH*p.KW)
