@@ -4,11 +4,12 @@ package kernels
 
 // convPackVec packs a panel of up to 32 columns with the AVX-512 loops and
 // reports whether it did (not without AVX-512): convPackRowsF32 when each
-// vector's columns are consecutive input elements (convPackRuns), else the
-// gathering convPackF32. Either
-// reads 16·nv entries of each column array (convColsStride leaves room)
-// and stores w floats per row; the lanes they read from x are the ones
-// convPackGo reads, which the tables keep inside x.
+// vector's columns are consecutive input elements (convPackRuns),
+// convPackPairsF32 when they are every other one (column stride 2, with
+// BMI2), else the gathering convPackF32. Each reads 16·nv entries of each
+// column array (convColsStride leaves room) and stores w floats per row;
+// the lanes they read from x are the ones convPackGo reads, which the
+// tables keep inside x.
 func convPackVec(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd int) bool {
 	if !hasPerfAVX512 || w > 32 || w <= 0 || kb <= 0 {
 		return false
@@ -18,19 +19,36 @@ func convPackVec(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd
 		panic("kernels: convolution panel out of range")
 	}
 	mask := 1<<(w-16*(nv-1)) - 1
-	runs := convPackRuns(cols, s, nv)
 	switch {
-	case nv == 1 && runs:
-		convPackRowsF32_1(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
+	case convPackRuns(cols, s, nv, 1):
+		if nv == 1 {
+			convPackRowsF32_1(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
+		} else {
+			convPackRowsF32_2(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
+		}
+	case hasBMI2 && convPackRuns(cols, s, nv, 2):
+		if nv == 1 {
+			convPackPairsF32_1(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd, &convPairsIdx[0])
+		} else {
+			convPackPairsF32_2(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd, &convPairsIdx[0])
+		}
 	case nv == 1:
 		convPackF32_1(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
-	case runs:
-		convPackRowsF32_2(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
 	default:
 		convPackF32_2(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
 	}
 	return true
 }
+
+// convPairsIdx picks the even elements of two vectors (VPERMT2PS).
+var convPairsIdx = [16]int32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+
+// hasBMI2 reports BMI2 (PDEP), which convPackPairsF32 uses, on a CPU with
+// the AVX-512 loops.
+var hasBMI2 = hasPerfAVX512 && func() bool {
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<8) != 0
+}()
 
 // convPackVecOK reports whether convPackVec packs (AVX-512).
 func convPackVecOK() bool { return hasPerfAVX512 }

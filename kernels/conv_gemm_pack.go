@@ -147,13 +147,15 @@ func convPack(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd in
 }
 
 // convPackRuns reports whether each of the nv 16-lane vectors of the
-// column table cols (stride s) covers consecutive input elements: in
-// every lane that is a column (not past the table's end), base one more
-// than the lane before. The lanes may span input rows (an output row that
-// ends where the next one starts, as with unit column stride and "same"
-// padding): which lanes hold input and which padding is decided per lane
-// from iy and ix, so only the addresses must be consecutive.
-func convPackRuns(cols []int32, s, nv int) bool {
+// column table cols (stride s) covers input elements step apart: in every
+// lane that is a column (not past the table's end), base step more than
+// the lane before (1: consecutive elements; 2: every other one, as a
+// column stride of 2 reads within an output row). The lanes may span
+// input rows (an output row that ends where the next one starts, as with
+// unit column stride and "same" padding): which lanes hold input and
+// which padding is decided per lane from iy and ix, so only the addresses
+// must be evenly spaced.
+func convPackRuns(cols []int32, s, nv, step int) bool {
 	base, iy := cols[:16*nv], cols[s:s+16*nv]
 	for v := range nv {
 		r0 := 16 * v
@@ -161,7 +163,7 @@ func convPackRuns(cols []int32, s, nv int) bool {
 			if iy[r] == convColOutside {
 				break
 			}
-			if base[r] != base[r0]+int32(r-r0) {
+			if base[r] != base[r0]+int32(step*(r-r0)) {
 				return false
 			}
 		}

@@ -27,6 +27,7 @@ var convGemmCases = []struct {
 	{"3x3_big_deep", Conv2DParams{N: 2, C: 60, H: 11, W: 13, O: 37, KH: 3, KW: 3, PH: 1, PW: 1}},
 	{"tall_m", Conv2DParams{N: 2, C: 3, H: 5, W: 7, O: 181, KH: 3, KW: 3, PH: 1, PW: 1}},
 	{"7x7_stride2", Conv2DParams{N: 2, C: 3, H: 19, W: 17, O: 21, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},
+	{"3x3_stride2_wide", Conv2DParams{N: 1, C: 3, H: 5, W: 300, O: 20, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"strided_odd", Conv2DParams{N: 3, C: 4, H: 10, W: 11, O: 18, KH: 3, KW: 2, SH: 2, SW: 3, PH: 1, PW: 0}},
 	{"pad_wider", Conv2DParams{N: 2, C: 3, H: 3, W: 4, O: 17, KH: 2, KW: 3, PH: 3, PW: 4}},
 	{"dilated", Conv2DParams{N: 2, C: 5, H: 9, W: 10, O: 22, KH: 3, KW: 3, PH: 2, PW: 1, DH: 2, DW: 3}},
@@ -90,7 +91,7 @@ func TestConvGemmMatchesReference(t *testing.T) {
 }
 
 // TestConvPackMatchesIm2col checks the im2col packers — convPackGo and,
-// where it runs, the AVX-512 convPackVec (gathers and runs) — against
+// where it runs, the AVX-512 convPackVec (gathers, runs and pairs) — against
 // the explicit im2col matrix (Im2col) on panels of 1 to 32 columns taken
 // anywhere in the matrix of padded, strided and dilated convolutions,
 // including columns past its end (zeros).
@@ -98,7 +99,7 @@ func TestConvPackMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	probe := make([]float32, 32)
 	vec := convPackVec(probe, make([]float32, 1), make([]int32, 4), 1, make([]int32, 3*convColsStride(1)), convColsStride(1), 1, 1, 1)
-	var runs [2]int // panels the vector packer took with gathers and with runs
+	var runs [3]int // panels the vector packer took with gathers, runs and pairs
 	for _, tc := range convGemmCases {
 		p := convGemmParams(tc.p)
 		cg, ohw := p.C/p.Groups, p.OutH()*p.OutW()
@@ -142,15 +143,18 @@ func TestConvPackMatchesIm2col(t *testing.T) {
 			}
 			convPackVec(got, x, ktab, kb, cols[r0:], s, w, p.H, p.W)
 			perfSameBits(t, what+" vector", got, want)
-			if convPackRuns(cols[r0:], s, (w+15)/16) {
+			switch nv := (w + 15) / 16; {
+			case convPackRuns(cols[r0:], s, nv, 1):
 				runs[1]++
-			} else {
+			case convPackRuns(cols[r0:], s, nv, 2):
+				runs[2]++
+			default:
 				runs[0]++
 			}
 		}
 	}
-	if vec && (runs[0] < 50 || runs[1] < 50) {
-		t.Fatalf("panels packed by gathers and by runs: %v, want at least 50 each", runs)
+	if vec && (runs[0] < 50 || runs[1] < 50 || hasBMI2 && runs[2] < 10) {
+		t.Fatalf("panels packed by gathers, runs and pairs: %v, want at least 50, 50 and 10", runs)
 	}
 }
 

@@ -10658,6 +10658,59 @@ done:
 	VZEROUPPER
 	RET
 
+// func convPackPairsF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int, idx *int32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·convPackPairsF32_1(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	MOVLQSX      (R8), R11
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	MOVQ         idx+80(FP), AX
+	VMOVDQU32    (AX), Z0
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	MOVL         $0x00005555, R13
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	MOVLQSX     (DX), BX
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	KMOVW       K2, AX
+	PDEPL       R13, AX, R9
+	SHRL        $0x08, AX
+	PDEPL       R13, AX, AX
+	KMOVW       R9, K4
+	KMOVW       AX, K5
+	LEAQ        (BX)(R11*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K4, Z6
+	VMOVUPS.Z   64(SI)(R8*4), K5, Z11
+	VPERMT2PS   Z11, Z0, Z6
+	VMOVUPS     Z6, K3, (DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET
+
 // func convPackF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
 // Requires: AVX, AVX512F
 TEXT ·convPackF32_2(SB), NOSPLIT, $0-80
@@ -10752,6 +10805,77 @@ row:
 	VPCMPUD     $0x01, Z31, Z9, K1, K2
 	LEAQ        (BX)(R12*1), AX
 	VMOVUPS.Z   (SI)(AX*4), K2, Z7
+	VMOVUPS     Z6, (DI)
+	VMOVUPS     Z7, K3, 64(DI)
+	ADDQ        R10, DI
+	ADDQ        $0x10, DX
+	DECQ        CX
+	JNE         row
+
+done:
+	VZEROUPPER
+	RET
+
+// func convPackPairsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int, idx *int32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·convPackPairsF32_2(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ktab+16(FP), DX
+	MOVQ         kb+24(FP), CX
+	MOVQ         cols+32(FP), R8
+	MOVQ         s+40(FP), R9
+	SHLQ         $0x02, R9
+	MOVLQSX      (R8), R11
+	VMOVDQU32    (R8)(R9*1), Z2
+	VMOVDQU32    (R8)(R9*2), Z4
+	MOVLQSX      64(R8), R12
+	VMOVDQU32    64(R8)(R9*1), Z3
+	VMOVDQU32    64(R8)(R9*2), Z5
+	MOVQ         idx+80(FP), AX
+	VMOVDQU32    (AX), Z0
+	MOVQ         h+64(FP), AX
+	VPBROADCASTD AX, Z30
+	MOVQ         wd+72(FP), AX
+	VPBROADCASTD AX, Z31
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K3
+	MOVQ         w+48(FP), R10
+	SHLQ         $0x02, R10
+	MOVL         $0x00005555, R13
+	TESTQ        CX, CX
+	JE           done
+
+row:
+	MOVLQSX     (DX), BX
+	VPADDD.BCST 4(DX), Z2, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z4, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	KMOVW       K2, AX
+	PDEPL       R13, AX, R9
+	SHRL        $0x08, AX
+	PDEPL       R13, AX, AX
+	KMOVW       R9, K4
+	KMOVW       AX, K5
+	LEAQ        (BX)(R11*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K4, Z6
+	VMOVUPS.Z   64(SI)(R8*4), K5, Z11
+	VPERMT2PS   Z11, Z0, Z6
+	VPADDD.BCST 4(DX), Z3, Z8
+	VPCMPUD     $0x01, Z30, Z8, K1
+	VPADDD.BCST 8(DX), Z5, Z9
+	VPCMPUD     $0x01, Z31, Z9, K1, K2
+	KMOVW       K2, AX
+	PDEPL       R13, AX, R9
+	SHRL        $0x08, AX
+	PDEPL       R13, AX, AX
+	KMOVW       R9, K4
+	KMOVW       AX, K5
+	LEAQ        (BX)(R12*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K4, Z7
+	VMOVUPS.Z   64(SI)(R8*4), K5, Z12
+	VPERMT2PS   Z12, Z0, Z7
 	VMOVUPS     Z6, (DI)
 	VMOVUPS     Z7, K3, 64(DI)
 	ADDQ        R10, DI

@@ -489,6 +489,11 @@ func convPackF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s i
 //go:noescape
 func convPackRowsF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
 
+// convPackPairsF32_1 loads every other element of kb rows of 16 columns of an implicit im2col matrix (see convPackPairsF32 in the generator).
+//
+//go:noescape
+func convPackPairsF32_1(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int, idx *int32)
+
 // convPackF32_2 gathers kb rows of 32 columns of an implicit im2col matrix (see convPackF32 in the generator).
 //
 //go:noescape
@@ -498,3 +503,8 @@ func convPackF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s i
 //
 //go:noescape
 func convPackRowsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
+
+// convPackPairsF32_2 loads every other element of kb rows of 32 columns of an implicit im2col matrix (see convPackPairsF32 in the generator).
+//
+//go:noescape
+func convPackPairsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int, idx *int32)

@@ -41,6 +41,7 @@ func main() {
 	for nv := 1; nv <= 2; nv++ {
 		convPackF32(nv, false)
 		convPackF32(nv, true)
+		convPackPairsF32(nv)
 	}
 	Generate()
 }
@@ -820,6 +821,87 @@ func convPackF32(nv int, rows bool) {
 		VPADDD_BCST(Mem{Base: ktab}, base[v], t[2])
 		VPXORD(out[v], out[v], out[v])
 		VGATHERDPS(Mem{Base: x, Index: t[2], Scale: 4}, K2, out[v])
+	}
+	for v := 0; v < nv; v++ {
+		if v+1 < nv {
+			VMOVUPS(out[v], Mem{Base: d, Disp: 64 * v})
+		} else {
+			VMOVUPS(out[v], K3, Mem{Base: d, Disp: 64 * v})
+		}
+	}
+	ADDQ(R10, d)
+	ADDQ(U8(16), ktab)
+	DECQ(kb)
+	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// convPackPairsF32 emits convPackPairsF32_<nv>(d, x *float32, ktab *int32,
+// kb int, cols *int32, s, w, mask, h, wd int, idx *int32): convPackF32
+// for vectors whose lanes read every other input element (base[r] =
+// base[r0] + 2(r − r0) in every lane the mask can admit: a convolution
+// with column stride 2, within one output row). Each vector is two
+// zero-masked moves of 16 consecutive elements, under masks that admit
+// the even elements of the admitted lanes (PDEP spreads the lane mask
+// over them; BMI2), and a two-table permute by idx (0, 2, …, 30) that
+// keeps the even ones: the values the gather reads, without gathering.
+func convPackPairsF32(nv int) {
+	name := fmt.Sprintf("convPackPairsF32_%d", nv)
+	TEXT(name, NOSPLIT, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int, idx *int32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s loads every other element of kb rows of %d columns of an implicit im2col matrix (see convPackPairsF32 in the generator).", name, 16*nv))
+	d, x, ktab, kb, cols, s := RDI, RSI, RDX, RCX, R8, R9
+	Load(Param("d"), d)
+	Load(Param("x"), x)
+	Load(Param("ktab"), ktab)
+	Load(Param("kb"), kb)
+	Load(Param("cols"), cols)
+	Load(Param("s"), s)
+	SHLQ(U8(2), s)
+	base0 := []GPPhysical{R11, R12} // lane 0's base per vector
+	iy := []VecPhysical{Z2, Z3}
+	ix := []VecPhysical{Z4, Z5}
+	out := []VecPhysical{Z6, Z7}
+	hi := []VecPhysical{Z11, Z12}
+	zh, zw, zidx := Z30, Z31, Z0
+	for v := 0; v < nv; v++ {
+		MOVLQSX(Mem{Base: cols, Disp: 64 * v}, base0[v])
+		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 1, Disp: 64 * v}, iy[v])
+		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 2, Disp: 64 * v}, ix[v])
+	}
+	Load(Param("idx"), RAX)
+	VMOVDQU32(Mem{Base: RAX}, zidx)
+	Load(Param("h"), RAX)
+	VPBROADCASTD(EAX, zh)
+	Load(Param("wd"), RAX)
+	VPBROADCASTD(EAX, zw)
+	Load(Param("mask"), RAX)
+	KMOVW(EAX, K3)
+	Load(Param("w"), R10)
+	SHLQ(U8(2), R10)
+	MOVL(U32(0x5555), R13L) // the even bits of a 16-lane mask
+	TESTQ(kb, kb)
+	JE(LabelRef("done"))
+	Label("row")
+	MOVLQSX(Mem{Base: ktab}, RBX) // kOff
+	for v := 0; v < nv; v++ {
+		t := []VecPhysical{Z8, Z9}
+		VPADDD_BCST(Mem{Base: ktab, Disp: 4}, iy[v], t[0])
+		VPCMPUD(U8(1), zh, t[0], K1) // iy + di < h
+		VPADDD_BCST(Mem{Base: ktab, Disp: 8}, ix[v], t[1])
+		VPCMPUD(U8(1), zw, t[1], K1, K2) // and ix + dj < wd
+		KMOVW(K2, EAX)
+		PDEPL(R13L, EAX, R9L) // lanes 0–7 to the even elements of the first 16 (s is no longer needed)
+		SHRL(U8(8), EAX)
+		PDEPL(R13L, EAX, EAX) // lanes 8–15 to those of the next 16
+		KMOVW(R9L, K4)
+		KMOVW(EAX, K5)
+		LEAQ(Mem{Base: RBX, Index: base0[v], Scale: 1}, R8)
+		VMOVUPS_Z(Mem{Base: x, Index: R8, Scale: 4}, K4, out[v])
+		VMOVUPS_Z(Mem{Base: x, Index: R8, Scale: 4, Disp: 64}, K5, hi[v])
+		VPERMT2PS(hi[v], zidx, out[v])
 	}
 	for v := 0; v < nv; v++ {
 		if v+1 < nv {
