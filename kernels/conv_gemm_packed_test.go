@@ -94,6 +94,9 @@ func TestConvPackFormNone(t *testing.T) {
 		{N: 2, C: 0, H: 8, W: 8, O: 32, KH: 3, KW: 3},                         // no depth
 	} {
 		p = convGemmParams(p)
+		if p.N*p.OutH()*p.OutW() > 0 && p.fwdAlgo(true) == convGemm {
+			continue // the direct kernel is not there (purego): the GEMM takes it
+		}
 		if f, n := Conv2DPackForm(p), Conv2DPackedLen(p); f != ConvPackNone || n != 0 {
 			t.Errorf("%+v: form %d, %d elements; want none", p, f, n)
 		}
