@@ -135,12 +135,16 @@ group:
 	JNE     group
 
 tail:
+	TESTQ     CX, CX
+	JE        next
 	VMOVUPS.Z (R11), K1, Z0
 	VMOVUPS   Z0, K1, (R12)
-	ADDQ      R8, SI
-	ADDQ      DX, DI
-	DECQ      R9
-	JNE       row
+
+next:
+	ADDQ R8, SI
+	ADDQ DX, DI
+	DECQ R9
+	JNE  row
 
 done:
 	VZEROUPPER
@@ -184,14 +188,18 @@ group:
 	JNE     group
 
 tail:
+	TESTQ     CX, CX
+	JE        next
 	VMOVUPS.Z (R11), K1, Z0
 	VMOVUPS.Z (R12), K1, Z1
 	VADDPS    Z0, Z1, Z0
 	VMOVUPS   Z0, K1, (R12)
-	ADDQ      R8, SI
-	ADDQ      DX, DI
-	DECQ      R9
-	JNE       row
+
+next:
+	ADDQ R8, SI
+	ADDQ DX, DI
+	DECQ R9
+	JNE  row
 
 done:
 	VZEROUPPER

@@ -198,12 +198,17 @@ func block2DF32(name string, add bool) {
 	DECQ(R13)
 	JNE(LabelRef("group"))
 	Label("tail")
+	// No partial group (cols a multiple of 16): skip the masked moves,
+	// which cost as much as a group even with an empty mask.
+	TESTQ(RCX, RCX)
+	JE(LabelRef("next"))
 	VMOVUPS_Z(Mem{Base: R11}, K1, Z0)
 	if add {
 		VMOVUPS_Z(Mem{Base: R12}, K1, Z1)
 		VADDPS(Z0, Z1, Z0)
 	}
 	VMOVUPS(Z0, K1, Mem{Base: R12})
+	Label("next")
 	ADDQ(ss, src)
 	ADDQ(ds, dst)
 	DECQ(rows)
