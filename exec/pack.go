@@ -7,8 +7,8 @@ import (
 )
 
 // The pack cache: an op whose kernel can read an operand in a packed form
-// (ops.Compute.Pack: matmul's y, in the panels its GEMM reads) gets that
-// form from the executable when the operand is a parameter of a program
+// (ops.Compute.Pack: matmul's y or a float32 convolution's weights, in
+// the panels its GEMM reads) gets that form from the executable when the operand is a parameter of a program
 // that writes no store value (an inference program) and Options.PackCache
 // leaves room. The executable packs the parameter the first time, keeps
 // the copy in its instruction's packSlot and hands it out on later runs
