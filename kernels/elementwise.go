@@ -399,21 +399,9 @@ func (p *ewPlan) walk(lo, hi int, row func(pos, n int, offs [3]int)) {
 	}
 }
 
-// ewRun calls fn(lo, hi) over [0, n), split over threads goroutines when n
-// is at least two grains.
-func ewRun(threads, n, grain int, fn func(lo, hi int)) {
-	if threads <= 1 || n < 2*grain {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	ParallelFor(threads, n, grain, fn)
-}
-
-// ewSerial reports whether ewRun would run n elements on the calling
-// goroutine; callers then call their loop directly, which saves building
-// (and allocating) the closure ewRun takes.
+// ewSerial reports whether n elements are too few to split over threads
+// (fewer than two grains): callers then run their loop directly, else
+// through a pooled job (elementwise_jobs.go).
 func ewSerial(threads, n, grain int) bool { return threads <= 1 || n < 2*grain }
 
 // ewBroadcast runs loops over out = a op b with broadcasting.
@@ -717,11 +705,7 @@ func Not(threads int, out, x []bool) error {
 	if len(out) != len(x) {
 		return fmt.Errorf("not: %d outputs for %d inputs", len(out), len(x))
 	}
-	if ewSerial(threads, len(out), ewGrain) {
-		ewNotB(out, x)
-		return nil
-	}
-	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewNotB(out[lo:hi], x[lo:hi]) })
+	ewMap(threads, ewGrain, ewNotB, out, x)
 	return nil
 }
 
@@ -750,11 +734,7 @@ func Unary[T Numeric](op UnaryOp, threads int, out, x []T) error {
 	case UnaryRelu, UnaryAbs, UnaryNeg, UnarySquare, UnaryFloor, UnaryCeil, UnaryRound, UnarySign:
 		grain = ewGrain
 	}
-	if ewSerial(threads, len(out), grain) {
-		f(out, x)
-		return nil
-	}
-	ewRun(threads, len(out), grain, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
+	ewMap(threads, grain, f, out, x)
 	return nil
 }
 
@@ -786,11 +766,7 @@ func Classify[T float32 | float64](op ClassOp, threads int, out []bool, x []T) e
 	if f == nil {
 		return fmt.Errorf("unknown classification %d", op)
 	}
-	if ewSerial(threads, len(out), ewGrain) {
-		f(out, x)
-		return nil
-	}
-	ewRun(threads, len(out), ewGrain, func(lo, hi int) { f(out[lo:hi], x[lo:hi]) })
+	ewMap(threads, ewGrain, f, out, x)
 	return nil
 }
 
@@ -810,11 +786,7 @@ func Clip[T Numeric](threads int, out, x []T, lo, hi T) error {
 	case []int64:
 		f = any(ewClipI64).(func(o, a []T, lo, hi T))
 	}
-	if ewSerial(threads, len(out), ewGrain) {
-		f(out, x, lo, hi)
-		return nil
-	}
-	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], lo, hi) })
+	ewMapScalars(threads, f, out, x, lo, hi)
 	return nil
 }
 
@@ -834,11 +806,7 @@ func Scale[T Numeric](threads int, out, x []T, scale, bias T) error {
 	case []int64:
 		f = any(ewScaleI64).(func(o, a []T, s, b T))
 	}
-	if ewSerial(threads, len(out), ewGrain) {
-		f(out, x, scale, bias)
-		return nil
-	}
-	ewRun(threads, len(out), ewGrain, func(i, j int) { f(out[i:j], x[i:j], scale, bias) })
+	ewMapScalars(threads, f, out, x, scale, bias)
 	return nil
 }
 
@@ -849,18 +817,22 @@ func Cast[T, U Element](threads int, out []U, x []T) error {
 	if len(out) != len(x) {
 		return fmt.Errorf("cast: %d outputs for %d inputs", len(out), len(x))
 	}
-	if same, ok := any(x).([]U); ok {
-		ewRun(threads, len(out), ewGrain, func(lo, hi int) { copy(out[lo:hi], same[lo:hi]) })
-		return nil
-	}
-	if len(out) > 0 && !ewCastRange(out[:0], x[:0], 0, 0) {
+	same, ok := any(x).([]U)
+	if !ok && len(out) > 0 && !ewCastRange(out[:0], x[:0], 0, 0) {
 		return fmt.Errorf("cast from %T to %T is not supported", x, out)
 	}
 	if ewSerial(threads, len(out), ewGrain) {
-		ewCastRange(out, x, 0, len(out))
+		if ok {
+			copy(out, same)
+		} else {
+			ewCastRange(out, x, 0, len(out))
+		}
 		return nil
 	}
-	ewRun(threads, len(out), ewGrain, func(lo, hi int) { ewCastRange(out, x, lo, hi) })
+	j := getJob[ewCastJob[T, U]]()
+	j.out, j.same, j.x = out, same, x
+	perfForRanger(threads, len(out), ewGrain, j)
+	putJob(j)
 	return nil
 }
 
@@ -884,7 +856,10 @@ func Where[T Element](threads int, out []T, outShape []int, cond []bool, cShape 
 			ewWhereVVV(out, cond, x, y)
 			return nil
 		}
-		ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereVVV(out[lo:hi], cond[lo:hi], x[lo:hi], y[lo:hi]) })
+		j := getJob[ewWhereJob[T]]()
+		j.out, j.cond, j.x, j.y = out, cond, x, y
+		perfForRanger(threads, n, ewGrain, j)
+		putJob(j)
 		return nil
 	}
 	if ewSerial(threads, n, ewGrain) {
@@ -893,8 +868,12 @@ func Where[T Element](threads int, out []T, outShape []int, cond []bool, cShape 
 		ewWhereRange(&p, 0, n, out, cond, x, y)
 		return nil
 	}
-	p := ewMakePlan(new(ewPlanBuf), outShape, cShape, xShape, yShape)
-	ewRun(threads, n, ewGrain, func(lo, hi int) { ewWhereRange(&p, lo, hi, out, cond, x, y) })
+	j := getJob[ewWhereJob[T]]()
+	j.out, j.cond, j.x, j.y = out, cond, x, y
+	j.plan = ewMakePlan(&j.buf, outShape, cShape, xShape, yShape)
+	j.p = &j.plan
+	perfForRanger(threads, n, ewGrain, j)
+	putJob(j)
 	return nil
 }
 

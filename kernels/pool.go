@@ -137,24 +137,43 @@ func maxPool2x2Plane[T nnFloat](w, oh, ow int, xp, op []T, ip []int64) {
 // (N×C×OH×OW); padding is excluded from the divisor. Sums are taken in
 // float64.
 func AvgPool2D[T nnFloat](p Pool2DParams, x, out []T, threads int) {
+	cost := p.OutH() * p.OutW() * p.KH * p.KW
+	if nnSerial(threads, p.N*p.C, cost) {
+		avgPoolPlanes(&p, x, out, 0, p.N*p.C)
+		return
+	}
+	j := getJob[avgPoolJob[T]]()
+	j.p, j.x, j.out = p, x, out
+	nnForRanger(threads, p.N*p.C, cost, j)
+	putJob(j)
+}
+
+// avgPoolJob is AvgPool2D's parallel loop.
+type avgPoolJob[T nnFloat] struct {
+	p      Pool2DParams
+	x, out []T
+}
+
+func (j *avgPoolJob[T]) run(lo, hi int) { avgPoolPlanes(&j.p, j.x, j.out, lo, hi) }
+
+// avgPoolPlanes is AvgPool2D on the planes [lo, hi).
+func avgPoolPlanes[T nnFloat](p *Pool2DParams, x, out []T, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
-	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW, func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			xp := x[pl*hw : (pl+1)*hw]
-			op := out[pl*ohw : (pl+1)*ohw]
-			for y := range oh {
-				for xo := range ow {
-					h0, h1, w0, w1 := p.window(y, xo)
-					var s float64
-					for h := h0; h < h1; h++ {
-						for _, v := range xp[h*p.W+w0 : h*p.W+w1] {
-							s += float64(v)
-						}
+	for pl := lo; pl < hi; pl++ {
+		xp := x[pl*hw : (pl+1)*hw]
+		op := out[pl*ohw : (pl+1)*ohw]
+		for y := range oh {
+			for xo := range ow {
+				h0, h1, w0, w1 := p.window(y, xo)
+				var s float64
+				for h := h0; h < h1; h++ {
+					for _, v := range xp[h*p.W+w0 : h*p.W+w1] {
+						s += float64(v)
 					}
-					op[y*ow+xo] = T(s / float64((h1-h0)*(w1-w0)))
 				}
+				op[y*ow+xo] = T(s / float64((h1-h0)*(w1-w0)))
 			}
 		}
-	})
+	}
 }

@@ -3,7 +3,6 @@ package kernels
 import (
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Reductions over a set of axes, and argmax over one axis.
@@ -355,12 +354,7 @@ func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 		redInnerRange[T, A](op, out, x, ks, kst, rs, rst, L, fin, 0, len(out))
 		return
 	}
-	// The goroutines get copies: ks and the others point into the
-	// caller's stack.
-	cks, ckst, crs, crst := slices.Clone(ks), slices.Clone(kst), slices.Clone(rs), slices.Clone(rst)
-	perfFor(threads, len(out), grain, func(lo, hi int) {
-		redInnerRange[T, A](op, out, x, cks, ckst, crs, crst, L, fin, lo, hi)
-	})
+	redGroupRun(true, op, threads, len(out), grain, out, x, ks, kst, rs, rst, L, count, fin)
 }
 
 // redInnerRange is redInner for the output elements [lo, hi).
@@ -415,10 +409,7 @@ func redOuter[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 		redOuterRange[T, A](op, out, x, ks, kst, rs, rst, B, count, fin, 0, units)
 		return
 	}
-	cks, ckst, crs, crst := slices.Clone(ks), slices.Clone(kst), slices.Clone(rs), slices.Clone(rst) // see redInner
-	perfFor(threads, units, grain, func(lo, hi int) {
-		redOuterRange[T, A](op, out, x, cks, ckst, crs, crst, B, count, fin, lo, hi)
-	})
+	redGroupRun(false, op, threads, units, grain, out, x, ks, kst, rs, rst, B, count, fin)
 }
 
 // redOuterRange is redOuter for the units (an output row's column block)

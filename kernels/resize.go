@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sync"
+)
 
 // Resizing (ONNX's Resize): each output element is a weighted sum of input
 // elements, and both the elements and the weights are chosen axis by axis.
@@ -201,15 +205,31 @@ type resizeRows struct {
 	ws      []float64
 }
 
+// resizeRowsPool recycles walks with their buffers, so that a resize
+// makes no Go allocation once warm.
+var resizeRowsPool = sync.Pool{New: func() any { return new(resizeRows) }}
+
+// newResizeRows returns a walk over axes from a pool; put it back with
+// release.
 func newResizeRows(axes []ResizeAxis) *resizeRows {
+	w := resizeRowsPool.Get().(*resizeRows)
 	r := len(axes)
-	st := make([]int, r)
+	w.axes = axes
+	w.strides = slices.Grow(w.strides[:0], r)[:r]
+	w.pos = slices.Grow(w.pos[:0], r-1)[:r-1]
+	clear(w.pos)
 	s := 1
 	for i := r - 1; i >= 0; i-- {
-		st[i] = s
+		w.strides[i] = s
 		s *= axes[i].In
 	}
-	return &resizeRows{axes: axes, strides: st, pos: make([]int, r-1)}
+	return w
+}
+
+// release puts w back in the pool.
+func (w *resizeRows) release() {
+	w.axes = nil
+	resizeRowsPool.Put(w)
 }
 
 // seek sets the walk to output row row.
@@ -289,50 +309,66 @@ func Resize[T nnFloat](axes []ResizeAxis, x, out []T, extrapolation float64, thr
 	if rows == 0 || width == 0 {
 		return
 	}
-	copyOnly := resizeNearestOnly(axes)
-	nnFor(threads, rows, width*lastAx.K*2, func(lo, hi int) {
-		w := newResizeRows(axes)
-		w.seek(lo)
-		for row := lo; row < hi; row++ {
-			dst := out[row*width : (row+1)*width]
-			if copyOnly {
-				off, ok := w.offset()
-				src, index := x[off:], lastAx.Index[:len(dst)]
-				for j := range dst {
-					if !ok || lastAx.Outside != nil && lastAx.Outside[j] {
-						dst[j] = T(extrapolation)
-						continue
-					}
-					dst[j] = src[index[j]]
-				}
-				w.next()
-				continue
-			}
-			switch {
-			case !w.combos():
-				for j := range dst {
+	j := getJob[resizeJob[T]]()
+	j.axes, j.x, j.out, j.extrapolation, j.copyOnly = axes, x, out, extrapolation, resizeNearestOnly(axes)
+	nnForRanger(threads, rows, width*lastAx.K*2, j)
+	putJob(j)
+}
+
+// resizeJob is Resize's loop over output rows.
+type resizeJob[T nnFloat] struct {
+	axes          []ResizeAxis
+	x, out        []T
+	extrapolation float64
+	copyOnly      bool
+}
+
+func (job *resizeJob[T]) run(lo, hi int) {
+	axes, x, out, extrapolation := job.axes, job.x, job.out, job.extrapolation
+	lastAx := axes[len(axes)-1]
+	width := lastAx.Out
+	w := newResizeRows(axes)
+	defer w.release()
+	w.seek(lo)
+	for row := lo; row < hi; row++ {
+		dst := out[row*width : (row+1)*width]
+		if job.copyOnly {
+			off, ok := w.offset()
+			src, index := x[off:], lastAx.Index[:len(dst)]
+			for j := range dst {
+				if !ok || lastAx.Outside != nil && lastAx.Outside[j] {
 					dst[j] = T(extrapolation)
+					continue
 				}
-			default:
-				for j := range dst {
-					if lastAx.Outside != nil && lastAx.Outside[j] {
-						dst[j] = T(extrapolation)
-						continue
-					}
-					var s float64
-					for c, off := range w.offs {
-						var t float64
-						for q := range lastAx.K {
-							t += lastAx.Weight[j*lastAx.K+q] * float64(x[off+lastAx.Index[j*lastAx.K+q]])
-						}
-						s += w.ws[c] * t
-					}
-					dst[j] = T(s)
-				}
+				dst[j] = src[index[j]]
 			}
 			w.next()
+			continue
 		}
-	})
+		switch {
+		case !w.combos():
+			for j := range dst {
+				dst[j] = T(extrapolation)
+			}
+		default:
+			for j := range dst {
+				if lastAx.Outside != nil && lastAx.Outside[j] {
+					dst[j] = T(extrapolation)
+					continue
+				}
+				var s float64
+				for c, off := range w.offs {
+					var t float64
+					for q := range lastAx.K {
+						t += lastAx.Weight[j*lastAx.K+q] * float64(x[off+lastAx.Index[j*lastAx.K+q]])
+					}
+					s += w.ws[c] * t
+				}
+				dst[j] = T(s)
+			}
+		}
+		w.next()
+	}
 }
 
 // ResizeGrad writes into dx (over the axes' In sizes) the gradient of
@@ -367,6 +403,7 @@ func ResizeGrad[T nnFloat](axes []ResizeAxis, dy, dx []T, threads int) {
 	copyOnly := resizeNearestOnly(axes)
 	nnFor(threads, blocks, per*lastAx.K*2, func(lo, hi int) {
 		w := newResizeRows(axes)
+		defer w.release()
 		w.seek(lo * rowsPer)
 		for row := lo * rowsPer; row < hi*rowsPer; row++ {
 			g := dy[row*width : (row+1)*width]

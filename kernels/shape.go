@@ -1,7 +1,5 @@
 package kernels
 
-import "slices"
-
 // Data movement for shape ops: strided copies (transpose, expand, slice),
 // and row-segment copies (concat, split). The routines are generic over the
 // element type; callers move any dtype by its element size (uint8, uint32,
@@ -119,9 +117,7 @@ func shpStridedRows[T any](dst, src []T, dims []int, off int, st []int, threads 
 		shpStridedRange(dst, src, dims, off, st, 0, rows)
 		return
 	}
-	// The goroutines get copies: dims and st may be on the caller's stack.
-	cd, cs := slices.Clone(dims), slices.Clone(st)
-	ParallelFor(threads, rows, grain, func(lo, hi int) { shpStridedRange(dst, src, cd, off, cs, lo, hi) })
+	shpCopyRun(dst, src, dims, off, st, false, threads, rows, grain)
 }
 
 // shpStridedRange is shpStridedRows on the rows [lo, hi).
@@ -164,8 +160,7 @@ func shpBlockedTranspose[T any](dst, src []T, dims []int, off int, st []int, thr
 		shpTransposeRange(dst, src, dims, off, st, 0, units)
 		return
 	}
-	cd, cs := slices.Clone(dims), slices.Clone(st) // dims and st may be on the caller's stack
-	ParallelFor(threads, units, grain, func(lo, hi int) { shpTransposeRange(dst, src, cd, off, cs, lo, hi) })
+	shpCopyRun(dst, src, dims, off, st, true, threads, units, grain)
 }
 
 // shpTransposeRange is shpBlockedTranspose on the units (a band of rows
@@ -212,9 +207,7 @@ func ConcatRows[T any](dst []T, srcs [][]T, outer int, widths []int, threads int
 		concatRange(dst, srcs, widths, w, 0, outer*w)
 		return
 	}
-	// The goroutines get copies: srcs and widths may be on the caller's stack.
-	cs, cw := slices.Clone(srcs), slices.Clone(widths)
-	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) { concatRange(dst, cs, cw, w, lo, hi) })
+	shpRowsRun(dst, srcs, widths, w, outer, false, threads)
 }
 
 func concatRange[T any](dst []T, srcs [][]T, widths []int, w, lo, hi int) {
@@ -234,8 +227,7 @@ func SplitRows[T any](dsts [][]T, src []T, outer int, widths []int, threads int)
 		splitRangeRows(dsts, src, widths, w, 0, outer*w)
 		return
 	}
-	cd, cw := slices.Clone(dsts), slices.Clone(widths) // see ConcatRows
-	ParallelFor(threads, outer*w, CopyGrain, func(lo, hi int) { splitRangeRows(cd, src, cw, w, lo, hi) })
+	shpRowsRun(src, dsts, widths, w, outer, true, threads)
 }
 
 func splitRangeRows[T any](dsts [][]T, src []T, widths []int, w, lo, hi int) {

@@ -24,8 +24,21 @@ func softmaxLines[T nnFloat](x, y []T, outer, n, inner int, log bool, threads in
 		softmaxRange(x, y, n, inner, log, 0, outer*inner)
 		return
 	}
-	nnFor(threads, outer*inner, 8*n, func(lo, hi int) { softmaxRange(x, y, n, inner, log, lo, hi) })
+	j := getJob[softmaxJob[T]]()
+	j.x, j.y, j.n, j.inner, j.log = x, y, n, inner, log
+	nnForRanger(threads, outer*inner, 8*n, j)
+	putJob(j)
 }
+
+// softmaxJob is softmaxLines's parallel loop, pooled so that a call makes
+// no Go allocation.
+type softmaxJob[T nnFloat] struct {
+	x, y     []T
+	n, inner int
+	log      bool
+}
+
+func (j *softmaxJob[T]) run(lo, hi int) { softmaxRange(j.x, j.y, j.n, j.inner, j.log, lo, hi) }
 
 // softmaxRange is softmaxLines on the lines [lo, hi).
 func softmaxRange[T nnFloat](x, y []T, n, inner int, log bool, lo, hi int) {
