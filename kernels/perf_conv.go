@@ -1,5 +1,7 @@
 package kernels
 
+import "sync"
+
 // The direct forward convolution for float32 with unit strides: each
 // output row of up to 16 columns is a sum of (input row slice × weight)
 // terms accumulated in registers for up to 16 output channels and several
@@ -85,12 +87,12 @@ func convDirectWorkspace(p Conv2DParams, pad convPadded, parts int) int {
 // group, block of up to 16 output channels, output row and 16-column
 // chunk, out = Σ over (c, i, j) of w[o][c][i][j] · xpad[c][y+i·DH][x+j·DW].
 func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
-	oh, ow := p.OutH(), p.OutW()
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	pad := p.convDirectFwdPad()
 	plane := pad.hp * pad.wp
 	nsteps := cg * p.KH * p.KW
-	offs := make([]int64, nsteps)
+	job := getConvDirectJob(nsteps)
+	offs := job.offs
 	maxOff := 0
 	for c := range cg {
 		for i := range p.KH {
@@ -117,30 +119,67 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 		}
 	}
 	parts, _ := p.conv2dPlan(threads)
-	bufs := ws[p.O*nsteps:]
+	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
+	nnForWorkersRanger(parts, p.N, job)
+	putConvDirectJob(job)
+}
+
+// convDirectJob is conv2DDirect's loop over samples. It is recycled with
+// its offsets table (convDirectJobs), so that a call makes no Go
+// allocation.
+type convDirectJob struct {
+	p              Conv2DParams
+	pad            convPadded
+	x, out, wt     []float32
+	bufs           []float32 // per worker, a padded sample
+	offs           []int64   // per step, its offset in the padded sample
+	nsteps, maxOff int
+}
+
+var convDirectJobs = sync.Pool{New: func() any { return new(convDirectJob) }}
+
+// getConvDirectJob returns a job whose offs holds nsteps entries.
+func getConvDirectJob(nsteps int) *convDirectJob {
+	j := convDirectJobs.Get().(*convDirectJob)
+	if cap(j.offs) < nsteps {
+		j.offs = make([]int64, nsteps)
+	}
+	j.offs = j.offs[:nsteps]
+	return j
+}
+
+// putConvDirectJob drops what j points to but its offsets table, and
+// recycles it.
+func putConvDirectJob(j *convDirectJob) {
+	*j = convDirectJob{offs: j.offs[:0]}
+	convDirectJobs.Put(j)
+}
+
+func (j *convDirectJob) runWorker(worker, lo, hi int) {
+	p, pad := &j.p, j.pad
+	oh, ow := p.OutH(), p.OutW()
+	cg, og := p.C/p.Groups, p.O/p.Groups
 	ohw := oh * ow
-	nnForWorkers(parts, p.N, func(worker, lo, hi int) {
-		buf := bufs[worker*pad.size() : (worker+1)*pad.size()]
-		for n := lo; n < hi; n++ {
-			for g := range p.Groups {
-				pad.fill(buf, x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W])
-				for b0 := 0; b0 < og; b0 += 16 {
-					ob := min(16, og-b0)
-					blk := wt[(g*og+b0)*nsteps : (g*og+b0+ob)*nsteps]
-					ob0 := out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
-					for x0 := 0; x0 < ow; x0 += 16 {
-						for y := 0; y < oh; {
-							rows := min(convRowsMax(ob), oh-y)
-							convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, offs, 0, maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
-							y += rows
-						}
+	buf := j.bufs[worker*pad.size() : (worker+1)*pad.size()]
+	for n := lo; n < hi; n++ {
+		for g := range p.Groups {
+			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W])
+			for b0 := 0; b0 < og; b0 += 16 {
+				ob := min(16, og-b0)
+				blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
+				ob0 := j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
+				for x0 := 0; x0 < ow; x0 += 16 {
+					for y := 0; y < oh; {
+						rows := min(convRowsMax(ob), oh-y)
+						convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
+						y += rows
 					}
-					q := n*p.O + g*og + b0
-					epiPlanes(&p.Epilogue, out, p.O, q, q+ob, ohw)
 				}
+				q := n*p.O + g*og + b0
+				epiPlanes(&p.Epilogue, j.out, p.O, q, q+ob, ohw)
 			}
 		}
-	})
+	}
 }
 
 // convDirectFilter reports whether Conv2DGradFilter on float32 uses the

@@ -75,7 +75,8 @@ type perfJob struct {
 	split  func(lo, hi int)
 	split3 func(who, lo, hi int) // who: the worker, or the item with byItem
 	byItem bool
-	ranger ranger // run(lo, hi) on the split ranges
+	ranger ranger       // run(lo, hi) on the split ranges
+	worker workerRanger // runWorker(worker, lo, hi) on the split ranges
 	n      int
 
 	next, done, joined atomic.Int32
@@ -126,7 +127,7 @@ func (j *perfJob) leave() {
 	if j.users.Add(-1) != 0 {
 		return
 	}
-	j.each, j.task, j.split, j.split3, j.byItem, j.ranger = nil, nil, nil, nil, false, nil
+	j.each, j.task, j.split, j.split3, j.byItem, j.ranger, j.worker = nil, nil, nil, nil, false, nil, nil
 	j.next.Store(0)
 	j.done.Store(0)
 	j.joined.Store(0)
@@ -155,6 +156,9 @@ func (j *perfJob) item(w, i int) {
 		j.split(splitRange(j.n, j.items, i))
 	case j.ranger != nil:
 		j.ranger.run(splitRange(j.n, j.items, i))
+	case j.worker != nil:
+		lo, hi := splitRange(j.n, j.items, i)
+		j.worker.runWorker(w, lo, hi)
 	default:
 		lo, hi := splitRange(j.n, j.items, i)
 		if j.byItem {

@@ -87,3 +87,34 @@ func perfSplitRanger(t, items, n int, r ranger) {
 	j.ranger, j.n = r, n
 	j.start()
 }
+
+// workerRanger is a parallel loop's body that also needs the index of the
+// worker running it, for per-worker scratch: runWorker computes [lo, hi).
+type workerRanger interface {
+	runWorker(worker, lo, hi int)
+}
+
+// nnForWorkersRanger is nnForWorkers with the body given as a
+// workerRanger.
+func nnForWorkersRanger(workers, n int, r workerRanger) {
+	if n <= 0 {
+		return
+	}
+	workers = max(1, min(workers, n))
+	if workers == 1 {
+		r.runWorker(0, 0, n)
+		return
+	}
+	items := min(n, workers*perfItemsPerWorker)
+	t := min(workers, items, runtime.GOMAXPROCS(0))
+	if t <= 1 {
+		for i := range items {
+			lo, hi := splitRange(n, items, i)
+			r.runWorker(0, lo, hi)
+		}
+		return
+	}
+	j := newPerfJob(t, items)
+	j.worker, j.n = r, n
+	j.start()
+}
