@@ -42,16 +42,21 @@ type DetInference struct {
 	alloc  *memory.Allocator
 	store  *exec.Store
 	exe    *exec.Executable
-	res    exec.Results           // Run's results map, kept from run to run
-	images map[int]*tensor.Tensor // by batch size
+	res    exec.Results              // Run's results map, kept from run to run
+	feeds  map[string]*tensor.Tensor // Run's feeds map, kept likewise
+	images map[int]*tensor.Tensor    // by batch size
 }
 
 // NewDetInference prepares the deployed program with the given kernel
 // thread count and batches of the given sizes.
 func NewDetInference(threads int, batches []int, optimized bool) (*DetInference, error) {
-	cfg := train.Config{Model: DetModel, Batch: DetBatch}
+	return newDetInference(train.Config{Model: DetModel, Batch: DetBatch}, threads, batches, optimized)
+}
+
+// newDetInference is NewDetInference for the model and image size of cfg.
+func newDetInference(cfg train.Config, threads int, batches []int, optimized bool) (*DetInference, error) {
 	a := memory.New(memory.Options{})
-	d := &DetInference{alloc: a, store: exec.NewStore(), res: exec.Results{}, images: map[int]*tensor.Tensor{}}
+	d := &DetInference{alloc: a, store: exec.NewStore(), res: exec.Results{}, feeds: map[string]*tensor.Tensor{}, images: map[int]*tensor.Tensor{}}
 	if err := d.setup(cfg, threads, batches, optimized); err != nil {
 		d.Close()
 		return nil, err
@@ -128,7 +133,8 @@ func (d *DetInference) Run(b int) error {
 	if !ok {
 		return fmt.Errorf("%s inference: no batch of %d", DetModel, b)
 	}
-	if err := d.exe.RunInto(context.Background(), map[string]*tensor.Tensor{"image": img}, d.res); err != nil {
+	d.feeds["image"] = img
+	if err := d.exe.RunInto(context.Background(), d.feeds, d.res); err != nil {
 		return err
 	}
 	d.res.Release()
