@@ -60,6 +60,10 @@ func maxPoolPlanes[T nnFloat](p *Pool2DParams, x, out []T, idx []int64, lo, hi i
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
 	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
+	if !pair && p.KH*p.KW >= maxPoolSepMin {
+		maxPoolSepPlanes(p, x, out, idx, lo, hi)
+		return
+	}
 	for pl := lo; pl < hi; pl++ {
 		xp := x[pl*hw : (pl+1)*hw]
 		op, ip := out[pl*ohw:(pl+1)*ohw], idx[pl*ohw:(pl+1)*ohw]

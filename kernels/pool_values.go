@@ -85,10 +85,12 @@ func (j *maxPoolValuesJob[T]) run(lo, hi int) { maxPoolValuePlanes(&j.p, j.x, j.
 
 // poolScratch holds one loop's buffers, recycled through a pool: the
 // row maxima of the padded input rows (rows, (H+2·PH)×OW), an input plane
-// with its columns padded (pad, H×(W+2·PW)), and the taps' offsets.
+// with its columns padded (pad, H×(W+2·PW)), and the taps' offsets; the
+// separable MaxPool2D (pool_sep.go) uses rows and at.
 type poolScratch[T nnFloat] struct {
 	rows, pad []T
 	offs      []int64
+	at        []int64 // the positions of the row maxima (pool_sep.go)
 }
 
 var (
