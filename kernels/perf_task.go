@@ -9,9 +9,11 @@ import (
 // Parallel loops without a Go allocation. A closure handed to a parallel
 // loop is a Go allocation on every call, since the loop's goroutines keep
 // it. The kernels that run on every inference at batch sizes where they
-// go parallel (batch norm, ReLU, max pooling, broadcast elementwise ops)
-// instead put their loop's state in a job object of their own type,
-// recycled through getJob and putJob, and pass it as a ranger.
+// go parallel (batch norm, ReLU, pooling, elementwise ops, resize, copies
+// and concats, reductions, softmax, the direct convolution) instead put
+// their loop's state in a job object of their own type, recycled through
+// getJob and putJob, and pass it as a ranger (or a workerRanger, for
+// per-worker scratch).
 
 // ranger is a parallel loop's body with its state: run computes [lo, hi).
 type ranger interface {
