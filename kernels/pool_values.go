@@ -144,9 +144,11 @@ func maxPoolValuePlanes[T nnFloat](p *Pool2DParams, x, out []T, lo, hi int) {
 	rows, pad := s.rows[:hp*ow], s.pad[:np]
 	fill(rows[:p.PH*ow], inf)
 	fill(rows[(p.PH+p.H)*ow:], inf)
-	for h := range p.H * min(p.PW, 1) {
-		fill(pad[h*wp:h*wp+p.PW], inf)
-		fill(pad[h*wp+p.PW+p.W:(h+1)*wp], inf)
+	if p.PW > 0 {
+		for h := range p.H {
+			fill(pad[h*wp:h*wp+p.PW], inf)
+			fill(pad[h*wp+p.PW+p.W:(h+1)*wp], inf)
+		}
 	}
 	offH, offV := s.offs[:p.KW], s.offs[p.KW:p.KW+p.KH]
 	for j := range offH {
