@@ -379,9 +379,7 @@ func (j *convGemmJob) tileSpanning(a, b, tmp []float32, mb, nb, kb int, beta flo
 				copy(dst, src[q:q+run])
 				continue
 			}
-			for e, v := range src[q : q+run] {
-				dst[e] += v
-			}
+			add2D(dst, 0, src[q:q+run], 0, 1, run) // the vector loop, as the micro-kernel adds to C
 		}
 	}
 }
