@@ -39,6 +39,9 @@ func Conv2DGradInputWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 // it into dx. ws must hold Conv2DGradInputWorkspace(p, threads) elements.
 // Samples are spread over threads as in Conv2D; each element of dx is
 // summed in an order that does not depend on threads.
+// Float32 convolutions with unit strides run the direct kernel
+// (perf_conv.go) or, wider than 1×1, a forward convolution over dy
+// (conv_grad_input_conv.go).
 func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) {
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
@@ -218,9 +221,10 @@ func Conv2DGradFilterWorkspace(p Conv2DParams, threads int) int {
 }
 
 // Conv2DGradFilterWorkspaceFor is the scratch Conv2DGradFilter needs for
-// float32 (f32) or float64 elements: float32 with unit strides runs the
-// direct kernel (see perf_conv.go), which needs padded samples instead of
-// column blocks.
+// float32 (f32) or float64 elements: float32 convolutions on the batched
+// GEMM (conv_grad_gemm.go) need none, those with unit strides on the
+// direct kernel (see perf_conv.go) padded samples instead of column
+// blocks.
 func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
@@ -245,6 +249,8 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 // and block of output rows, accumulated. The samples are split into a fixed
 // number of chunks (conv2dFilterChunks) whose partial sums run in parallel
 // and are then added in order, so the result does not depend on threads.
+// Float32 convolutions run the batched GEMM (conv_grad_gemm.go) or the
+// direct kernel (perf_conv.go) where those are faster.
 // ws must hold Conv2DGradFilterWorkspace(p, threads) elements.
 func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
 	fs := p.filterSize()
