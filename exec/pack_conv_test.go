@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gopir/gopir/exec"
@@ -97,5 +98,56 @@ func TestPackCacheConv(t *testing.T) {
 	cached.ReleasePacked()
 	if got := allocated(a); got != base {
 		t.Fatalf("allocated %d after ReleasePacked, want the store's %d", got, base)
+	}
+}
+
+// TestPackCacheConvFailedRun: a run that fails after a convolution has
+// packed its weights (the next, fused convolution gets a residual of
+// another batch) leaves the store and the copy, counted, and nothing
+// else; runs that succeed afterwards use the copy and end where they
+// started.
+func TestPackCacheConvFailedRun(t *testing.T) {
+	a, st := newAlloc(), exec.NewStore()
+	defer st.Release()
+	for name, shape := range map[string][]int{"w": {128, 64, 3, 3}, "v": {96, 128, 1, 1}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		x, err := tensor.FromF32(a, ramp(n), shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Set(name, x)
+	}
+	x := compile(t, `{
+  (%w) = "parameter" () {name:"w", shape:[128,64,3,3], dtype:f32} : () -> tensor<128x64x3x3xf32>
+  (%v) = "parameter" () {name:"v", shape:[96,128,1,1], dtype:f32} : () -> tensor<96x128x1x1xf32>
+  (%x) = "data" () {name:"x", shape:[-1,64,2,2], dtype:f32} : () -> tensor<?x64x2x2xf32>
+  (%r) = "data" () {name:"r", shape:[-1,96,2,2], dtype:f32} : () -> tensor<?x96x2x2xf32>
+  (%h) = "conv2d" (%x, %w) {strides:[1,1], paddings:[1,1], dilations:[1,1], groups:1} : (tensor<?x64x2x2xf32>, tensor<128x64x3x3xf32>) -> tensor<?x128x2x2xf32>
+  (%y) = "conv2d_fused" (%h, %v, %r) {strides:[1,1], paddings:[0,0], dilations:[1,1], groups:1, bias:false, residual:true, activation:"relu"} : (tensor<?x128x2x2xf32>, tensor<96x128x1x1xf32>, tensor<?x96x2x2xf32>) -> tensor<?x96x2x2xf32>
+  () = "fetch" (%y) {name:"y"} : (tensor<?x96x2x2xf32>) -> ()
+}`, exec.Options{Alloc: a, Store: st, PackCache: 1 << 30, Threads: 2})
+	base := allocated(a)
+	good := feeds{"x": f32(t, ramp(64*4), 1, 64, 2, 2), "r": f32(t, ramp(96*4), 1, 96, 2, 2)}
+	bad := feeds{"x": good["x"], "r": f32(t, ramp(2*96*4), 2, 96, 2, 2)}
+	defer releaseFeeds(good)
+	defer bad["r"].Release()
+	fed := allocated(a) - base
+	for range 3 {
+		if _, err := x.Run(context.Background(), bad); err == nil {
+			t.Fatal("a residual of batch 2 against a result of batch 1 ran")
+		}
+		p := x.PackedBytes()
+		if p == 0 || allocated(a) != base+fed+p {
+			t.Fatalf("after a failed run: allocated %d, packed %d; want %d and the first convolution's copy", allocated(a), p, base+fed+p)
+		}
+	}
+	for range 3 {
+		mustRun(t, x, good).Release()
+		if p := x.PackedBytes(); allocated(a) != base+fed+p || p != convPackedBytes(t, 1) {
+			t.Fatalf("after a run: allocated %d, packed %d; want %d and %d", allocated(a), p, base+fed+p, convPackedBytes(t, 1))
+		}
 	}
 }
