@@ -4,9 +4,10 @@ import "math"
 
 // BatchNormStats computes, for x viewed as outer×ch×inner, each channel's
 // mean and biased variance over the outer·inner elements of that channel,
-// in float64 with two passes (mean, then squared deviations). With no
-// elements the mean and variance are 0. Channels are split over threads;
-// results do not depend on the thread count.
+// in float64 with two passes (mean, then squared deviations), each summed
+// in lanes (norm_lanes.go). With no elements the mean and variance are 0.
+// Channels are split over threads; results do not depend on the thread
+// count.
 func BatchNormStats[T nnFloat](x []T, outer, ch, inner int, mean, variance []float64, threads int) {
 	count := outer * inner
 	nnFor(threads, ch, 2*count, func(lo, hi int) {
@@ -15,21 +16,15 @@ func BatchNormStats[T nnFloat](x []T, outer, ch, inner int, mean, variance []flo
 				mean[c], variance[c] = 0, 0
 				continue
 			}
-			var s float64
+			var s, q bnLanes
 			for o := range outer {
-				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
-					s += float64(v)
-				}
+				bnSum(&s, x[(o*ch+c)*inner:(o*ch+c+1)*inner])
 			}
-			m := s / float64(count)
-			var q float64
+			m := s.total() / float64(count)
 			for o := range outer {
-				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
-					d := float64(v) - m
-					q += d * d
-				}
+				bnSqDev(&q, x[(o*ch+c)*inner:(o*ch+c+1)*inner], m)
 			}
-			mean[c], variance[c] = m, q/float64(count)
+			mean[c], variance[c] = m, q.total()/float64(count)
 		}
 	})
 }
@@ -46,13 +41,11 @@ func BatchNormStatsSum[T nnFloat](x []T, outer, ch, inner int, mean, variance, b
 	buf = buf[:ch+1]
 	nnFor(threads, ch, bnCount(outer, inner), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			var s float64
+			var s bnLanes
 			for o := range outer {
-				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
-					s += float64(v)
-				}
+				bnSum(&s, x[(o*ch+c)*inner:(o*ch+c+1)*inner])
 			}
-			buf[c] = s
+			buf[c] = s.total()
 		}
 	})
 	buf[ch] = float64(outer * inner)
@@ -69,15 +62,11 @@ func BatchNormStatsSum[T nnFloat](x []T, outer, ch, inner int, mean, variance, b
 	q := buf[:ch]
 	nnFor(threads, ch, bnCount(outer, inner), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			m := mean[c]
-			var s float64
+			var s bnLanes
 			for o := range outer {
-				for _, v := range x[(o*ch+c)*inner : (o*ch+c+1)*inner] {
-					d := float64(v) - m
-					s += d * d
-				}
+				bnSqDev(&s, x[(o*ch+c)*inner:(o*ch+c+1)*inner], mean[c])
 			}
-			q[c] = s
+			q[c] = s.total()
 		}
 	})
 	if err := sum(q); err != nil {
@@ -121,8 +110,12 @@ func bnApplyRows[T nnFloat](x, y []T, ch, inner int, a, b []float64, lo, hi int)
 	for r := lo; r < hi; r++ {
 		ac, bc := a[r%ch], b[r%ch]
 		xr, yr := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
-		for i, v := range xr {
-			yr[i] = T(float64(v)*ac + bc)
+		i := 0
+		if xf, ok := any(xr).([]float32); ok {
+			i = bnApplyF32Vec(xf, any(yr).([]float32), ac, bc)
+		}
+		for ; i < len(xr); i++ {
+			yr[i] = T(float64(xr[i])*ac + bc)
 		}
 	}
 }

@@ -44,22 +44,18 @@ func BatchNormGradSum[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, i
 	return nil
 }
 
-// bnGradSums writes dbias = Σ dy and dscale = Σ dy·x̂ per channel.
+// bnGradSums writes dbias = Σ dy and dscale = Σ dy·x̂ per channel, summed
+// in lanes (norm_lanes.go).
 func bnGradSums[T nnFloat](dy, x []T, outer, ch, inner int, mean, invStd, dscale, dbias []float64, threads int) {
 	count := outer * inner
 	nnFor(threads, ch, 2*count, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			var sdy, sdyx float64
-			m := mean[c]
+			var sdy, sdyx bnLanes
 			for o := range outer {
 				off := (o*ch + c) * inner
-				xr := x[off : off+inner]
-				for i, g := range dy[off : off+inner] {
-					sdy += float64(g)
-					sdyx += float64(g) * (float64(xr[i]) - m)
-				}
+				bnGradSum(&sdy, &sdyx, dy[off:off+inner], x[off:off+inner], mean[c])
 			}
-			dbias[c], dscale[c] = sdy, sdyx*invStd[c]
+			dbias[c], dscale[c] = sdy.total(), sdyx.total()*invStd[c]
 		}
 	})
 }
@@ -81,9 +77,13 @@ func bnGradX[T nnFloat](dy, x []T, outer, ch, inner int, scale, mean, invStd []f
 			m, is := mean[c], invStd[c]
 			a := dbias[c] / float64(count)
 			b := dscale[c] / float64(count)
-			for i, g := range gr {
+			i := 0
+			if gf, ok := any(gr).([]float32); ok {
+				i = bnGradXF32Vec(gf, any(xr).([]float32), any(dr).([]float32), k, m, is, a, b)
+			}
+			for ; i < len(gr); i++ {
 				xh := (float64(xr[i]) - m) * is
-				dr[i] = T(k * (float64(g) - a - xh*b))
+				dr[i] = T(k * (float64(gr[i]) - a - xh*b))
 			}
 		}
 	})
