@@ -31,14 +31,22 @@ import (
 // the thread count. p.Epilogue is applied to each tile after its last
 // slice, or to each run of a scratch block as it is copied out.
 
-// convEpiColumns applies ep to output channel o's columns [q0, q1) of C
-// (column q: image q / ohw, position q % ohw), one run per image, each
-// element as epiPlanes treats it.
-func convEpiColumns(ep *Epilogue, out []float32, channels, o, q0, q1, ohw int) {
+// convEpiBlock applies ep to the output channels [o0, o0+rows) at the
+// columns [q0, q1) of C (column q: image q / ohw, position q % ohw), each
+// element as epiPlanes treats it: an image whose positions the columns
+// cover all is rows whole planes, one block for epiPlanes; the rest go
+// one run per channel.
+func convEpiBlock(ep *Epilogue, out []float32, channels, o0, rows, q0, q1, ohw int) {
 	for q := q0; q < q1; {
 		n, pos := q/ohw, q%ohw
 		run := min(q1-q, ohw-pos)
-		convEpiRun(ep, out, channels, n*channels+o, pos, pos+run, ohw)
+		if run == ohw {
+			epiPlanes(ep, out, channels, n*channels+o0, n*channels+o0+rows, ohw)
+		} else {
+			for i := range rows {
+				convEpiRun(ep, out, channels, n*channels+o0+i, pos, pos+run, ohw)
+			}
+		}
 		q += run
 	}
 }
@@ -356,10 +364,7 @@ func convEpiSpan(rows, nr int) int {
 // epiBlock applies the epilogue to the output channels i0, i0+1, … (rows
 // of them) of group g, columns [q0, q1) of C, whose sums are complete.
 func (j *convGemmJob) epiBlock(g, i0, rows, q0, q1 int) {
-	o0 := g*(j.p.O/j.p.Groups) + i0
-	for i := range rows {
-		convEpiColumns(&j.p.Epilogue, j.out, j.p.O, o0+i, q0, q1, j.ohw)
-	}
+	convEpiBlock(&j.p.Epilogue, j.out, j.p.O, g*(j.p.O/j.p.Groups)+i0, rows, q0, q1, j.ohw)
 }
 
 // tileSpanning computes the tile of packed panels a, b (at most mb rows
@@ -395,12 +400,12 @@ func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
 		for q := 0; q < nb; {
 			run := min(nb-q, ohw-pos)
 			copy(j.out[(n*j.p.O+o0+i)*ohw+pos:][:run], src[q:q+run])
-			if j.epi {
-				convEpiRun(&j.p.Epilogue, j.out, j.p.O, n*j.p.O+o0+i, pos, pos+run, ohw)
-			}
 			q += run
 			n, pos = n+1, 0
 		}
+	}
+	if j.epi {
+		convEpiBlock(&j.p.Epilogue, j.out, j.p.O, o0, rows, jc, jc+nb, ohw)
 	}
 }
 

@@ -121,9 +121,13 @@ func epiRows[T nnFloat](ep *Epilogue, out []T, n, r0, r1 int) {
 }
 
 // epiAddScalar adds b to every element of v: through add2D's vector loop
-// on rows of a broadcast buffer.
+// on rows of a broadcast buffer, or, for a few elements (a plane of a
+// small map), one by one, which costs less than filling the buffer.
 func epiAddScalar[T nnFloat](v []T, b T) {
-	if len(v) == 0 {
+	if len(v) < 32 {
+		for i := range v {
+			v[i] += b
+		}
 		return
 	}
 	var buf [64]T
