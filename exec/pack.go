@@ -18,7 +18,9 @@ import (
 // touches what ops with Writes update) or by Go code that touches it, is
 // packed again. The copies are allocator memory, counted in
 // mem_allocated, tagged "pack", and held until they go stale or
-// ReleasePacked; the planner plans them (Plan.Packed).
+// ReleasePacked; the planner plans them (Plan.Packed). A copy also names
+// its form (ops.Pack.Form: a convolution's orientation, which the batch
+// decides); shapes that want another form pack the parameter again.
 
 // packSlot is one instruction's packed copy of its parameter operand.
 type packSlot struct {
