@@ -8,11 +8,12 @@ import (
 
 // The pack cache: an op whose kernel can read an operand in a packed form
 // (ops.Compute.Pack: matmul's y or a float32 convolution's weights, in
-// the panels its GEMM reads) gets that form from the executable when the operand is a parameter of a program
-// that writes no store value (an inference program) and Options.PackCache
-// leaves room. The executable packs the parameter the first time, keeps
-// the copy in its instruction's packSlot and hands it out on later runs
-// while the parameter's buffer is the same allocation at the same version
+// the panels its GEMM reads) gets that form from the executable when the
+// operand is a parameter of a program that writes no store value (an
+// inference program) and Options.PackCache leaves room. The executable
+// packs the parameter the first time, keeps the copy in its
+// instruction's packSlot and hands it out on later runs while the
+// parameter's buffer is the same allocation at the same version
 // (tensor.Storage.Touch): a parameter replaced in the store, or written in
 // place by a run of another program (an optimizer step: the executor
 // touches what ops with Writes update) or by Go code that touches it, is
