@@ -14,10 +14,11 @@ import (
 // micro-kernel's panels (conv_gemm_pack.go): no im2col matrix, and the
 // weights are packed once per block of nc columns — once per call when
 // the batch's output positions fit in one block — instead of once per
-// image (or, with p.Packed, never: conv_gemm_packed.go). Per image, as the im2col path does it, a 2×2 output map (ResNet's
-// last stage) has four columns against weights of up to 512×4608: packing
-// those for every image cost more than the products. 1×1 convolutions
-// need no special case: their im2col rows are the input's channel planes.
+// image (or, with p.Packed, never: conv_gemm_packed.go). Per image, as
+// the im2col path does it, a 2×2 output map (ResNet's last stage) has four
+// columns against weights of up to 512×4608: packing those for every
+// image cost more than the products. 1×1 convolutions need no special
+// case: their im2col rows are the input's channel planes.
 //
 // When the batch has fewer output positions than output channels allow
 // filling vectors with (a few columns against many channels: batch 1 on a
@@ -28,8 +29,9 @@ import (
 // Each element of C is computed by one micro-kernel call per kc slice of
 // the depth, with tiles at fixed positions (splits of the work fall on
 // tile boundaries) and kc fixed by the depth, so results do not depend on
-// the thread count. p.Epilogue is applied to each tile after its last
-// slice, or to each run of a scratch block as it is copied out.
+// the thread count. p.Epilogue is applied after the last slice to blocks
+// of whole panels (convEpiSpan), to a scratch block as it is copied out,
+// or to the transposed product's block before it is transposed.
 
 // convEpiBlock applies ep to the output channels [o0, o0+rows) at the
 // columns [q0, q1) of C (column q: image q / ohw, position q % ohw), each
