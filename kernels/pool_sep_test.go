@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestMaxPool2DSeparableMatchesScan checks MaxPool2D on windows of 16 or
-// more elements (the separable path) against the row-major window scan,
+// TestMaxPool2DSeparableMatchesScan checks MaxPool2D on windows of
+// maxPoolSepMin or more elements (the separable path) against the row-major window scan,
 // maxima bitwise and indices equal, with ties, ±0 and NaNs, SPP's windows
 // and random ones, f32 and f64, 1 and 2 threads.
 func TestMaxPool2DSeparableMatchesScan(t *testing.T) {
