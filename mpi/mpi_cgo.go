@@ -5,6 +5,7 @@ package mpi
 /*
 #cgo pkg-config: mpi
 #include <stdlib.h>
+#include <sched.h>
 #include <time.h>
 #include <mpi.h>
 
@@ -31,6 +32,7 @@ static int gopir_bcast(void *buf, int n, int root) {
 static int gopir_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int gopir_test(MPI_Request *req, int *flag) { return MPI_Test(req, flag, MPI_STATUS_IGNORE); }
 static void gopir_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+static void gopir_yield(void) { sched_yield(); }
 static void gopir_nap(long ns) {
 	struct timespec ts = {0, ns};
 	nanosleep(&ts, NULL);
@@ -185,13 +187,14 @@ func (c *Comm) IallreduceF64(buf []float64) (*Request, error) {
 	return r, nil
 }
 
-// How Wait waits: it tests the request for spinFor, then sleeps between
-// tests (nanosleep: Go's timers wake a millisecond late), first for
-// napFrom, each nap twice the last, at most napTo.
+// How Wait waits: it tests the request, yielding the processor between
+// tests (sched_yield), for yieldFor; then it sleeps between tests
+// (nanosleep: Go's timers wake a millisecond late), first for napFrom,
+// each nap twice the last, at most napTo.
 const (
-	spinFor = 50 * time.Microsecond
-	napFrom = 10 * time.Microsecond
-	napTo   = 500 * time.Microsecond
+	yieldFor = 2 * time.Millisecond
+	napFrom  = 10 * time.Microsecond
+	napTo    = 500 * time.Microsecond
 )
 
 // Wait blocks until the request is complete and unpins its buffer.
@@ -201,8 +204,11 @@ const (
 // processor busy for as long as the other ranks take to arrive (Open MPI
 // spins unless told to yield): where the ranks share processors with each
 // other or with other work, that spinning takes the processor from the
-// very rank it waits for. A sum that completes within spinFor is seen as
-// soon as it does; a later one at most one nap late (napTo, plus the
+// very rank it waits for. For the first yieldFor it gives the processor
+// up between tests, to any other thread that wants it, and takes it back
+// at once when none does: the ordinary wait for a rank a little behind
+// (one step's skew) ends as soon as the sum does, without the latency of
+// a sleep. A later sum is seen at most one nap late (napTo, plus the
 // kernel's timer slack), while the processor is left to others.
 func (r *Request) Wait() error {
 	start, nap := time.Now(), napFrom
@@ -211,7 +217,8 @@ func (r *Request) Wait() error {
 		if done || err != nil {
 			return err
 		}
-		if time.Since(start) < spinFor {
+		if time.Since(start) < yieldFor {
+			C.gopir_yield()
 			continue
 		}
 		C.gopir_nap(C.long(nap))
