@@ -29,7 +29,8 @@ func world(t *testing.T) *mpi.Comm {
 }
 
 // TestWaitLeavesTheProcessor: a rank that waits for a late one sleeps
-// between tests of the request instead of spinning: over a wait of 400 ms
+// between tests of the request, after its first 2 ms of yielding, instead
+// of spinning: over a wait of 400 ms
 // it uses a small part of a processor (where ranks share processors, a
 // spinning wait takes the time of the rank it waits for).
 func TestWaitLeavesTheProcessor(t *testing.T) {
