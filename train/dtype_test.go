@@ -61,3 +61,32 @@ func TestFloat64Refusals(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat64Programs: the printed and planned programs follow the dtype
+// too: every parameter of lenet's evaluation and training programs is
+// float64 at f64.
+func TestFloat64Programs(t *testing.T) {
+	cfg := train.Config{Model: "lenet", DType: ir.F64}
+	eval, err := train.BuildInference(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := train.BuildTraining(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*ir.Program{"evaluation": eval, "training": tr} {
+		n := 0
+		for _, op := range p.Body().Ops() {
+			if op.Name() == "parameter" && len(op.Result(0).Type().Dims) > 0 {
+				n++
+				if dt := op.Result(0).Type().DType; dt != ir.F64 {
+					t.Errorf("%s program: parameter %s is %s", name, op.Result(0).Type(), dt)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s program: no parameters", name)
+		}
+	}
+}

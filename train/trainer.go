@@ -136,7 +136,8 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 	if name == "" {
 		name = "tinydet"
 	}
-	task, err := models.New(name)
+	cfg.Model = name
+	task, err := newTask(cfg)
 	if err != nil {
 		return nil, nil, optim.State{}, err
 	}
@@ -145,10 +146,6 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		if err := checkSaveDir(cfg.Save); err != nil {
 			return nil, nil, optim.State{}, fmt.Errorf("--save: %w", err)
 		}
-	}
-	cfg.Model = name
-	if err := configure(task, cfg); err != nil {
-		return nil, nil, optim.State{}, err
 	}
 	r, err := resolve(cfg, task)
 	if err != nil {
@@ -210,11 +207,8 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 // BuildTraining returns the task's training program (forward, loss,
 // backward and optimizer update) as New compiles it, for printing.
 func BuildTraining(cfg Config) (*ir.Program, error) {
-	task, err := models.New(cfg.Model)
+	task, err := newTask(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := configure(task, cfg); err != nil {
 		return nil, err
 	}
 	r, err := resolve(cfg, task)
@@ -239,11 +233,8 @@ func BuildEvaluation(model string) (*ir.Program, error) {
 // BuildInference returns the evaluation program of cfg's model at cfg's
 // image size; with deploy, its inference form (models.Deployable).
 func BuildInference(cfg Config, deploy bool) (*ir.Program, error) {
-	task, err := models.New(cfg.Model)
+	task, err := newTask(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := configure(task, cfg); err != nil {
 		return nil, err
 	}
 	if deploy {
@@ -253,18 +244,15 @@ func BuildInference(cfg Config, deploy bool) (*ir.Program, error) {
 		}
 		d.SetDeploy(true)
 	}
-	return (&Trainer{task: task}).buildEval()
+	return (&Trainer{cfg: resolved{Config: cfg}, task: task}).buildEval()
 }
 
 // LoadTask returns cfg's model with its data loaded as New loads it (the
 // model's default batch when cfg has none), for tools that need its feeds
 // without training it.
 func LoadTask(cfg Config) (models.Task, error) {
-	task, err := models.New(cfg.Model)
+	task, err := newTask(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := configure(task, cfg); err != nil {
 		return nil, err
 	}
 	r, err := resolve(cfg, task)
@@ -281,11 +269,8 @@ func LoadTask(cfg Config) (models.Task, error) {
 // model's, batch norm statistics included; no optimizer state), by name,
 // allocated from a, as New creates them.
 func InitialParameters(cfg Config, a *memory.Allocator) (map[string]*tensor.Tensor, error) {
-	task, err := models.New(cfg.Model)
+	task, err := newTask(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := configure(task, cfg); err != nil {
 		return nil, err
 	}
 	mod := nn.NewModule(cfg.dtype(), true)
@@ -301,6 +286,18 @@ func InitialParameters(cfg Config, a *memory.Allocator) (map[string]*tensor.Tens
 		return nil, err
 	}
 	return out, nil
+}
+
+// newTask returns cfg's model, configured by configure.
+func newTask(cfg Config) (models.Task, error) {
+	task, err := models.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := configure(task, cfg); err != nil {
+		return nil, err
+	}
+	return task, nil
 }
 
 // configure applies cfg's options of the model itself (the image size) to
