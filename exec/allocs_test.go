@@ -2,11 +2,11 @@ package exec_test
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/internal/allocs"
 	"github.com/gopir/gopir/tensor"
 )
 
@@ -89,7 +89,7 @@ func TestRunIntoMakesNoGoAllocations(t *testing.T) {
 					res.Release()
 				}
 				run()
-				if got := allocsPerRun(100, run); got != 0 {
+				if got := allocs.PerRun(100, run); got != 0 {
 					t.Errorf("threads %d, batch %d, n %d: %v Go allocations per run, want 0", threads, batch, n, got)
 				}
 				if got, packed := allocated(a), x.PackedBytes(); packed == 0 || got != base+packed {
@@ -168,18 +168,4 @@ func TestRunResultsAreNeverReused(t *testing.T) {
 	if !reused {
 		t.Fatal("RunInto's released results never came back")
 	}
-}
-
-// allocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), under
-// which no kernel would run on more than one goroutine; like it, it
-// rounds down.
-func allocsPerRun(runs int, f func()) float64 {
-	f()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return float64((after.Mallocs - before.Mallocs) / uint64(runs))
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"github.com/gopir/gopir/internal/allocs"
 	"runtime"
 	"testing"
 )
@@ -103,7 +104,7 @@ func TestGemmPackedBAllocs(t *testing.T) {
 		a, lda, b, ldb, c, ldc := gemmOperands[float32](tc, 1)
 		pb := runPacked(tc, a, lda, b, ldb, c, ldc, 2)
 		for _, threads := range []int{1, 2} {
-			n := parallelAllocs(100, func() {
+			n := allocs.PerRun(100, func() {
 				GemmPackedB(false, true, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, pb, 0, c, ldc, threads)
 			})
 			if n != 0 {

@@ -1,7 +1,7 @@
 package kernels
 
 import (
-	"runtime"
+	"github.com/gopir/gopir/internal/allocs"
 	"slices"
 	"sync"
 	"testing"
@@ -135,21 +135,7 @@ func TestPerfJobsRecycled(t *testing.T) {
 		return // sync.Pool drops objects at random under the race detector
 	}
 	c := &countTask{hits: make([]int32, 64)}
-	if n := parallelAllocs(200, func() { perfRunTask(2, 64, c) }); n != 0 {
+	if n := allocs.PerRun(200, func() { perfRunTask(2, 64, c) }); n != 0 {
 		t.Errorf("%v Go allocations per parallel loop with a perfTask, want 0", n)
 	}
-}
-
-// parallelAllocs is testing.AllocsPerRun without its GOMAXPROCS(1), which
-// would make every parallel loop run on the caller alone; like it, it
-// rounds down (a garbage collection empties sync.Pools now and then).
-func parallelAllocs(runs int, f func()) float64 {
-	f()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		f()
-	}
-	runtime.ReadMemStats(&after)
-	return float64((after.Mallocs - before.Mallocs) / uint64(runs))
 }

@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"bench/internal/ddp":       {"dist", "models", "train"},
 	"internal/layers":          nil,
 	"internal/fdcheck":         nil,
+	"internal/allocs":          nil,
 }
 
 func TestImportsGoDownward(t *testing.T) {
