@@ -121,3 +121,25 @@ func averagePrecision(tp []bool, ngt int) float64 {
 	}
 	return ap
 }
+
+// SetMAP50 is the mAP@0.5 of a model over the whole of set: predict is
+// called on the image indices of consecutive batches of at most batch
+// images, in order, and its detections are scored against their ground
+// truth by MAP50.
+func SetMAP50(set *Detection, batch int, predict func(idx []int) ([]Prediction, error)) (float64, error) {
+	var preds []Prediction
+	var all []int
+	for start := 0; start < set.Len(); start += batch {
+		idx := make([]int, 0, batch)
+		for i := start; i < min(start+batch, set.Len()); i++ {
+			idx = append(idx, i)
+		}
+		all = append(all, idx...)
+		p, err := predict(idx)
+		if err != nil {
+			return 0, err
+		}
+		preds = append(preds, p...)
+	}
+	return MAP50(preds, set.GroundTruth(all)), nil
+}

@@ -22,21 +22,13 @@ func (d *tinydet) Evaluate(a *memory.Allocator, run Runner) (map[string]float64,
 	if d.test == nil {
 		return nil, fmt.Errorf("tinydet: Evaluate before Load")
 	}
-	var preds []data.Prediction
-	var all []int
-	for start := 0; start < d.test.Len(); start += tinydetEvalBatch {
-		idx := make([]int, 0, tinydetEvalBatch)
-		for i := start; i < min(start+tinydetEvalBatch, d.test.Len()); i++ {
-			idx = append(idx, i)
-		}
-		all = append(all, idx...)
-		p, err := tinydetPredict(a, d.test, idx, run)
-		if err != nil {
-			return nil, err
-		}
-		preds = append(preds, p...)
+	m, err := data.SetMAP50(d.test, tinydetEvalBatch, func(idx []int) ([]data.Prediction, error) {
+		return tinydetPredict(a, d.test, idx, run)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]float64{"map50": data.MAP50(preds, d.test.GroundTruth(all))}, nil
+	return map[string]float64{"map50": m}, nil
 }
 
 // tinydetPredict runs images idx of set through run and decodes them.

@@ -24,21 +24,13 @@ func (d *task) Evaluate(a *memory.Allocator, run models.Runner) (map[string]floa
 	if d.test == nil {
 		return nil, fmt.Errorf("%s: Evaluate before Load", Name)
 	}
-	var preds []data.Prediction
-	var all []int
-	for start := 0; start < d.test.Len(); start += evalBatch {
-		var idx []int
-		for i := start; i < min(start+evalBatch, d.test.Len()); i++ {
-			idx = append(idx, i)
-		}
-		all = append(all, idx...)
-		p, err := predict(a, d.test, idx, run)
-		if err != nil {
-			return nil, err
-		}
-		preds = append(preds, p...)
+	m, err := data.SetMAP50(d.test, evalBatch, func(idx []int) ([]data.Prediction, error) {
+		return predict(a, d.test, idx, run)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]float64{"map50": data.MAP50(preds, d.test.GroundTruth(all))}, nil
+	return map[string]float64{"map50": m}, nil
 }
 
 // predict runs images idx of set through run and decodes them.
