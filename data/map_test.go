@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -141,5 +142,47 @@ func TestMAP50Dataset(t *testing.T) {
 	}
 	if got := MAP50(preds[:len(preds)/2], gts); got <= 0.2 || got >= 0.8 {
 		t.Errorf("half the predictions: %v", got)
+	}
+}
+
+// TestSetMAP50: every image is predicted once, in batches of the given
+// size, and predictions that repeat the ground truth score 1; dropping the
+// last batch's detections scores less; an error stops the loop.
+func TestSetMAP50(t *testing.T) {
+	d := NewDetection(DetectionConfig{N: 50, Seed: 3})
+	for _, batch := range []int{1, 7, 50, 64} {
+		seen := 0
+		truth := func(idx []int) ([]Prediction, error) {
+			if len(idx) == 0 || idx[0] != seen || len(idx) > batch {
+				t.Fatalf("batch %d: got images %v after %d", batch, idx, seen)
+			}
+			seen += len(idx)
+			var out []Prediction
+			for _, g := range d.GroundTruth(idx) {
+				out = append(out, Prediction{Image: g.Image, Class: g.Class, Score: 1, Box: g.Box})
+			}
+			return out, nil
+		}
+		m, err := SetMAP50(d, batch, truth)
+		if err != nil || m != 1 || seen != d.Len() {
+			t.Fatalf("batch %d: mAP %v, %v, %d of %d images", batch, m, err, seen, d.Len())
+		}
+	}
+	partial, err := SetMAP50(d, 10, func(idx []int) ([]Prediction, error) {
+		if idx[0] >= 40 {
+			return nil, nil
+		}
+		var out []Prediction
+		for _, g := range d.GroundTruth(idx) {
+			out = append(out, Prediction{Image: g.Image, Class: g.Class, Score: 1, Box: g.Box})
+		}
+		return out, nil
+	})
+	if err != nil || !(partial < 1) {
+		t.Errorf("without the last batch's detections: mAP %v, %v", partial, err)
+	}
+	want := errors.New("boom")
+	if _, err := SetMAP50(d, 10, func([]int) ([]Prediction, error) { return nil, want }); err != want {
+		t.Errorf("err = %v, want the predictor's", err)
 	}
 }
