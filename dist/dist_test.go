@@ -137,7 +137,39 @@ func TestReduceGradientsErrors(t *testing.T) {
 // parameters stay identical and that memory is flat over the steps.
 func TestGatedNetOnRanks(t *testing.T) {
 	prog, m, st, _, _ := gatedNet(t, 600)
-	const n, steps = 3, 30
+	stores, branches := trainGated(t, prog, m, st, 3, 30)
+	if branches[0][0] == branches[1][0] {
+		t.Fatal("the ranks took the same branch")
+	}
+	// The branch-only parameters moved: at every step some rank took
+	// each branch, so the reduced gradients of both were not zero.
+	init := exec.NewStore()
+	if err := m.Create(memory.New(memory.Options{}), 7, init.Set); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.w", "b.w"} {
+		a, _ := stores[0].Get(name)
+		b, _ := init.Get(name)
+		if string(a.Raw()) == string(b.Raw()) {
+			t.Errorf("%s did not move", name)
+		}
+	}
+	init.Release()
+	release(stores)
+}
+
+func release(stores []*exec.Store) {
+	for _, s := range stores {
+		s.Release()
+	}
+}
+
+// trainGated trains gatedNet's prog for steps steps on n in-process ranks
+// whose batches take different branches, checks that every rank's
+// parameters stay identical and that memory is flat over the steps, and
+// returns each rank's store and the branches it took.
+func trainGated(t *testing.T, prog *ir.Program, m *nn.Module, st optim.State, n, steps int) ([]*exec.Store, [][]bool) {
+	t.Helper()
 	comms := dist.Local(n)
 	stores := make([]*exec.Store, n)
 	errs := make([]error, n)
@@ -198,9 +230,6 @@ func TestGatedNetOnRanks(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	if branches[0][0] == branches[1][0] {
-		t.Fatal("the ranks took the same branch")
-	}
 	for _, name := range stores[0].Names() {
 		a, _ := stores[0].Get(name)
 		for r := 1; r < n; r++ {
@@ -210,23 +239,7 @@ func TestGatedNetOnRanks(t *testing.T) {
 			}
 		}
 	}
-	// The branch-only parameters moved: at every step some rank took
-	// each branch, so the reduced gradients of both were not zero.
-	init := exec.NewStore()
-	if err := m.Create(memory.New(memory.Options{}), 7, init.Set); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"a.w", "b.w"} {
-		a, _ := stores[0].Get(name)
-		b, _ := init.Get(name)
-		if string(a.Raw()) == string(b.Raw()) {
-			t.Errorf("%s did not move", name)
-		}
-	}
-	init.Release()
-	for _, s := range stores {
-		s.Release()
-	}
+	return stores, branches
 }
 
 func TestLocalCollectives(t *testing.T) {

@@ -352,12 +352,20 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 	}
 	loss := outs.Loss
 	if t.ranks > 1 {
+		// The loss of the global batch, for the log: its sum is started
+		// where the forward pass made it and travels during the backward.
+		top := b.Program().Body()
+		at := len(top.Ops())
+		if d := loss.Def(); d != nil && d.Block() == top {
+			at = top.IndexOf(d) + 1
+		}
+		sum := ops.AllReduceStart(b.At(top, at), loss)
 		// The mean gradient over the ranks, as DDP: clipping and the
 		// updates then see the same values on every rank.
 		if grads, _, err = dist.ReduceGradients(b, params, grads, dist.Options{BucketBytes: t.cfg.BucketBytes}); err != nil {
 			return nil, nil, optim.State{}, err
 		}
-		loss = ops.AllReduce(b, loss, true) // the loss of the global batch, for the log
+		loss = ops.AllReduceWait(b, sum, []ir.Type{loss.Type()}, true)[0]
 	}
 	if c := t.cfg.defaults.ClipNorm; c > 0 {
 		grads, _ = optim.ClipByGlobalNorm(b, grads, c)
@@ -366,6 +374,12 @@ func (t *Trainer) buildTrain(opt optim.Optimizer) (*ir.Program, *nn.Module, opti
 	state, err := opt.Apply(b, params, grads)
 	if err != nil {
 		return nil, nil, optim.State{}, err
+	}
+	if t.ranks > 1 {
+		// Each update waits only for its own bucket's sum.
+		if err := dist.OverlapUpdates(b.Program().Body()); err != nil {
+			return nil, nil, optim.State{}, err
+		}
 	}
 	phase("update")
 	ops.Fetch(b, "loss", loss)
