@@ -187,24 +187,92 @@ func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 	}
 }
 
-// conv2dFilterChunks is how many partial sums Conv2DGradFilter splits the
-// samples into. It depends on the shape only, never on the thread count,
-// so that the gradient is the same for every thread count: chunks are
-// summed one after the other, in order.
-func (p Conv2DParams) conv2dFilterChunks() int {
-	return max(1, min(p.N, conv2dFilterMaxChunks))
+// BatchGroup is how many samples each partial sum covers in the kernels
+// that sum over a batch the canonical way: Conv2DGradFilter (on all its
+// paths but the float32 batched GEMM, see BatchGroupOf) and
+// ReduceSumBatch. The sum is the partial of samples [0, 4) plus that of
+// [4, 8) plus ..., added one after the other in the element type, each
+// partial computed the same way wherever it lies in the batch. It does
+// not depend on the thread count, and a batch cut into pieces of one
+// group gives the same bits when each piece's sum is added to the running
+// sum in order: remat splits a training step over the batch that way
+// (docs/memory.md). Four keeps two partials to run in parallel at batch 8.
+const BatchGroup = 4
+
+// BatchGroupOf returns the samples per partial sum of Conv2DGradFilter
+// for p on float32 (f32) or float64: BatchGroup, or 0 when the float32
+// batched GEMM serves p, whose depth slices follow the GEMM's blocking.
+func BatchGroupOf(p Conv2DParams, f32 bool) int {
+	if f32 && p.convFilterGemmOK() {
+		return 0
+	}
+	return BatchGroup
 }
 
-// conv2dFilterMaxChunks bounds the partial sums of Conv2DGradFilter, and so
-// the useful threads and the workspace.
+// conv2dFilterChunks is how many partial sums Conv2DGradFilter splits the
+// samples into: one per BatchGroup samples.
+func (p Conv2DParams) conv2dFilterChunks() int {
+	return max(1, ceilDiv(p.N, BatchGroup))
+}
+
+// conv2dFilterMaxChunks bounds the partial sums computed at once, and so
+// the useful threads and the workspace: larger batches run in waves.
 const conv2dFilterMaxChunks = 8
+
+// conv2dFilterSlots is how many partial sums Conv2DGradFilter holds in its
+// workspace: the first wave's first goes straight into dw.
+func (p Conv2DParams) conv2dFilterSlots() int {
+	chunks := p.conv2dFilterChunks()
+	if chunks <= conv2dFilterMaxChunks {
+		return chunks - 1
+	}
+	return conv2dFilterMaxChunks
+}
+
+// conv2dFilterWaves runs part for every chunk of samples, up to
+// conv2dFilterMaxChunks at a time on parts goroutines, chunk 0 into dw and
+// the others into partial's slots, and adds each wave's partials into dw
+// in chunk order.
+func conv2dFilterWaves[T nnFloat](p Conv2DParams, dw, partial []T, parts int, part func(worker, ch int, acc []T)) {
+	fs := p.filterSize()
+	chunks := p.conv2dFilterChunks()
+	for w0 := 0; w0 < chunks; w0 += conv2dFilterMaxChunks {
+		w1 := min(w0+conv2dFilterMaxChunks, chunks)
+		slot := func(ch int) []T {
+			i := ch - w0
+			if w0 == 0 {
+				i--
+			}
+			return partial[i*fs : (i+1)*fs]
+		}
+		nnForWorkers(parts, w1-w0, func(worker, lo, hi int) {
+			for ch := w0 + lo; ch < w0+hi; ch++ {
+				acc := dw
+				if ch > 0 {
+					acc = slot(ch)
+				}
+				part(worker, ch, acc)
+			}
+		})
+		for ch := max(w0, 1); ch < w1; ch++ {
+			for i, v := range slot(ch) {
+				dw[i] += v
+			}
+		}
+	}
+}
+
+// conv2dFilterSamples is the samples [n0, n1) of chunk ch.
+func (p Conv2DParams) conv2dFilterSamples(ch int) (n0, n1 int) {
+	return ch * BatchGroup, min((ch+1)*BatchGroup, p.N)
+}
 
 // conv2dFilterPlan returns how many goroutines Conv2DGradFilter runs over
 // its chunks and how many threads each GEMM gets.
 func (p Conv2DParams) conv2dFilterPlan(threads int) (parts, gemmThreads int) {
 	threads = max(threads, 1)
-	chunks := p.conv2dFilterChunks()
-	flops := 2 * p.O * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW() * max(p.N/chunks, 1)
+	chunks := min(p.conv2dFilterChunks(), conv2dFilterMaxChunks)
+	flops := 2 * p.O * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW() * min(p.N, BatchGroup)
 	parts = nnParts(threads, chunks, flops)
 	return parts, max(1, threads/parts)
 }
@@ -236,7 +304,7 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if f32 && p.convDirectFilter() {
 		return convDirectFilterWorkspace(p, parts)
 	}
-	n := (p.conv2dFilterChunks() - 1) * p.filterSize()
+	n := p.conv2dFilterSlots() * p.filterSize()
 	if !p.direct() {
 		n += parts * p.colSize()
 	}
@@ -246,9 +314,10 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 // Conv2DGradFilter writes into dw (O×(C/Groups)×KH×KW) the gradient of
 // Conv2D with respect to its weight, given its input x and the gradient dy
 // of its output: dw_g = Σ_n dy_g[n] · col_g[n]ᵀ, one GEMM per sample, group
-// and block of output rows, accumulated. The samples are split into a fixed
-// number of chunks (conv2dFilterChunks) whose partial sums run in parallel
-// and are then added in order, so the result does not depend on threads.
+// and block of output rows, accumulated. The samples are split into chunks
+// of BatchGroup whose partial sums run in parallel and are then added in
+// order, so the result does not depend on threads or on where the batch
+// was cut into whole groups.
 // Float32 convolutions run the batched GEMM (conv_grad_gemm.go) or the
 // direct kernel (perf_conv.go) where those are faster.
 // ws must hold Conv2DGradFilterWorkspace(p, threads) elements.
@@ -281,44 +350,34 @@ func conv2DGradFilterIm2col[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, thread
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W
-	chunks := p.conv2dFilterChunks()
 	parts, gemmThreads := p.conv2dFilterPlan(threads)
-	partial := ws[:(chunks-1)*fs]
-	cols := ws[(chunks-1)*fs:]
+	slots := p.conv2dFilterSlots()
+	partial := ws[:slots*fs]
+	cols := ws[slots*fs:]
 	col, rb := p.colSize(), p.rowBlock()
-	nnForWorkers(parts, chunks, func(part, clo, chi int) {
+	conv2dFilterWaves(p, dw, partial, parts, func(part, ch int, acc []T) {
 		var buf []T
 		if !p.direct() {
 			buf = cols[part*col : (part+1)*col]
 		}
-		for ch := clo; ch < chi; ch++ {
-			acc := dw
-			if ch > 0 {
-				acc = partial[(ch-1)*fs : ch*fs]
-				clear(acc)
-			}
-			for n := ch * p.N / chunks; n < (ch+1)*p.N/chunks; n++ {
-				for g := range p.Groups {
-					dyg := dy[(n*p.O+g*og)*ohw:]
-					xg := x[n*chw+g*cg*hw : n*chw+(g+1)*cg*hw]
-					dwg := acc[g*og*kk:]
-					if p.direct() {
-						nnGemm(false, true, og, cg, hw, 1, dyg, max(ohw, 1), xg, max(hw, 1), 1, dwg, max(kk, 1), gemmThreads)
-						continue
-					}
-					for y0 := 0; y0 < oh; y0 += rb {
-						y1 := min(y0+rb, oh)
-						nc := (y1 - y0) * ow
-						im2colPar(p, cg, xg, buf, y0, y1, gemmThreads)
-						nnGemm(false, true, og, kk, nc, 1, dyg[y0*ow:], ohw, buf, nc, 1, dwg, max(kk, 1), gemmThreads)
-					}
+		clear(acc)
+		n0, n1 := p.conv2dFilterSamples(ch)
+		for n := n0; n < n1; n++ {
+			for g := range p.Groups {
+				dyg := dy[(n*p.O+g*og)*ohw:]
+				xg := x[n*chw+g*cg*hw : n*chw+(g+1)*cg*hw]
+				dwg := acc[g*og*kk:]
+				if p.direct() {
+					nnGemm(false, true, og, cg, hw, 1, dyg, max(ohw, 1), xg, max(hw, 1), 1, dwg, max(kk, 1), gemmThreads)
+					continue
+				}
+				for y0 := 0; y0 < oh; y0 += rb {
+					y1 := min(y0+rb, oh)
+					nc := (y1 - y0) * ow
+					im2colPar(p, cg, xg, buf, y0, y1, gemmThreads)
+					nnGemm(false, true, og, kk, nc, 1, dyg[y0*ow:], ohw, buf, nc, 1, dwg, max(kk, 1), gemmThreads)
 				}
 			}
 		}
 	})
-	for ch := 1; ch < chunks; ch++ {
-		for i, v := range partial[(ch-1)*fs : ch*fs] {
-			dw[i] += v
-		}
-	}
 }

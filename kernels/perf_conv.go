@@ -199,17 +199,17 @@ func (p Conv2DParams) convDirectFilterPad() convPadded {
 // a partial sum per chunk but the first, and per goroutine the padded
 // samples of one chunk.
 func convDirectFilterWorkspace(p Conv2DParams, parts int) int {
-	chunks := p.conv2dFilterChunks()
-	per := (p.N + chunks - 1) / chunks
+	per := min(p.N, BatchGroup)
 	pad := p.convDirectFilterPad()
-	return (chunks-1)*p.filterSize() + parts*(per*(pad.size()-16)+16)
+	return p.conv2dFilterSlots()*p.filterSize() + parts*(per*(pad.size()-16)+16)
 }
 
 // conv2DGradFilterDirect is Conv2DGradFilter for float32 through
 // convFilter: per chunk of samples, dw[o][c][i][j] = Σ over the chunk's
 // samples, output rows and 16-column pieces of dy[o][y][x] ·
 // xpad[c][y+i·DH][x+j·DW], summed per lane in that order and then across
-// lanes; the chunks' sums are then added in order, as in Conv2DGradFilter.
+// lanes; the chunks' sums (BatchGroup samples each) are then added in
+// order, as in Conv2DGradFilter.
 func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int) {
 	fs := p.filterSize()
 	dw = dw[:fs]
@@ -217,15 +217,15 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 	ohw := oh * ow
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := p.KH * p.KW
-	chunks := p.conv2dFilterChunks()
-	per := (p.N + chunks - 1) / chunks
+	per := min(p.N, BatchGroup)
 	pad := p.convDirectFilterPad()
 	plane := pad.hp * pad.wp
 	sampleSize := p.C * plane
 	bufSize := per*sampleSize + 16
 	parts, _ := p.conv2dFilterPlan(threads)
-	partial := ws[:(chunks-1)*fs]
-	bufs := ws[(chunks-1)*fs:]
+	slots := p.conv2dFilterSlots()
+	partial := ws[:slots*fs]
+	bufs := ws[slots*fs:]
 	// Output-channel blocks: as few as the kernel allows, of equal size.
 	obMax := convFilterMaxOB(p.KW)
 	nb := (og + obMax - 1) / obMax
@@ -250,41 +250,30 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 		}
 		maxDY[s+1], maxX[s+1] = mdy, mx
 	}
-	nnForWorkers(parts, chunks, func(worker, clo, chi int) {
+	conv2dFilterWaves(p, dw, partial, parts, func(worker, ch int, acc []float32) {
 		buf := bufs[worker*bufSize : (worker+1)*bufSize]
-		for ch := clo; ch < chi; ch++ {
-			acc := dw
-			if ch > 0 {
-				acc = partial[(ch-1)*fs : ch*fs]
-			}
-			n0, n1 := ch*p.N/chunks, (ch+1)*p.N/chunks
-			for s := range n1 - n0 {
-				one := pad
-				one.ch = p.C
-				one.fill(buf[s*sampleSize:s*sampleSize+one.size()], x[(n0+s)*p.C*p.H*p.W:(n0+s+1)*p.C*p.H*p.W])
-			}
-			clear(buf[(n1-n0)*sampleSize:])
-			k := n1 - n0
-			dyc := dy[n0*p.O*ohw : n1*p.O*ohw]
-			for g := range p.Groups {
-				for o0 := 0; o0 < og; o0 += obSize {
-					ob := min(obSize, og-o0)
-					for c := range cg {
-						for i := range p.KH {
-							out := acc[((g*og+o0)*cg+c)*kk+i*p.KW:]
-							xb := buf[(g*cg+c)*plane+i*p.DH*pad.wp:]
-							convFilter(ob, p.KW, dyc[(g*og+o0)*ohw:], xb, tab[:3*k*pieces], maxDY[k], maxX[k], out, cg*kk, ohw, p.DW)
-						}
+		n0, n1 := p.conv2dFilterSamples(ch)
+		for s := range n1 - n0 {
+			one := pad
+			one.ch = p.C
+			one.fill(buf[s*sampleSize:s*sampleSize+one.size()], x[(n0+s)*p.C*p.H*p.W:(n0+s+1)*p.C*p.H*p.W])
+		}
+		clear(buf[(n1-n0)*sampleSize:])
+		k := n1 - n0
+		dyc := dy[n0*p.O*ohw : n1*p.O*ohw]
+		for g := range p.Groups {
+			for o0 := 0; o0 < og; o0 += obSize {
+				ob := min(obSize, og-o0)
+				for c := range cg {
+					for i := range p.KH {
+						out := acc[((g*og+o0)*cg+c)*kk+i*p.KW:]
+						xb := buf[(g*cg+c)*plane+i*p.DH*pad.wp:]
+						convFilter(ob, p.KW, dyc[(g*og+o0)*ohw:], xb, tab[:3*k*pieces], maxDY[k], maxX[k], out, cg*kk, ohw, p.DW)
 					}
 				}
 			}
 		}
 	})
-	for ch := 1; ch < chunks; ch++ {
-		for i, v := range partial[(ch-1)*fs : ch*fs] {
-			dw[i] += v
-		}
-	}
 }
 
 // convDirectBwd reports whether Conv2DGradInput on float32 uses the direct

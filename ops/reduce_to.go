@@ -71,6 +71,7 @@ func inferReduceSumTo(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 func bindReduceSumTo(op *ir.Op) (Compute, error) {
 	static := op.NumOperands() == 1
 	target := op.Result(0).Type().Dims
+	size := int(op.Operand(0).Type().DType.Size())
 	xt := op.Operand(0).Type()
 	if xt.IsStatic() && (static || op.Operand(1).Type().IsStatic()) && slices.Equal(xt.Dims, target) {
 		return Compute{Fn: func(*Ctx, []*tensor.Tensor, []*tensor.Tensor) error { return nil }, View: []int{0}}, nil
@@ -92,16 +93,53 @@ func bindReduceSumTo(op *ir.Op) (Compute, error) {
 				}
 				return nil
 			}
+			batch := len(axes) > 0 && axes[0] == 0
+			n := 0
+			if batch {
+				n = sumToScratch(x.Shape(), y.Len())
+			}
 			switch x.DType() {
 			case tensor.F32:
+				if batch {
+					return kernels.ReduceSumBatch(c.Threads, y.F32(), Scratch[float32](c, n), x.F32(), x.Shape(), axes)
+				}
 				return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F32(), x.F32(), x.Shape(), axes)
 			case tensor.F64:
+				if batch {
+					return kernels.ReduceSumBatch(c.Threads, y.F64(), Scratch[float64](c, n), x.F64(), x.Shape(), axes)
+				}
 				return kernels.Reduce(kernels.ReduceSum, c.Threads, y.F64(), x.F64(), x.Shape(), axes)
 			}
 			return fmt.Errorf("reduce_sum_to: no kernel for %s", x.Type())
 		},
+		// A sum over axis 0 (a batch's) runs group by group
+		// (kernels.ReduceSumBatch): one group's sum as scratch.
+		Work: func(shapes [][]int, _ int) int64 {
+			to := target
+			if !static {
+				to = shapes[1]
+			}
+			axes, err := sumToAxes(shapes[0], to)
+			if err != nil || len(axes) == 0 || axes[0] != 0 {
+				return 0
+			}
+			out := 1
+			for _, d := range to {
+				out *= d
+			}
+			return int64(sumToScratch(shapes[0], out) * size)
+		},
 		InPlace: [][]int{{0}},
 	}, nil
+}
+
+// sumToScratch is the scratch elements reduce_sum_to takes to sum x of
+// this shape over its batch axis into out elements.
+func sumToScratch(x []int, out int) int {
+	if len(x) == 0 || x[0] <= kernels.BatchGroup {
+		return 0
+	}
+	return out
 }
 
 // sumToAxes lists the axes of a shape to sum so that it becomes to.
