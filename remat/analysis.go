@@ -33,6 +33,10 @@ type analysis struct {
 	// backwardOf maps a backward region op to what it pairs with.
 	ifOf   map[*ir.Op][]*residual
 	loopOf map[*ir.Op]*loopPair
+	// segs: the cuts at which the step can be split over the batch, and
+	// typ the values' types for the step (both set by the fitter).
+	segs map[*ir.Value]*segment
+	typ  func(*ir.Value) ir.Type
 }
 
 type written struct {
@@ -72,7 +76,7 @@ func storageKey(v *ir.Value) any {
 
 func analyze(p *ir.Program, backward *ir.Op) (*analysis, error) {
 	a := &analysis{prog: p, top: p.Body(), ops: p.Body().Ops(), pos: map[*ir.Op]int{}, uses: map[*ir.Value][]int{},
-		residuals: map[*ir.Value]*residual{}, loops: map[*ir.Op]*loopPair{}, ifOf: map[*ir.Op][]*residual{}, loopOf: map[*ir.Op]*loopPair{}}
+		residuals: map[*ir.Value]*residual{}, loops: map[*ir.Op]*loopPair{}, ifOf: map[*ir.Op][]*residual{}, loopOf: map[*ir.Op]*loopPair{}, segs: map[*ir.Value]*segment{}}
 	for i, op := range a.ops {
 		a.pos[op] = i
 	}

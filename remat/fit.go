@@ -41,6 +41,9 @@ type Result struct {
 	// whose tapes were replaced by checkpoints, in program order.
 	Recomputed   []Recomputation
 	Checkpointed []Checkpoint
+	// Splits lists the cuts at which the step runs over the batch in
+	// pieces, in program order.
+	Splits []Split
 
 	rw *rewritten
 }
@@ -67,6 +70,20 @@ type Checkpoint struct {
 	Flops   int64    `json:"flops"`   // the loop's forward work, done again
 }
 
+// Split is a cut at which the step runs over the batch in pieces: the
+// forward ops that make it, piece by piece, then the backward ops that
+// read their values, each piece recomputing them.
+type Split struct {
+	Cut        string `json:"cut"` // the value, as the original program numbers it
+	Op         string `json:"op"`  // the op that makes it
+	Pos        ir.Pos `json:"pos"`
+	Pieces     int    `json:"pieces"`
+	Samples    int    `json:"samples"`     // per piece
+	ForwardOps int    `json:"forward_ops"` // ops of the forward segment
+	BackOps    int    `json:"backward_ops"`
+	Flops      int64  `json:"flops"` // the forward work the backward pieces recompute
+}
+
 // Origin returns the op of the original program that top-level op of
 // Program copies, or nil for an op the rematerialization inserted.
 func (r *Result) Origin(op *ir.Op) *ir.Op {
@@ -88,6 +105,10 @@ func (r *Result) Recomputes(op *ir.Op, name func(*ir.Value) string) string {
 			return "recomputed"
 		}
 		return "recomputes " + name(v)
+	}
+	if note, ok := r.rw.splitOps[op]; ok {
+		seg := r.rw.segs[note.cut]
+		return fmt.Sprintf("piece %d/%d of the batch split at %s (%s)", note.piece+1, seg.pieces(), note.cut.Def().Name(), note.cut.Def().Pos)
 	}
 	if fwd := r.rw.loops[op]; fwd != nil {
 		return fmt.Sprintf("recomputes the trips of the loop of %s from its checkpoints", name(fwd.Result(0)))
@@ -157,6 +178,7 @@ type fitter struct {
 type candidate struct {
 	value    *ir.Value
 	loop     *ir.Op
+	split    *ir.Value
 	from, to int
 }
 
@@ -178,6 +200,24 @@ func newFitter(p *ir.Program, opts Options) (*fitter, error) {
 	}
 	f := &fitter{opts: opts, a: a, costs: measure(p, opts.Feeds, opts.Trips), names: valueNames(p)}
 	f.eps = max(1, float64(f.costs.step)/1000)
+	a.typ = f.costs.typ
+	for i, op := range a.ops[:a.bwd] {
+		for _, v := range op.Results() {
+			if seg := f.segmentOf(v); seg != nil {
+				a.segs[v] = seg
+				to := i
+				if late := a.lateUses(v); len(late) > 0 {
+					to = late[len(late)-1]
+				} else if u := a.uses[v]; len(u) > 0 {
+					to = u[len(u)-1]
+				}
+				if len(seg.bwd) > 0 {
+					to = max(to, a.pos[seg.bwd[len(seg.bwd)-1]])
+				}
+				f.cands = append(f.cands, candidate{split: v, from: a.pos[seg.fwd[0]], to: to})
+			}
+		}
+	}
 	for i, op := range a.ops[:a.bwd] {
 		if a.loops[op] != nil {
 			f.cands = append(f.cands, candidate{loop: op, from: i, to: a.pos[a.loops[op].bwd]})
@@ -217,7 +257,7 @@ func (f *fitter) try(s Schedule) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{s: s, rw: rw, plan: plan}
+	st := &state{s: s, rw: rw, plan: plan, cost: rw.copied}
 	for _, op := range rw.cloned {
 		st.cost += f.costs.of[op]
 	}
@@ -299,6 +339,12 @@ func (f *fitter) adds(cur *state, pk int) []move {
 		if c.from >= pk || c.to < pk {
 			continue
 		}
+		if c.split != nil {
+			if !cur.s.Split[c.split] {
+				ms = append(ms, move{s: f.splitAt(cur.s, c.split), bound: math.Inf(1)})
+			}
+			continue
+		}
 		if c.loop != nil {
 			if cur.s.Every[c.loop] > 0 {
 				continue
@@ -377,6 +423,11 @@ func (f *fitter) undos(cur *state) []move {
 	for loop := range cur.s.Every {
 		n := cur.s.clone()
 		delete(n.Every, loop)
+		ms = append(ms, move{s: n, bound: math.Inf(1)})
+	}
+	for _, cut := range f.sortedSplits(cur.s) {
+		n := cur.s.clone()
+		delete(n.Split, cut)
 		ms = append(ms, move{s: n, bound: math.Inf(1)})
 	}
 	for v, at := range cur.s.Again {
@@ -462,7 +513,7 @@ func (f *fitter) excess(st *state) int64 {
 // descend moves from the natural schedule, greedily, until the plan fits
 // or no move lowers it; it returns the lowest state reached.
 func (f *fitter) descend(natural *exec.Plan) (*state, error) {
-	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}})
+	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}, Split: map[*ir.Value]bool{}})
 	if err != nil {
 		return nil, err
 	}
@@ -504,6 +555,7 @@ func (f *fitter) prune(st *state) (*state, error) {
 	type choice struct {
 		value *ir.Value
 		loop  *ir.Op
+		split bool
 		cost  int64
 	}
 	var choices []choice
@@ -513,6 +565,13 @@ func (f *fitter) prune(st *state) (*state, error) {
 	for op := range st.s.Every {
 		choices = append(choices, choice{loop: op, cost: f.costs.of[op]})
 	}
+	for _, cut := range f.sortedSplits(st.s) {
+		var cost int64
+		for _, op := range f.a.segs[cut].need {
+			cost += f.costs.of[op]
+		}
+		choices = append(choices, choice{value: cut, split: true, cost: cost})
+	}
 	sort.SliceStable(choices, func(i, j int) bool {
 		if choices[i].cost != choices[j].cost {
 			return choices[i].cost > choices[j].cost
@@ -521,9 +580,12 @@ func (f *fitter) prune(st *state) (*state, error) {
 	})
 	for _, c := range choices {
 		n := st.s.clone()
-		if c.loop != nil {
+		switch {
+		case c.loop != nil:
 			delete(n.Every, c.loop)
-		} else {
+		case c.split:
+			delete(n.Split, c.value)
+		default:
 			delete(n.Drop, c.value)
 		}
 		next, err := f.try(n)
@@ -573,5 +635,6 @@ func (f *fitter) order(v *ir.Value, loop *ir.Op) int {
 func (f *fitter) result(res *Result, st *state) *Result {
 	res.Program, res.Peak, res.Plan, res.RecomputedFlops, res.rw = st.rw.prog, st.plan.Peak, st.plan, st.cost, st.rw
 	res.Recomputed, res.Checkpointed = f.report(st)
+	res.Splits = f.reportSplits(st)
 	return res
 }

@@ -24,10 +24,17 @@ type Schedule struct {
 	// recomputed afresh: its earlier copy dies at its last use before
 	// them, instead of living on to its last use of all.
 	Again map[*ir.Value]map[int]bool
+	// Split holds the cuts at which the step runs over the batch in
+	// pieces (split.go): the forward ops that make the cut, and the
+	// backward ops that read their values, run a few samples at a time.
+	Split map[*ir.Value]bool
 }
 
 func (s Schedule) clone() Schedule {
-	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again))}
+	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again)), Split: make(map[*ir.Value]bool, len(s.Split))}
+	for v := range s.Split {
+		n.Split[v] = true
+	}
 	for v := range s.Drop {
 		n.Drop[v] = true
 	}
@@ -68,6 +75,13 @@ type rewritten struct {
 	// madeAt lists, for each dropped top-level value, the indices of the
 	// original top-level ops before which it was recomputed.
 	madeAt map[*ir.Value][]int
+	// splitOps notes each op a split over the batch runs, cuts maps each
+	// cut to its concatenation in the new program, and copied counts the
+	// elements the splits slice, concatenate and add.
+	splitOps map[*ir.Op]splitNote
+	cuts     map[*ir.Value]*ir.Value
+	segs     map[*ir.Value]*segment
+	copied   int64
 }
 
 type rewriter struct {
@@ -92,11 +106,28 @@ type rewriter struct {
 // rewrite applies schedule s to the analysed program.
 func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{},
-		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{}}}
+		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{},
+			splitOps: map[*ir.Op]splitNote{}, cuts: map[*ir.Value]*ir.Value{}, segs: a.segs}}
 	r.out.prog = r.prog
 	r.top = ir.NewBuilder(r.prog)
+	split := r.splits()
+	if r.err != nil {
+		return nil, r.err
+	}
 	for i, op := range a.ops {
 		r.at = i
+		if seg := split[op]; seg != nil {
+			switch {
+			case op == seg.cut.Def():
+				r.out.origin[r.forwardSplit(seg)] = op
+			case len(seg.bwd) > 0 && op == seg.bwd[0]:
+				r.out.origin[r.backwardSplit(seg)] = seg.bwd[len(seg.bwd)-1]
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			continue
+		}
 		if i >= a.bwd {
 			for v, at := range s.Again {
 				if at[i] {

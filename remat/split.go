@@ -1,0 +1,493 @@
+package remat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/ops"
+)
+
+// Splitting over the batch. The first layers of a convolutional model
+// work sample by sample: every op from the batch's feed to a cut value
+// (the forward segment) reads and writes one sample of each batch value
+// independently, and so does the part of the backward pass that reads
+// them (the backward segment), up to the sums over the batch that give
+// the parameters' gradients. Such a step can run in pieces of a few
+// samples: the forward segment piece by piece, keeping only the cut (its
+// pieces concatenated), and the backward segment piece by piece, each
+// piece recomputing the forward values it reads from its slice of the
+// feeds and adding its sums to the running ones. Only one piece's
+// activations are alive at a time.
+//
+// The pieces give the bits of the whole batch because every sum over the
+// batch in a backward segment is one whose kernel sums the canonical way
+// (ops.BatchGroup: partials of fixed groups of samples added in order)
+// and a piece is exactly one group: the running sum plus the piece's sum
+// is the kernel's own next addition. The other ops compute each sample's
+// values alike whatever the batch (they are per sample).
+
+// segment is a split: the forward ops that make cut from the batch's
+// feeds, the backward ops that read their values (and each other's), and
+// the pieces.
+type segment struct {
+	cut *ir.Value
+	fwd []*ir.Op // in program order; the last makes cut
+	bwd []*ir.Op // in program order
+	in  map[*ir.Op]bool
+	// at is the index of the first backward op: the backward pieces run
+	// there.
+	at int
+	// sums are the results of the backward segment that leave it: sums
+	// over the batch.
+	sums []*ir.Value
+	// need are the forward ops whose values the backward pieces recompute.
+	need []*ir.Op
+	// n is the batch and group the samples per piece.
+	n, group int
+}
+
+// pieces is how many pieces the batch runs in.
+func (s *segment) pieces() int { return (s.n + s.group - 1) / s.group }
+
+// batchy reports whether v carries the batch: a tensor whose first dim
+// is the dynamic one (the feeds' batch).
+func batchy(v *ir.Value) bool {
+	t := v.Type()
+	return !t.IsStack() && t.Rank() > 0 && t.Dims[0] == ir.Dynamic
+}
+
+// perSample reports whether op computes each sample of its batch results
+// from the same sample of its batch operands alone (and its other
+// operands whole), the same way whatever the batch.
+func perSample(op *ir.Op) bool {
+	if !recomputable(op) || ops.Random(op) || op.NumResults() == 0 {
+		return false
+	}
+	for _, r := range op.Results() {
+		if !batchy(r) {
+			return false
+		}
+	}
+	rank := op.Result(0).Type().Rank()
+	first := func() bool { return batchy(op.Operand(0)) }
+	switch op.Name() {
+	case "relu", "sigmoid", "silu", "tanh", "neg", "scale", "cast",
+		"max_pool2d", "avg_pool2d":
+		return op.NumOperands() == 1 && first()
+	case "relu_grad", "sigmoid_grad", "silu_grad", "max_pool2d_grad_x", "avg_pool2d_grad_x":
+		for _, v := range op.Operands() {
+			if !batchy(v) {
+				return false
+			}
+		}
+		return true
+	case "conv2d", "conv2d_grad_input":
+		return first() && !batchy(op.Operand(1))
+	case "add", "subtract", "multiply", "divide", "maximum", "minimum":
+		// A batch operand must align with the result's axis 0; another
+		// broadcasts along it.
+		for _, v := range op.Operands() {
+			t := v.Type()
+			if batchy(v) != (t.Rank() == rank && (t.Rank() == 0 || t.Dims[0] != 1)) {
+				return false
+			}
+		}
+		return true
+	case "reshape":
+		shape, err := op.Attrs.Ints("shape")
+		return err == nil && first() && len(shape) > 0 && shape[0] == -1 && !slices.Contains(shape[1:], -1) && !slices.Contains(shape, 0)
+	case "flatten":
+		start, err := op.Attrs.Int("start_axis")
+		return err == nil && first() && start >= 1
+	}
+	return false
+}
+
+// segmentOf returns the split whose forward segment ends in cut, or nil
+// when there is none: an op on the way is not per sample, a value of the
+// forward segment other than cut is read by a forward op outside it, or a
+// backward op reading the segment's values is neither per sample nor a
+// canonical sum over the batch.
+func (f *fitter) segmentOf(cut *ir.Value) *segment {
+	a := f.a
+	def := cut.Def()
+	if def == nil || def.Block() != a.top || a.pos[def] >= a.bwd || !batchy(cut) {
+		return nil
+	}
+	n := f.costs.typ(cut).Dims[0]
+	if n <= 0 {
+		return nil
+	}
+	s := &segment{cut: cut, in: map[*ir.Op]bool{}, n: n}
+	sameBatch := func(v *ir.Value) bool {
+		t := f.costs.typ(v)
+		return t.IsStatic() && t.Dims[0] == n
+	}
+	// The forward segment: back from cut to the feeds.
+	work := []*ir.Op{def}
+	s.in[def] = true
+	for len(work) > 0 {
+		op := work[len(work)-1]
+		work = work[:len(work)-1]
+		if !perSample(op) {
+			return nil
+		}
+		for _, u := range op.Operands() {
+			if !batchy(u) {
+				continue
+			}
+			d := u.Def()
+			if d == nil || d.Block() != a.top || !sameBatch(u) {
+				return nil
+			}
+			if d.Name() == "data" || s.in[d] {
+				continue
+			}
+			s.in[d] = true
+			work = append(work, d)
+		}
+	}
+	for _, op := range a.ops[:a.bwd] {
+		if s.in[op] {
+			s.fwd = append(s.fwd, op)
+		}
+	}
+	// Its values other than cut are read by it and the backward pass
+	// alone; the backward ops that read them join the backward segment,
+	// and so, from value to value, do those that read theirs.
+	var vals []*ir.Value
+	for _, op := range s.fwd {
+		for _, v := range op.Results() {
+			for _, u := range a.uses[v] {
+				if u < a.bwd && !s.in[a.ops[u]] && v != cut {
+					return nil
+				}
+			}
+			vals = append(vals, v)
+		}
+	}
+	bwd := map[*ir.Op]bool{}
+	for len(vals) > 0 {
+		v := vals[len(vals)-1]
+		vals = vals[:len(vals)-1]
+		for _, u := range a.lateUses(v) {
+			op := a.ops[u]
+			if bwd[op] {
+				continue
+			}
+			if len(op.Regions()) > 0 || !recomputable(op) || ops.Random(op) {
+				return nil
+			}
+			bwd[op] = true
+			if perSample(op) {
+				for _, r := range op.Results() {
+					if !sameBatch(r) {
+						return nil
+					}
+					vals = append(vals, r)
+				}
+				continue
+			}
+			if !f.canonicalSum(op, n) {
+				return nil
+			}
+		}
+	}
+	for _, op := range a.ops[a.bwd:] {
+		if bwd[op] {
+			s.bwd = append(s.bwd, op)
+			s.in[op] = true
+		}
+	}
+	if len(s.bwd) > 0 {
+		s.at = a.pos[s.bwd[0]]
+	}
+	// What the backward pieces read from outside must be there before the
+	// first of them, and what they make leaves them only as sums.
+	needed := map[*ir.Op]bool{}
+	for _, op := range s.bwd {
+		for _, u := range op.Operands() {
+			d := u.Def()
+			switch {
+			case d != nil && s.in[d] && a.pos[d] < a.bwd:
+				needed[d] = true
+			case d != nil && s.in[d]:
+			case d == nil || d.Block() != a.top || a.pos[d] >= s.at:
+				return nil
+			case batchy(u) && !sameBatch(u):
+				return nil
+			}
+		}
+		if !perSample(op) {
+			r := op.Result(0)
+			s.sums = append(s.sums, r)
+			if g := f.sumGroup(op, n); s.group == 0 {
+				s.group = g
+			} else if g != s.group {
+				return nil
+			}
+			continue
+		}
+		for _, r := range op.Results() {
+			for _, u := range a.uses[r] {
+				if !s.in[a.ops[u]] {
+					return nil
+				}
+			}
+		}
+	}
+	for i := len(s.fwd) - 1; i >= 0; i-- {
+		if op := s.fwd[i]; needed[op] {
+			for _, u := range op.Operands() {
+				if d := u.Def(); d != nil && s.in[d] {
+					needed[d] = true
+				}
+			}
+		}
+	}
+	for _, op := range s.fwd {
+		if needed[op] {
+			s.need = append(s.need, op)
+		}
+	}
+	if s.group <= 0 {
+		s.group = defaultGroup
+	}
+	if s.pieces() < 2 {
+		return nil
+	}
+	return s
+}
+
+// defaultGroup is the samples per piece of a split whose backward segment
+// sums nothing over the batch (a forward segment alone).
+const defaultGroup = 4
+
+// canonicalSum reports whether op sums over the batch the canonical way,
+// for the whole batch of n samples and for one piece alike.
+func (f *fitter) canonicalSum(op *ir.Op, n int) bool {
+	if op.NumResults() != 1 || batchy(op.Result(0)) {
+		return false
+	}
+	return f.sumGroup(op, n) > 0
+}
+
+// sumGroup is the group of op's canonical sum over n samples, 0 when its
+// kernel does not sum that way for the batch or for a group of it.
+func (f *fitter) sumGroup(op *ir.Op, n int) int {
+	in := make([]ir.Type, op.NumOperands())
+	for i, v := range op.Operands() {
+		in[i] = f.costs.typ(v)
+	}
+	g := ops.BatchGroup(op, in)
+	if g <= 0 {
+		return 0
+	}
+	for i, v := range op.Operands() {
+		if batchy(v) {
+			in[i] = ir.TensorOf(in[i].DType, append([]int{min(g, n)}, in[i].Dims[1:]...)...)
+		}
+	}
+	if ops.BatchGroup(op, in) != g {
+		return 0
+	}
+	return g
+}
+
+// bounds returns the slice of samples of piece i: the last one runs to
+// the end of whatever batch comes.
+func (s *segment) bounds(i int) (lo, hi int) {
+	lo, hi = i*s.group, (i+1)*s.group
+	if i == s.pieces()-1 {
+		hi = math.MaxInt32
+	}
+	return lo, hi
+}
+
+// piece emits one piece's copies of the given ops, reading the segment's
+// values from local (and adding theirs), slicing the batch operands from
+// outside and reading the others whole.
+func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*ir.Value, cut map[*ir.Value]*ir.Value) {
+	lo, hi := s.bounds(i)
+	for _, op := range list {
+		operands := make([]*ir.Value, op.NumOperands())
+		for j, u := range op.Operands() {
+			switch {
+			case local[u] != nil:
+				operands[j] = local[u]
+			case batchy(u):
+				if cut[u] == nil {
+					r.top.SetPos(op.Pos)
+					cut[u] = r.top.Op1("slice", ir.A("axes", []int{0}, "starts", []int{lo}, "ends", []int{hi}), r.val(u))
+					r.out.splitOps[cut[u].Def()] = splitNote{s.cut, i}
+					r.out.copied += r.a.elems(u) / int64(s.pieces())
+				}
+				operands[j] = cut[u]
+			default:
+				operands[j] = r.val(u)
+			}
+		}
+		n := r.emit(r.top, op, operands, op.Attrs)
+		r.out.splitOps[n] = splitNote{s.cut, i}
+		for j, res := range op.Results() {
+			local[res] = n.Result(j)
+		}
+	}
+}
+
+// forwardSplit runs the forward segment of s piece by piece and
+// concatenates the pieces of its cut.
+func (r *rewriter) forwardSplit(s *segment) *ir.Op {
+	var parts []*ir.Value
+	for i := range s.pieces() {
+		local := map[*ir.Value]*ir.Value{}
+		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
+		parts = append(parts, local[s.cut])
+	}
+	r.top.SetPos(s.cut.Def().Pos)
+	c := ops.Concat(r.top, 0, parts...)
+	r.vals[s.cut] = c
+	r.out.cuts[s.cut] = c
+	r.out.copied += r.a.elems(s.cut)
+	return c.Def()
+}
+
+// backwardSplit runs the backward segment of s piece by piece: each piece
+// recomputes the forward values it reads and adds its sums over the batch
+// to the running ones. It returns the last op it emits.
+func (r *rewriter) backwardSplit(s *segment) *ir.Op {
+	for _, op := range s.bwd {
+		for _, u := range op.Operands() {
+			if r.s.Drop[u] && !s.in[u.Def()] && r.a.residuals[u] == nil {
+				r.materialize(u)
+			}
+		}
+	}
+	sums := map[*ir.Value]*ir.Value{}
+	var last *ir.Op
+	for i := range s.pieces() {
+		local := map[*ir.Value]*ir.Value{}
+		cut := map[*ir.Value]*ir.Value{}
+		r.piece(s, i, s.need, local, cut)
+		r.piece(s, i, s.bwd, local, cut)
+		for _, v := range s.sums {
+			if i == 0 {
+				sums[v] = local[v]
+				continue
+			}
+			r.top.SetPos(v.Def().Pos)
+			sums[v] = ops.Add(r.top, sums[v], local[v])
+			r.out.splitOps[sums[v].Def()] = splitNote{s.cut, i}
+			r.out.copied += r.a.elems(v)
+		}
+	}
+	for _, op := range s.need {
+		r.out.cloned = append(r.out.cloned, op)
+	}
+	for _, v := range s.sums {
+		r.vals[v] = sums[v]
+		last = sums[v].Def()
+	}
+	if last == nil {
+		ops := r.prog.Body().Ops()
+		last = ops[len(ops)-1]
+	}
+	return last
+}
+
+// splitNote says which split, and which piece of it, an op runs.
+type splitNote struct {
+	cut   *ir.Value
+	piece int
+}
+
+// elems is the elements of v for the step (0 when not known).
+func (a *analysis) elems(v *ir.Value) int64 {
+	t := v.Type()
+	if a.typ != nil {
+		t = a.typ(v)
+	}
+	if !t.IsStatic() {
+		return 0
+	}
+	return int64(t.NumElements())
+}
+
+// splits maps each op of the original program that a split of s runs to
+// its segment; it fails when two splits share ops or when s drops a value
+// a split makes.
+func (r *rewriter) splits() map[*ir.Op]*segment {
+	of := map[*ir.Op]*segment{}
+	for cut := range r.s.Split {
+		seg := r.a.segs[cut]
+		if seg == nil {
+			r.fail(fmt.Errorf("remat: %s is not a cut the batch can be split at", describe(cut)))
+			return nil
+		}
+		for op := range seg.in {
+			if of[op] != nil {
+				r.fail(fmt.Errorf("remat: two splits over the batch share %q at %s", op.Name(), op.Pos))
+				return nil
+			}
+			of[op] = seg
+			for _, v := range op.Results() {
+				if r.s.Drop[v] {
+					r.fail(fmt.Errorf("remat: %s is both dropped and split over the batch", describe(v)))
+					return nil
+				}
+			}
+		}
+	}
+	return of
+}
+
+// splitAt returns s with the step split at cut: the splits whose ops it
+// shares are taken back, and so are the drops of the values it makes (the
+// pieces recompute them).
+func (f *fitter) splitAt(s Schedule, cut *ir.Value) Schedule {
+	n := s.clone()
+	seg := f.a.segs[cut]
+	for other := range n.Split {
+		for op := range f.a.segs[other].in {
+			if seg.in[op] {
+				delete(n.Split, other)
+				break
+			}
+		}
+	}
+	for op := range seg.in {
+		for _, v := range op.Results() {
+			delete(n.Drop, v)
+			delete(n.Again, v)
+		}
+	}
+	n.Split[cut] = true
+	return n
+}
+
+// sortedSplits lists the cuts of s in program order.
+func (f *fitter) sortedSplits(s Schedule) []*ir.Value {
+	cuts := make([]*ir.Value, 0, len(s.Split))
+	for v := range s.Split {
+		cuts = append(cuts, v)
+	}
+	slices.SortFunc(cuts, func(x, y *ir.Value) int { return f.order(x, nil) - f.order(y, nil) })
+	return cuts
+}
+
+// reportSplits lists the splits of st.
+func (f *fitter) reportSplits(st *state) []Split {
+	var out []Split
+	for _, cut := range f.sortedSplits(st.s) {
+		seg := f.a.segs[cut]
+		var flops int64
+		for _, op := range seg.need {
+			flops += f.costs.of[op]
+		}
+		out = append(out, Split{Cut: f.names[cut], Op: cut.Def().Name(), Pos: cut.Def().Pos, Pieces: seg.pieces(), Samples: seg.group,
+			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops})
+	}
+	return out
+}
