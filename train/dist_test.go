@@ -574,8 +574,8 @@ func TestDataParallelRemat(t *testing.T) {
 			if got, want := collectives(res.Program), collectives(plain); got != want {
 				t.Errorf("the rematerialized program has %d collective ops, the program %d", got, want)
 			}
-			if len(res.Recomputed) == 0 {
-				t.Fatal("nothing recomputed")
+			if len(res.Recomputed) == 0 && len(res.Splits) == 0 {
+				t.Fatal("nothing recomputed, nothing split over the batch")
 			}
 			want, err := trainRanks(t, base, n, steps)
 			if err != nil {
