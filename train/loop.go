@@ -143,7 +143,7 @@ func (t *Trainer) logRemat(out io.Writer) error {
 		line, err := json.Marshal(map[string]any{"remat": map[string]any{
 			"natural_peak": res.Natural, "budget": t.cfg.budget(), "planned_peak": res.Peak,
 			"recomputed_flops": res.RecomputedFlops, "step_flops": res.StepFlops,
-			"recomputed_ops": len(res.Recomputed), "checkpointed_loops": len(res.Checkpointed),
+			"recomputed_ops": len(res.Recomputed), "checkpointed_loops": len(res.Checkpointed), "batch_splits": len(res.Splits),
 		}})
 		if err != nil {
 			return err

@@ -344,8 +344,8 @@ func (t *Trainer) Remat() *remat.Result { return t.remat }
 
 // rematLine is the log line of a rematerialized run.
 func rematLine(res *remat.Result, limit int64) string {
-	return fmt.Sprintf("remat: natural peak %s, budget %s, planned peak %s, recomputed %.3g MFLOP (%.1f%% of the step) in %d ops and %d loops",
-		mb(res.Natural), mb(limit), mb(res.Peak), float64(res.RecomputedFlops)/1e6, percent(res.RecomputedFlops, res.StepFlops), len(res.Recomputed), len(res.Checkpointed))
+	return fmt.Sprintf("remat: natural peak %s, budget %s, planned peak %s, recomputed %.3g MFLOP (%.1f%% of the step) in %d ops, %d loops and %d splits over the batch",
+		mb(res.Natural), mb(limit), mb(res.Peak), float64(res.RecomputedFlops)/1e6, percent(res.RecomputedFlops, res.StepFlops), len(res.Recomputed), len(res.Checkpointed), len(res.Splits))
 }
 
 func percent(a, b int64) float64 {

@@ -40,7 +40,21 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 				loops = append(loops, loop{shortPos(c.Pos), c.Every, c.Carried, c.Flops})
 			}
 			m["natural_peak"], m["step_flops"], m["recomputed_flops"] = res.Natural, res.StepFlops, res.RecomputedFlops
-			m["recomputed"], m["checkpointed"] = recs, loops
+			type split struct {
+				Cut     string `json:"cut"`
+				Op      string `json:"op"`
+				Pos     string `json:"pos"`
+				Pieces  int    `json:"pieces"`
+				Samples int    `json:"samples"`
+				Fwd     int    `json:"forward_ops"`
+				Bwd     int    `json:"backward_ops"`
+				Flops   int64  `json:"flops"`
+			}
+			var splits []split
+			for _, s := range res.Splits {
+				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops})
+			}
+			m["recomputed"], m["checkpointed"], m["splits"] = recs, loops, splits
 		}
 		line, err := json.Marshal(map[string]any{"remat": m})
 		if err != nil {
@@ -69,6 +83,10 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 	for _, c := range res.Checkpointed {
 		fmt.Fprintf(out, "loop %s: keeps every %s carried values (%v) instead of its tapes; the backward recomputes its trips from them (%.3g MFLOP)\n",
 			shortPos(c.Pos), ordinal(c.Every), c.Carried, float64(c.Flops)/1e6)
+	}
+	for _, s := range res.Splits {
+		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece, keeping only the cut, then %d backward ops, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
+			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, float64(s.Flops)/1e6)
 	}
 	return printPlan(out, p, false)
 }

@@ -51,7 +51,7 @@ func TestTrainRematerializesToTheLimit(t *testing.T) {
 		}
 	}
 	text := gopir("train", "--model", "rnn", "--steps", "1", "--mem-limit", limit)
-	if text.code != 0 || !regexp.MustCompile(`^remat: natural peak 0\.944519MB, budget 0\.488281MB, planned peak 0\.[0-9]+MB, recomputed [0-9.]+ MFLOP \([0-9.]+% of the step\) in 0 ops and 1 loops\n`).MatchString(text.stdout) {
+	if text.code != 0 || !regexp.MustCompile(`^remat: natural peak 0\.944519MB, budget 0\.488281MB, planned peak 0\.[0-9]+MB, recomputed [0-9.]+ MFLOP \([0-9.]+% of the step\) in 0 ops, 1 loops and 0 splits over the batch\n`).MatchString(text.stdout) {
 		t.Errorf("exit %d: %q", text.code, text.stdout)
 	}
 
@@ -103,5 +103,40 @@ func TestTrainRefusesUnderTheFloor(t *testing.T) {
 	}
 	if bad := gopir("train", "--model", "rnn", "--remat", "maybe"); bad.code != 2 || !strings.Contains(bad.stderr, `--remat "maybe": want on or off`) {
 		t.Fatalf("--remat maybe: exit %d: %s", bad.code, bad.stderr)
+	}
+}
+
+// lenet at half its natural peak splits its conv trunk over the batch:
+// gopir plan says where and in how many pieces (text and JSON), gopir
+// print notes every op of the pieces and still prints a program that
+// parses, and --remat=off refuses the budget as before.
+func TestPlanShowsTheSplitOverTheBatch(t *testing.T) {
+	const budget = "1949184" // half of lenet's 3898368 at batch 64
+	pl := gopir("plan", "--model", "lenet", "--backward", "--mem-limit", budget)
+	if pl.code != 0 || !regexp.MustCompile(`split over the batch at %[0-9]+ \(max_pool2d \S*models/lenet.go:[0-9]+\): 16 pieces of 4 samples`).MatchString(pl.stdout) {
+		t.Fatalf("plan: exit %d: %s%s", pl.code, pl.stdout, pl.stderr)
+	}
+	pj := gopir("plan", "--model", "lenet", "--backward", "--mem-limit", budget, "--json")
+	var plan struct {
+		Remat struct {
+			Planned int64 `json:"planned_peak"`
+			Splits  []struct {
+				Pieces int `json:"pieces"`
+			} `json:"splits"`
+		} `json:"remat"`
+	}
+	if err := json.Unmarshal([]byte(pj.stdout), &plan); err != nil || plan.Remat.Planned > 1949184 || len(plan.Remat.Splits) != 1 || plan.Remat.Splits[0].Pieces != 16 {
+		t.Fatalf("plan --json: %v: %s", err, pj.stdout)
+	}
+	pr := gopir("print", "--model", "lenet", "--backward", "--mem-limit", budget)
+	if pr.code != 0 || !strings.Contains(pr.stdout, "// piece 16/16 of the batch split at max_pool2d") {
+		t.Fatalf("print: exit %d: %.300s%s", pr.code, pr.stdout, pr.stderr)
+	}
+	if _, err := ir.Parse("printed", []byte(pr.stdout)); err != nil {
+		t.Fatalf("the printed program does not parse: %v", err)
+	}
+	off := gopir("train", "--model", "lenet", "--steps", "1", "--mem-limit", budget, "--remat", "off")
+	if off.code != 1 {
+		t.Fatalf("--remat off under the natural peak: exit %d: %s%s", off.code, off.stdout, off.stderr)
 	}
 }
