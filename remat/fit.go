@@ -82,6 +82,10 @@ type Split struct {
 	ForwardOps int    `json:"forward_ops"` // ops of the forward segment
 	BackOps    int    `json:"backward_ops"`
 	Flops      int64  `json:"flops"` // the forward work the backward pieces recompute
+	// Kept lists the values of the forward segment besides the cut whose
+	// pieces the forward keeps for the backward pieces, instead of their
+	// recomputing them.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // Origin returns the op of the original program that top-level op of
@@ -428,6 +432,7 @@ func (f *fitter) undos(cur *state) []move {
 	for _, cut := range f.sortedSplits(cur.s) {
 		n := cur.s.clone()
 		delete(n.Split, cut)
+		f.dropKeeps(n)
 		ms = append(ms, move{s: n, bound: math.Inf(1)})
 	}
 	for v, at := range cur.s.Again {
@@ -513,7 +518,7 @@ func (f *fitter) excess(st *state) int64 {
 // descend moves from the natural schedule, greedily, until the plan fits
 // or no move lowers it; it returns the lowest state reached.
 func (f *fitter) descend(natural *exec.Plan) (*state, error) {
-	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}, Split: map[*ir.Value]bool{}})
+	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}, Split: map[*ir.Value]bool{}, Keep: map[*ir.Value]bool{}})
 	if err != nil {
 		return nil, err
 	}
@@ -567,7 +572,7 @@ func (f *fitter) prune(st *state) (*state, error) {
 	}
 	for _, cut := range f.sortedSplits(st.s) {
 		var cost int64
-		for _, op := range f.a.segs[cut].need {
+		for _, op := range f.a.segs[cut].need(st.s.Keep) {
 			cost += f.costs.of[op]
 		}
 		choices = append(choices, choice{value: cut, split: true, cost: cost})
@@ -585,6 +590,7 @@ func (f *fitter) prune(st *state) (*state, error) {
 			delete(n.Every, c.loop)
 		case c.split:
 			delete(n.Split, c.value)
+			f.dropKeeps(n)
 		default:
 			delete(n.Drop, c.value)
 		}
@@ -594,6 +600,18 @@ func (f *fitter) prune(st *state) (*state, error) {
 		}
 		if next.plan.Peak <= f.opts.Budget && next.cost <= st.cost {
 			st = next
+		}
+	}
+	// A split's backward pieces recompute less when its forward keeps
+	// some of its values whole: keep those the budget allows, the most
+	// work spared first.
+	for more := true; more; {
+		more = false
+		for _, n := range f.keeps(st) {
+			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget && next.cost < st.cost {
+				st, more = next, true
+				break
+			}
 		}
 	}
 	// A checkpointed loop recomputes every trip whatever its spacing, but

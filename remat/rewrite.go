@@ -28,12 +28,19 @@ type Schedule struct {
 	// pieces (split.go): the forward ops that make the cut, and the
 	// backward ops that read their values, run a few samples at a time.
 	Split map[*ir.Value]bool
+	// Keep holds values of a split's forward segment whose pieces the
+	// forward keeps for the backward pieces of the same samples, instead
+	// of recomputing them.
+	Keep map[*ir.Value]bool
 }
 
 func (s Schedule) clone() Schedule {
-	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again)), Split: make(map[*ir.Value]bool, len(s.Split))}
+	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again)), Split: make(map[*ir.Value]bool, len(s.Split)), Keep: make(map[*ir.Value]bool, len(s.Keep))}
 	for v := range s.Split {
 		n.Split[v] = true
+	}
+	for v := range s.Keep {
+		n.Keep[v] = true
 	}
 	for v := range s.Drop {
 		n.Drop[v] = true
@@ -101,11 +108,13 @@ type rewriter struct {
 	at int
 	// ckpt holds the checkpoint stacks each checkpointed loop returns.
 	ckpt map[*ir.Op][]*ir.Value
+	// keptPieces holds the forward pieces of each value a split keeps.
+	keptPieces map[*ir.Value][]*ir.Value
 }
 
 // rewrite applies schedule s to the analysed program.
 func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
-	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{},
+	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{}, keptPieces: map[*ir.Value][]*ir.Value{},
 		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{},
 			splitOps: map[*ir.Op]splitNote{}, cuts: map[*ir.Value]*ir.Value{}, segs: a.segs}}
 	r.out.prog = r.prog

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/ops"
@@ -42,8 +43,6 @@ type segment struct {
 	// sums are the results of the backward segment that leave it: sums
 	// over the batch.
 	sums []*ir.Value
-	// need are the forward ops whose values the backward pieces recompute.
-	need []*ir.Op
 	// n is the batch and group the samples per piece.
 	n, group int
 }
@@ -206,13 +205,10 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 	}
 	// What the backward pieces read from outside must be there before the
 	// first of them, and what they make leaves them only as sums.
-	needed := map[*ir.Op]bool{}
 	for _, op := range s.bwd {
 		for _, u := range op.Operands() {
 			d := u.Def()
 			switch {
-			case d != nil && s.in[d] && a.pos[d] < a.bwd:
-				needed[d] = true
 			case d != nil && s.in[d]:
 			case d == nil || d.Block() != a.top || a.pos[d] >= s.at:
 				return nil
@@ -238,20 +234,6 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 			}
 		}
 	}
-	for i := len(s.fwd) - 1; i >= 0; i-- {
-		if op := s.fwd[i]; needed[op] {
-			for _, u := range op.Operands() {
-				if d := u.Def(); d != nil && s.in[d] {
-					needed[d] = true
-				}
-			}
-		}
-	}
-	for _, op := range s.fwd {
-		if needed[op] {
-			s.need = append(s.need, op)
-		}
-	}
 	if s.group <= 0 {
 		s.group = defaultGroup
 	}
@@ -259,6 +241,54 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 		return nil
 	}
 	return s
+}
+
+// need lists the forward ops whose values the backward pieces recompute
+// when the forward keeps the values of keep whole: those the backward
+// reads and, from op to op, those they are made from.
+func (s *segment) need(keep map[*ir.Value]bool) []*ir.Op {
+	needed := map[*ir.Op]bool{}
+	mark := func(op *ir.Op) {
+		for _, u := range op.Operands() {
+			if d := u.Def(); d != nil && s.in[d] && !s.isBackward(d) && !keep[u] {
+				needed[d] = true
+			}
+		}
+	}
+	for _, op := range s.bwd {
+		mark(op)
+	}
+	var out []*ir.Op
+	for i := len(s.fwd) - 1; i >= 0; i-- {
+		if needed[s.fwd[i]] {
+			mark(s.fwd[i])
+		}
+	}
+	for _, op := range s.fwd {
+		if needed[op] {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// isBackward reports whether op is of the backward segment.
+func (s *segment) isBackward(op *ir.Op) bool {
+	return len(s.bwd) > 0 && slices.Contains(s.bwd, op)
+}
+
+// kept lists the values of s's forward segment that keep holds, in
+// program order.
+func (s *segment) kept(keep map[*ir.Value]bool) []*ir.Value {
+	var out []*ir.Value
+	for _, op := range s.fwd {
+		for _, v := range op.Results() {
+			if keep[v] && v != s.cut {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // defaultGroup is the samples per piece of a split whose backward segment
@@ -340,11 +370,15 @@ func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*
 // forwardSplit runs the forward segment of s piece by piece and
 // concatenates the pieces of its cut.
 func (r *rewriter) forwardSplit(s *segment) *ir.Op {
+	kept := s.kept(r.s.Keep)
 	var parts []*ir.Value
 	for i := range s.pieces() {
 		local := map[*ir.Value]*ir.Value{}
 		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
 		parts = append(parts, local[s.cut])
+		for _, v := range kept {
+			r.keptPieces[v] = append(r.keptPieces[v], local[v])
+		}
 	}
 	r.top.SetPos(s.cut.Def().Pos)
 	c := ops.Concat(r.top, 0, parts...)
@@ -366,11 +400,15 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 		}
 	}
 	sums := map[*ir.Value]*ir.Value{}
+	need := s.need(r.s.Keep)
 	var last *ir.Op
 	for i := range s.pieces() {
 		local := map[*ir.Value]*ir.Value{}
+		for _, v := range s.kept(r.s.Keep) {
+			local[v] = r.keptPieces[v][i]
+		}
 		cut := map[*ir.Value]*ir.Value{}
-		r.piece(s, i, s.need, local, cut)
+		r.piece(s, i, need, local, cut)
 		r.piece(s, i, s.bwd, local, cut)
 		for _, v := range s.sums {
 			if i == 0 {
@@ -383,9 +421,7 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 			r.out.copied += r.a.elems(v)
 		}
 	}
-	for _, op := range s.need {
-		r.out.cloned = append(r.out.cloned, op)
-	}
+	r.out.cloned = append(r.out.cloned, need...)
 	for _, v := range s.sums {
 		r.vals[v] = sums[v]
 		last = sums[v].Def()
@@ -440,6 +476,12 @@ func (r *rewriter) splits() map[*ir.Op]*segment {
 			}
 		}
 	}
+	for v := range r.s.Keep {
+		if seg := of[v.Def()]; seg == nil || !slices.Contains(seg.fwd, v.Def()) {
+			r.fail(fmt.Errorf("remat: %s is kept whole for a split over the batch that does not make it", describe(v)))
+			return nil
+		}
+	}
 	return of
 }
 
@@ -464,7 +506,67 @@ func (f *fitter) splitAt(s Schedule, cut *ir.Value) Schedule {
 		}
 	}
 	n.Split[cut] = true
+	f.dropKeeps(n)
 	return n
+}
+
+// dropKeeps takes back the values kept whole for splits that s no longer
+// makes.
+func (f *fitter) dropKeeps(s Schedule) {
+	for v := range s.Keep {
+		split := false
+		for cut := range s.Split {
+			split = split || slices.Contains(f.a.segs[cut].fwd, v.Def())
+		}
+		if !split {
+			delete(s.Keep, v)
+		}
+	}
+}
+
+// keeps lists the moves that keep one more value of a split's forward
+// segment whole instead of recomputing it in the backward pieces: the
+// values the pieces recompute, those whose keeping spares the most work
+// first.
+func (f *fitter) keeps(st *state) []Schedule {
+	type keep struct {
+		v     *ir.Value
+		saved int64
+	}
+	var ks []keep
+	for _, cut := range f.sortedSplits(st.s) {
+		seg := f.a.segs[cut]
+		var before int64
+		need := seg.need(st.s.Keep)
+		for _, op := range need {
+			before += f.costs.of[op]
+		}
+		for _, op := range need {
+			for _, v := range op.Results() {
+				if !batchy(v) || v == cut {
+					continue
+				}
+				with := map[*ir.Value]bool{v: true}
+				for k := range st.s.Keep {
+					with[k] = true
+				}
+				var after int64
+				for _, o := range seg.need(with) {
+					after += f.costs.of[o]
+				}
+				if after < before {
+					ks = append(ks, keep{v, before - after})
+				}
+			}
+		}
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].saved > ks[j].saved })
+	out := make([]Schedule, len(ks))
+	for i, k := range ks {
+		out[i] = st.s.clone()
+		out[i].Keep[k.v] = true
+	}
+	return out
 }
 
 // sortedSplits lists the cuts of s in program order.
@@ -483,11 +585,15 @@ func (f *fitter) reportSplits(st *state) []Split {
 	for _, cut := range f.sortedSplits(st.s) {
 		seg := f.a.segs[cut]
 		var flops int64
-		for _, op := range seg.need {
+		for _, op := range seg.need(st.s.Keep) {
 			flops += f.costs.of[op]
 		}
+		var kept []string
+		for _, v := range seg.kept(st.s.Keep) {
+			kept = append(kept, f.names[v])
+		}
 		out = append(out, Split{Cut: f.names[cut], Op: cut.Def().Name(), Pos: cut.Def().Pos, Pieces: seg.pieces(), Samples: seg.group,
-			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops})
+			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops, Kept: kept})
 	}
 	return out
 }

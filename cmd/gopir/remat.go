@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/remat"
@@ -41,18 +42,19 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 			}
 			m["natural_peak"], m["step_flops"], m["recomputed_flops"] = res.Natural, res.StepFlops, res.RecomputedFlops
 			type split struct {
-				Cut     string `json:"cut"`
-				Op      string `json:"op"`
-				Pos     string `json:"pos"`
-				Pieces  int    `json:"pieces"`
-				Samples int    `json:"samples"`
-				Fwd     int    `json:"forward_ops"`
-				Bwd     int    `json:"backward_ops"`
-				Flops   int64  `json:"flops"`
+				Cut     string   `json:"cut"`
+				Op      string   `json:"op"`
+				Pos     string   `json:"pos"`
+				Pieces  int      `json:"pieces"`
+				Samples int      `json:"samples"`
+				Fwd     int      `json:"forward_ops"`
+				Bwd     int      `json:"backward_ops"`
+				Flops   int64    `json:"flops"`
+				Kept    []string `json:"kept,omitempty"`
 			}
 			var splits []split
 			for _, s := range res.Splits {
-				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops})
+				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops, s.Kept})
 			}
 			m["recomputed"], m["checkpointed"], m["splits"] = recs, loops, splits
 		}
@@ -85,8 +87,12 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 			shortPos(c.Pos), ordinal(c.Every), c.Carried, float64(c.Flops)/1e6)
 	}
 	for _, s := range res.Splits {
-		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece, keeping only the cut, then %d backward ops, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
-			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, float64(s.Flops)/1e6)
+		kept := "only the cut"
+		if len(s.Kept) > 0 {
+			kept = fmt.Sprintf("the cut and the pieces of %s", strings.Join(s.Kept, ", "))
+		}
+		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece, keeping %s, then %d backward ops, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
+			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, kept, s.BackOps, float64(s.Flops)/1e6)
 	}
 	return printPlan(out, p, false)
 }
