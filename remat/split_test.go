@@ -87,3 +87,40 @@ func TestSplitStopsAtSumsOverTheBatch(t *testing.T) {
 	}
 	c.check(t, res, floor.Floor, true)
 }
+
+// Between the floor and the natural peak a split keeps the forward
+// pieces of what the budget allows, and its backward pieces recompute
+// less: at some budget of the table the convnet's split keeps a value,
+// and every budget computes the same bits.
+func TestSplitKeepsWhatTheBudgetAllows(t *testing.T) {
+	c := convnet(t, false)
+	defer c.release()
+	natural, err := c.plan(c.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	var lowest int64
+	for pct := int64(50); pct < 100; pct += 5 {
+		budget := natural.Peak * pct / 100
+		res, err := remat.Fit(c.p, remat.Options{Budget: budget, Backward: c.backward, Plan: c.plan, Feeds: c.types})
+		var floor *remat.FloorError
+		if errors.As(err, &floor) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Splits {
+			t.Logf("%d%%: %+v (recomputed %d FLOPs)", pct, s, res.RecomputedFlops)
+			kept = kept || len(s.Kept) > 0
+		}
+		if lowest > 0 && res.RecomputedFlops > lowest {
+			t.Errorf("%d%%: %d FLOPs recomputed, more than at a lower budget (%d)", pct, res.RecomputedFlops, lowest)
+		}
+		lowest = res.RecomputedFlops
+		c.check(t, res, budget, true)
+	}
+	if !kept {
+		t.Fatal("no budget kept a forward piece: the test checks nothing")
+	}
+}
