@@ -38,6 +38,17 @@ func foldPieces[T float32 | float64](n, size int, sum func(lo, hi int, out []T))
 	return acc
 }
 
+// intoPieces sums a batch of n samples in pieces of per samples (whole
+// groups): sum(lo, hi, out, false) writes the first piece's sum into out,
+// sum(lo, hi, out, true) adds each later one's into it.
+func intoPieces[T float32 | float64](n, per, size int, sum func(lo, hi int, out []T, into bool)) []T {
+	acc := make([]T, size)
+	for lo := 0; lo < n; lo += per {
+		sum(lo, min(lo+per, n), acc, lo > 0)
+	}
+	return acc
+}
+
 func batchSameBits[T float32 | float64](t *testing.T, what string, got, want []T) {
 	t.Helper()
 	for i := range want {
@@ -65,18 +76,27 @@ func TestConvGradFilterSumsOverTheBatchCanonically(t *testing.T) {
 			r := rand.New(rand.NewSource(1))
 			p := c.p
 			xs, dys := p.C*p.H*p.W, p.O*p.OutH()*p.OutW()
-			run := func(dyAll, xAll any, lo, hi, threads int, out any) {
+			runAs := func(dyAll, xAll any, lo, hi, threads int, out any, into bool) {
 				q := p
 				q.N = hi - lo
 				switch dw := out.(type) {
 				case []float32:
-					ws := make([]float32, Conv2DGradFilterWorkspace(q, threads))
-					Conv2DGradFilter(q, dyAll.([]float32)[lo*dys:hi*dys], xAll.([]float32)[lo*xs:hi*xs], dw, ws, threads)
+					ws := make([]float32, max(Conv2DGradFilterWorkspace(q, threads), Conv2DGradFilterIntoWorkspaceFor(q, threads, true)))
+					if into {
+						Conv2DGradFilterInto(q, dyAll.([]float32)[lo*dys:hi*dys], xAll.([]float32)[lo*xs:hi*xs], dw, ws, threads)
+					} else {
+						Conv2DGradFilter(q, dyAll.([]float32)[lo*dys:hi*dys], xAll.([]float32)[lo*xs:hi*xs], dw, ws, threads)
+					}
 				case []float64:
-					ws := make([]float64, Conv2DGradFilterWorkspace(q, threads))
-					Conv2DGradFilter(q, dyAll.([]float64)[lo*dys:hi*dys], xAll.([]float64)[lo*xs:hi*xs], dw, ws, threads)
+					ws := make([]float64, max(Conv2DGradFilterWorkspace(q, threads), Conv2DGradFilterIntoWorkspaceFor(q, threads, false)))
+					if into {
+						Conv2DGradFilterInto(q, dyAll.([]float64)[lo*dys:hi*dys], xAll.([]float64)[lo*xs:hi*xs], dw, ws, threads)
+					} else {
+						Conv2DGradFilter(q, dyAll.([]float64)[lo*dys:hi*dys], xAll.([]float64)[lo*xs:hi*xs], dw, ws, threads)
+					}
 				}
 			}
+			run := func(dyAll, xAll any, lo, hi, threads int, out any) { runAs(dyAll, xAll, lo, hi, threads, out, false) }
 			if f32 {
 				dy, x := batchRand[float32](r, p.N*dys), batchRand[float32](r, p.N*xs)
 				whole := make([]float32, p.filterSize())
@@ -87,6 +107,10 @@ func TestConvGradFilterSumsOverTheBatchCanonically(t *testing.T) {
 					batchSameBits(t, c.name+" f32, threads", other, whole)
 					got := foldPieces(p.N, p.filterSize(), func(lo, hi int, out []float32) { run(dy, x, lo, hi, th, out) })
 					batchSameBits(t, c.name+" f32, pieces", got, whole)
+					for _, per := range []int{BatchGroup, 2 * BatchGroup, 9 * BatchGroup} {
+						got := intoPieces(p.N, per, p.filterSize(), func(lo, hi int, out []float32, into bool) { runAs(dy, x, lo, hi, th, out, into) })
+						batchSameBits(t, c.name+" f32, pieces added into", got, whole)
+					}
 				}
 				continue
 			}
@@ -96,6 +120,8 @@ func TestConvGradFilterSumsOverTheBatchCanonically(t *testing.T) {
 			for _, th := range []int{1, 2, 5} {
 				got := foldPieces(p.N, p.filterSize(), func(lo, hi int, out []float64) { run(dy, x, lo, hi, th, out) })
 				batchSameBits(t, c.name+" f64, pieces", got, whole)
+				got = intoPieces(p.N, 2*BatchGroup, p.filterSize(), func(lo, hi int, out []float64, into bool) { runAs(dy, x, lo, hi, th, out, into) })
+				batchSameBits(t, c.name+" f64, pieces added into", got, whole)
 			}
 		}
 	}
@@ -135,6 +161,19 @@ func TestReduceSumBatchSumsCanonically(t *testing.T) {
 		for _, th := range []int{1, 2, 4} {
 			got := foldPieces(c.shape[0], out, func(lo, hi int, dst []float32) { sum(lo, hi, th, dst) })
 			batchSameBits(t, "reduce sum", got, whole)
+			for _, piece := range []int{BatchGroup, 3 * BatchGroup} {
+				got := intoPieces(c.shape[0], piece, out, func(lo, hi int, dst []float32, into bool) {
+					if !into {
+						sum(lo, hi, th, dst)
+						return
+					}
+					shape := append([]int{hi - lo}, c.shape[1:]...)
+					if err := ReduceSumBatchInto(th, dst, make([]float32, len(dst)), x[lo*per:hi*per], shape, c.axes); err != nil {
+						t.Fatal(err)
+					}
+				})
+				batchSameBits(t, "reduce sum added into", got, whole)
+			}
 		}
 		// Against a float64 reference, to single precision.
 		ref := make([]float64, out)

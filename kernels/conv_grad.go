@@ -220,27 +220,28 @@ func (p Conv2DParams) conv2dFilterChunks() int {
 const conv2dFilterMaxChunks = 8
 
 // conv2dFilterSlots is how many partial sums Conv2DGradFilter holds in its
-// workspace: the first wave's first goes straight into dw.
-func (p Conv2DParams) conv2dFilterSlots() int {
+// workspace: the first wave's first goes straight into dw, unless the
+// gradient is added into dw (into).
+func (p Conv2DParams) conv2dFilterSlots(into bool) int {
 	chunks := p.conv2dFilterChunks()
-	if chunks <= conv2dFilterMaxChunks {
+	if chunks <= conv2dFilterMaxChunks && !into {
 		return chunks - 1
 	}
-	return conv2dFilterMaxChunks
+	return min(chunks, conv2dFilterMaxChunks)
 }
 
 // conv2dFilterWaves runs part for every chunk of samples, up to
-// conv2dFilterMaxChunks at a time on parts goroutines, chunk 0 into dw and
-// the others into partial's slots, and adds each wave's partials into dw
-// in chunk order.
-func conv2dFilterWaves[T nnFloat](p Conv2DParams, dw, partial []T, parts int, part func(worker, ch int, acc []T)) {
+// conv2dFilterMaxChunks at a time on parts goroutines, chunk 0 into dw
+// (unless into) and the others into partial's slots, and adds each wave's
+// partials into dw in chunk order.
+func conv2dFilterWaves[T nnFloat](p Conv2DParams, dw, partial []T, parts int, into bool, part func(worker, ch int, acc []T)) {
 	fs := p.filterSize()
 	chunks := p.conv2dFilterChunks()
 	for w0 := 0; w0 < chunks; w0 += conv2dFilterMaxChunks {
 		w1 := min(w0+conv2dFilterMaxChunks, chunks)
 		slot := func(ch int) []T {
 			i := ch - w0
-			if w0 == 0 {
+			if w0 == 0 && !into {
 				i--
 			}
 			return partial[i*fs : (i+1)*fs]
@@ -248,13 +249,17 @@ func conv2dFilterWaves[T nnFloat](p Conv2DParams, dw, partial []T, parts int, pa
 		nnForWorkers(parts, w1-w0, func(worker, lo, hi int) {
 			for ch := w0 + lo; ch < w0+hi; ch++ {
 				acc := dw
-				if ch > 0 {
+				if ch > 0 || into {
 					acc = slot(ch)
 				}
 				part(worker, ch, acc)
 			}
 		})
-		for ch := max(w0, 1); ch < w1; ch++ {
+		first := max(w0, 1)
+		if into {
+			first = w0
+		}
+		for ch := first; ch < w1; ch++ {
 			for i, v := range slot(ch) {
 				dw[i] += v
 			}
@@ -294,6 +299,17 @@ func Conv2DGradFilterWorkspace(p Conv2DParams, threads int) int {
 // direct kernel (see perf_conv.go) padded samples instead of column
 // blocks.
 func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
+	return conv2dFilterWorkspace(p, threads, f32, false)
+}
+
+// Conv2DGradFilterIntoWorkspaceFor is the scratch Conv2DGradFilterInto
+// needs: a partial sum more than Conv2DGradFilter's where the batch fits
+// one wave.
+func Conv2DGradFilterIntoWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
+	return conv2dFilterWorkspace(p, threads, f32, true)
+}
+
+func conv2dFilterWorkspace(p Conv2DParams, threads int, f32, into bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
@@ -302,9 +318,9 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	}
 	parts, _ := p.conv2dFilterPlan(threads)
 	if f32 && p.convDirectFilter() {
-		return convDirectFilterWorkspace(p, parts)
+		return convDirectFilterWorkspace(p, parts, into)
 	}
-	n := p.conv2dFilterSlots() * p.filterSize()
+	n := p.conv2dFilterSlots(into) * p.filterSize()
 	if !p.direct() {
 		n += parts * p.colSize()
 	}
@@ -322,28 +338,44 @@ func Conv2DGradFilterWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 // direct kernel (perf_conv.go) where those are faster.
 // ws must hold Conv2DGradFilterWorkspace(p, threads) elements.
 func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
+	conv2DGradFilter(p, dy, x, dw, ws, threads, false)
+}
+
+// Conv2DGradFilterInto adds to dw the gradient Conv2DGradFilter writes,
+// partial sum by partial sum in the same order, so that a batch cut into
+// pieces of whole BatchGroup groups, each piece's gradient added into the
+// running one in order, gives Conv2DGradFilter's bits for the whole batch
+// (on the paths BatchGroupOf reports; the batched GEMM continues dw's sum
+// slice by slice). ws must hold Conv2DGradFilterIntoWorkspaceFor elements.
+func Conv2DGradFilterInto[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
+	conv2DGradFilter(p, dy, x, dw, ws, threads, true)
+}
+
+func conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int, into bool) {
 	fs := p.filterSize()
 	dw = dw[:fs]
-	clear(dw)
+	if !into {
+		clear(dw)
+	}
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
 	if p.N == 0 || p.O == 0 || ohw == 0 {
 		return
 	}
 	if df, ok := any(dy).([]float32); ok && p.convFilterGemmOK() {
-		conv2DGradFilterGemm(p, df, any(x).([]float32), any(dw).([]float32), threads)
+		conv2DGradFilterGemm(p, df, any(x).([]float32), any(dw).([]float32), threads, into)
 		return
 	}
 	if df, ok := any(dy).([]float32); ok && p.convDirectFilter() {
-		conv2DGradFilterDirect(p, df, any(x).([]float32), any(dw).([]float32), any(ws).([]float32), threads)
+		conv2DGradFilterDirect(p, df, any(x).([]float32), any(dw).([]float32), any(ws).([]float32), threads, into)
 		return
 	}
-	conv2DGradFilterIm2col(p, dy, x, dw, ws, threads)
+	conv2DGradFilterIm2col(p, dy, x, dw, ws, threads, into)
 }
 
 // conv2DGradFilterIm2col is Conv2DGradFilter's im2col path, in a function
 // of its own for the reason conv2DIm2col is (conv.go).
-func conv2DGradFilterIm2col[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
+func conv2DGradFilterIm2col[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int, into bool) {
 	fs := p.filterSize()
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
@@ -351,11 +383,11 @@ func conv2DGradFilterIm2col[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, thread
 	kk := cg * p.KH * p.KW
 	chw, hw := p.C*p.H*p.W, p.H*p.W
 	parts, gemmThreads := p.conv2dFilterPlan(threads)
-	slots := p.conv2dFilterSlots()
+	slots := p.conv2dFilterSlots(into)
 	partial := ws[:slots*fs]
 	cols := ws[slots*fs:]
 	col, rb := p.colSize(), p.rowBlock()
-	conv2dFilterWaves(p, dw, partial, parts, func(part, ch int, acc []T) {
+	conv2dFilterWaves(p, dw, partial, parts, into, func(part, ch int, acc []T) {
 		var buf []T
 		if !p.direct() {
 			buf = cols[part*col : (part+1)*col]

@@ -71,6 +71,7 @@ type convFilterJob struct {
 	gridR      int // work items per group: gridR × gridC blocks of dw
 	gridC      int
 	run        func(worker, item int)
+	into       bool // add to dw: the first slice accumulates too
 }
 
 var convFilterJobs = sync.Pool{New: func() any {
@@ -80,15 +81,15 @@ var convFilterJobs = sync.Pool{New: func() any {
 }}
 
 // conv2DGradFilterGemm is Conv2DGradFilter on this path; dw is fully
-// written.
-func conv2DGradFilterGemm(p Conv2DParams, dy, x, dw []float32, threads int) {
+// written, or added to (into: every slice accumulates).
+func conv2DGradFilterGemm(p Conv2DParams, dy, x, dw []float32, threads int, into bool) {
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	ohw := p.OutH() * p.OutW()
 	if len(x) < p.N*p.C*p.H*p.W || len(dw) < p.filterSize() || len(dy) < p.N*p.O*ohw {
 		panic("kernels: conv2d filter gradient operands shorter than their shapes")
 	}
 	j := convFilterJobs.Get().(*convFilterJob)
-	j.p, j.dy, j.x, j.dw = p, dy, x, dw
+	j.p, j.dy, j.x, j.dw, j.into = p, dy, x, dw, into
 	j.kern = sgemmActive.Load()
 	j.k, j.og, j.ohw = cg*p.KH*p.KW, og, ohw
 	if need := 4 * j.k; cap(j.ktab) < need {
@@ -171,7 +172,7 @@ func (j *convFilterJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 	for sl := range j.slices {
 		q0, kb := j.slice(sl)
 		var beta float32
-		if sl > 0 {
+		if sl > 0 || j.into {
 			beta = 1 // later slices accumulate onto the first
 		}
 		j.packDY(ap, pk, g, r0, rows, q0, kb)

@@ -198,10 +198,10 @@ func (p Conv2DParams) convDirectFilterPad() convPadded {
 // convDirectFilterWorkspace is the scratch of the direct filter gradient:
 // a partial sum per chunk but the first, and per goroutine the padded
 // samples of one chunk.
-func convDirectFilterWorkspace(p Conv2DParams, parts int) int {
+func convDirectFilterWorkspace(p Conv2DParams, parts int, into bool) int {
 	per := min(p.N, BatchGroup)
 	pad := p.convDirectFilterPad()
-	return p.conv2dFilterSlots()*p.filterSize() + parts*(per*(pad.size()-16)+16)
+	return p.conv2dFilterSlots(into)*p.filterSize() + parts*(per*(pad.size()-16)+16)
 }
 
 // conv2DGradFilterDirect is Conv2DGradFilter for float32 through
@@ -210,7 +210,7 @@ func convDirectFilterWorkspace(p Conv2DParams, parts int) int {
 // xpad[c][y+i·DH][x+j·DW], summed per lane in that order and then across
 // lanes; the chunks' sums (BatchGroup samples each) are then added in
 // order, as in Conv2DGradFilter.
-func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int) {
+func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int, into bool) {
 	fs := p.filterSize()
 	dw = dw[:fs]
 	oh, ow := p.OutH(), p.OutW()
@@ -223,7 +223,7 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 	sampleSize := p.C * plane
 	bufSize := per*sampleSize + 16
 	parts, _ := p.conv2dFilterPlan(threads)
-	slots := p.conv2dFilterSlots()
+	slots := p.conv2dFilterSlots(into)
 	partial := ws[:slots*fs]
 	bufs := ws[slots*fs:]
 	// Output-channel blocks: as few as the kernel allows, of equal size.
@@ -250,7 +250,7 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 		}
 		maxDY[s+1], maxX[s+1] = mdy, mx
 	}
-	conv2dFilterWaves(p, dw, partial, parts, func(worker, ch int, acc []float32) {
+	conv2dFilterWaves(p, dw, partial, parts, into, func(worker, ch int, acc []float32) {
 		buf := bufs[worker*bufSize : (worker+1)*bufSize]
 		n0, n1 := p.conv2dFilterSamples(ch)
 		for s := range n1 - n0 {
