@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
 )
@@ -32,4 +34,25 @@ func BatchGroup(op *ir.Op, in []ir.Type) int {
 		return kernels.BatchGroupOf(nnConvGradParams(false, a, in[1].Dims, out.Dims), in[0].DType == ir.F32)
 	}
 	return 0
+}
+
+// AccumulateInto appends to b the form of batch sum op (one BatchGroup
+// reports) that adds its sum over the given operands into acc:
+// conv2d_grad_filter_acc or reduce_sum_to_acc (batch_acc.go). operands
+// stand for op's own.
+func AccumulateInto(b *ir.Builder, op *ir.Op, acc *ir.Value, operands []*ir.Value) (*ir.Value, error) {
+	b.SetPos(op.Pos)
+	switch op.Name() {
+	case "conv2d_grad_filter":
+		attrs := ir.Attrs{}
+		for _, a := range op.Attrs {
+			if a.Name != "filter_size" {
+				attrs = append(attrs, a)
+			}
+		}
+		return b.Op1("conv2d_grad_filter_acc", attrs, acc, operands[0], operands[1]), b.Err()
+	case "reduce_sum_to":
+		return b.Op1("reduce_sum_to_acc", nil, acc, operands[0]), b.Err()
+	}
+	return nil, fmt.Errorf("%q at %s has no form that adds into a running sum", op.Name(), op.Pos)
 }

@@ -286,6 +286,8 @@ var zdCases = map[string][]zdCase{
 		{attrs: ir.A("transpose_x", true, "transpose_y", true, "bias", true, "activation", "sigmoid"), in: []zdOperand{zdD(5, 3, 2), zdD(4, 3), zdD(4)}}},
 	"conv2d_grad_input": {{attrs: zdConvAttrs.With("input_size", ir.List{ir.Int(11), ir.Int(10)}), in: []zdOperand{zdF(1, 3, 8, 6), zdF(3, 2, 4, 5)}, sizes: []string{"input_size"}},
 		{attrs: ir.A("strides", 2, "paddings", 1, "groups", 2), in: []zdOperand{zdF(2, 4, 3, 2), zdF(4, 2, 3, 3), zdF(2, 4, 5, 4)}}},
+	"conv2d_grad_filter_acc": {{attrs: zdConvAttrs, in: []zdOperand{zdF(3, 2, 4, 5), zdF(1, 3, 8, 6), zdF(1, 2, 11, 10)}}},
+	"reduce_sum_to_acc":      {{in: []zdOperand{zdF(1, 3), zdF(4, 2, 3)}}, {in: []zdOperand{zdD(3), zdD(5, 3)}}},
 	"conv2d_grad_filter": {{attrs: zdConvAttrs.With("filter_size", ir.List{ir.Int(4), ir.Int(5)}), in: []zdOperand{zdF(1, 3, 8, 6), zdF(1, 2, 11, 10)}, sizes: []string{"filter_size"}},
 		{attrs: ir.A("strides", 2, "paddings", 1, "groups", 2), in: []zdOperand{zdF(2, 4, 3, 2), zdF(2, 4, 5, 4), zdF(4, 2, 3, 3)}}},
 	"max_pool2d": {{attrs: ir.A("kernel_size", []int{2, 5}), in: []zdOperand{zdF(1, 3, 8, 10)}},
