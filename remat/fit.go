@@ -82,9 +82,9 @@ type Split struct {
 	ForwardOps int    `json:"forward_ops"` // ops of the forward segment
 	BackOps    int    `json:"backward_ops"`
 	Flops      int64  `json:"flops"` // the forward work the backward pieces recompute
-	// Kept lists the values of the forward segment besides the cut whose
-	// pieces the forward keeps for the backward pieces, instead of their
-	// recomputing them.
+	// Kept lists the values of the forward segment whose pieces the
+	// forward keeps for the backward pieces instead of their recomputing
+	// them (the cut first, when its concatenation is sliced instead).
 	Kept []string `json:"kept,omitempty"`
 }
 
@@ -112,7 +112,7 @@ func (r *Result) Recomputes(op *ir.Op, name func(*ir.Value) string) string {
 	}
 	if note, ok := r.rw.splitOps[op]; ok {
 		seg := r.rw.segs[note.cut]
-		return fmt.Sprintf("piece %d/%d of the batch split at %s (%s)", note.piece+1, seg.pieces(), note.cut.Def().Name(), note.cut.Def().Pos)
+		return fmt.Sprintf("piece %d/%d of the batch split at %s (%s)", note.piece+1, seg.pieces(note.k), note.cut.Def().Name(), note.cut.Def().Pos)
 	}
 	if fwd := r.rw.loops[op]; fwd != nil {
 		return fmt.Sprintf("recomputes the trips of the loop of %s from its checkpoints", name(fwd.Result(0)))
@@ -344,8 +344,10 @@ func (f *fitter) adds(cur *state, pk int) []move {
 			continue
 		}
 		if c.split != nil {
-			if !cur.s.Split[c.split] {
-				ms = append(ms, move{s: f.splitAt(cur.s, c.split), bound: math.Inf(1)})
+			if cur.s.Split[c.split] == 0 {
+				for _, k := range f.a.segs[c.split].sizes() {
+					ms = append(ms, move{s: f.splitAt(cur.s, c.split, k), bound: math.Inf(1)})
+				}
 			}
 			continue
 		}
@@ -518,7 +520,7 @@ func (f *fitter) excess(st *state) int64 {
 // descend moves from the natural schedule, greedily, until the plan fits
 // or no move lowers it; it returns the lowest state reached.
 func (f *fitter) descend(natural *exec.Plan) (*state, error) {
-	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}, Split: map[*ir.Value]bool{}, Keep: map[*ir.Value]bool{}})
+	cur, err := f.try(Schedule{Drop: map[*ir.Value]bool{}, Every: map[*ir.Op]int{}, Again: map[*ir.Value]map[int]bool{}, Split: map[*ir.Value]int{}, Keep: map[*ir.Value]bool{}})
 	if err != nil {
 		return nil, err
 	}
@@ -600,6 +602,18 @@ func (f *fitter) prune(st *state) (*state, error) {
 		}
 		if next.plan.Peak <= f.opts.Budget && next.cost <= st.cost {
 			st = next
+		}
+	}
+	// Larger pieces run fewer ops: the largest each split's budget allows.
+	for _, cut := range f.sortedSplits(st.s) {
+		ks := f.a.segs[cut].sizes()
+		for i := len(ks) - 1; i >= 0 && ks[i] > st.s.Split[cut]; i-- {
+			n := st.s.clone()
+			n.Split[cut] = ks[i]
+			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget {
+				st = next
+				break
+			}
 		}
 	}
 	// A split's backward pieces recompute less when its forward keeps

@@ -24,10 +24,11 @@ type Schedule struct {
 	// recomputed afresh: its earlier copy dies at its last use before
 	// them, instead of living on to its last use of all.
 	Again map[*ir.Value]map[int]bool
-	// Split holds the cuts at which the step runs over the batch in
-	// pieces (split.go): the forward ops that make the cut, and the
-	// backward ops that read their values, run a few samples at a time.
-	Split map[*ir.Value]bool
+	// Split maps the cuts at which the step runs over the batch in pieces
+	// (split.go) to the samples per piece, a multiple of the kernels'
+	// group: the forward ops that make the cut, and the backward ops that
+	// read their values, run that many samples at a time.
+	Split map[*ir.Value]int
 	// Keep holds values of a split's forward segment whose pieces the
 	// forward keeps for the backward pieces of the same samples, instead
 	// of recomputing them.
@@ -35,9 +36,9 @@ type Schedule struct {
 }
 
 func (s Schedule) clone() Schedule {
-	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again)), Split: make(map[*ir.Value]bool, len(s.Split)), Keep: make(map[*ir.Value]bool, len(s.Keep))}
-	for v := range s.Split {
-		n.Split[v] = true
+	n := Schedule{Drop: make(map[*ir.Value]bool, len(s.Drop)), Every: make(map[*ir.Op]int, len(s.Every)), Again: make(map[*ir.Value]map[int]bool, len(s.Again)), Split: make(map[*ir.Value]int, len(s.Split)), Keep: make(map[*ir.Value]bool, len(s.Keep))}
+	for v, k := range s.Split {
+		n.Split[v] = k
 	}
 	for v := range s.Keep {
 		n.Keep[v] = true
@@ -110,11 +111,14 @@ type rewriter struct {
 	ckpt map[*ir.Op][]*ir.Value
 	// keptPieces holds the forward pieces of each value a split keeps.
 	keptPieces map[*ir.Value][]*ir.Value
+	// running maps each sum over the batch of the backward pieces being
+	// built to its running sum so far.
+	running map[*ir.Op]*ir.Value
 }
 
 // rewrite applies schedule s to the analysed program.
 func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
-	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{}, keptPieces: map[*ir.Value][]*ir.Value{},
+	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{}, keptPieces: map[*ir.Value][]*ir.Value{}, running: map[*ir.Op]*ir.Value{},
 		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{},
 			splitOps: map[*ir.Op]splitNote{}, cuts: map[*ir.Value]*ir.Value{}, segs: a.segs}}
 	r.out.prog = r.prog

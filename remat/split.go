@@ -47,8 +47,18 @@ type segment struct {
 	n, group int
 }
 
-// pieces is how many pieces the batch runs in.
-func (s *segment) pieces() int { return (s.n + s.group - 1) / s.group }
+// pieces is how many pieces of k samples the batch runs in.
+func (s *segment) pieces(k int) int { return (s.n + k - 1) / k }
+
+// sizes lists the samples per piece worth trying: the group, twice it,
+// four times, ... while the batch still makes two pieces.
+func (s *segment) sizes() []int {
+	var out []int
+	for k := s.group; s.pieces(k) >= 2; k *= 2 {
+		out = append(out, k)
+	}
+	return out
+}
 
 // batchy reports whether v carries the batch: a tensor whose first dim
 // is the dynamic one (the feeds' batch).
@@ -237,15 +247,16 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 	if s.group <= 0 {
 		s.group = defaultGroup
 	}
-	if s.pieces() < 2 {
+	if s.pieces(s.group) < 2 {
 		return nil
 	}
 	return s
 }
 
 // need lists the forward ops whose values the backward pieces recompute
-// when the forward keeps the values of keep whole: those the backward
-// reads and, from op to op, those they are made from.
+// when the forward keeps the pieces of the values of keep: those the
+// backward reads and, from op to op, those they are made from. A kept
+// cut is sliced from its concatenation.
 func (s *segment) need(keep map[*ir.Value]bool) []*ir.Op {
 	needed := map[*ir.Op]bool{}
 	mark := func(op *ir.Op) {
@@ -326,11 +337,11 @@ func (f *fitter) sumGroup(op *ir.Op, n int) int {
 	return g
 }
 
-// bounds returns the slice of samples of piece i: the last one runs to
-// the end of whatever batch comes.
-func (s *segment) bounds(i int) (lo, hi int) {
-	lo, hi = i*s.group, (i+1)*s.group
-	if i == s.pieces()-1 {
+// bounds returns the slice of samples of piece i of k samples: the last
+// one runs to the end of whatever batch comes.
+func (s *segment) bounds(i, k int) (lo, hi int) {
+	lo, hi = i*k, (i+1)*k
+	if i == s.pieces(k)-1 {
 		hi = math.MaxInt32
 	}
 	return lo, hi
@@ -340,7 +351,8 @@ func (s *segment) bounds(i int) (lo, hi int) {
 // values from local (and adding theirs), slicing the batch operands from
 // outside and reading the others whole.
 func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*ir.Value, cut map[*ir.Value]*ir.Value) {
-	lo, hi := s.bounds(i)
+	k := r.s.Split[s.cut]
+	lo, hi := s.bounds(i, k)
 	for _, op := range list {
 		operands := make([]*ir.Value, op.NumOperands())
 		for j, u := range op.Operands() {
@@ -351,16 +363,28 @@ func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*
 				if cut[u] == nil {
 					r.top.SetPos(op.Pos)
 					cut[u] = r.top.Op1("slice", ir.A("axes", []int{0}, "starts", []int{lo}, "ends", []int{hi}), r.val(u))
-					r.out.splitOps[cut[u].Def()] = splitNote{s.cut, i}
-					r.out.copied += r.a.elems(u) / int64(s.pieces())
+					r.out.splitOps[cut[u].Def()] = splitNote{s.cut, i, k}
+					r.out.copied += r.a.elems(u) / int64(s.pieces(k))
 				}
 				operands[j] = cut[u]
 			default:
 				operands[j] = r.val(u)
 			}
 		}
+		if acc := r.running[op]; acc != nil {
+			// A later piece adds its sum over the batch into the running
+			// one, continuing the kernel's own order.
+			v, err := ops.AccumulateInto(r.top, op, acc, operands)
+			if err != nil {
+				r.fail(fmt.Errorf("remat: %w", err))
+				return
+			}
+			r.out.splitOps[v.Def()] = splitNote{s.cut, i, k}
+			local[op.Result(0)] = v
+			continue
+		}
 		n := r.emit(r.top, op, operands, op.Attrs)
-		r.out.splitOps[n] = splitNote{s.cut, i}
+		r.out.splitOps[n] = splitNote{s.cut, i, k}
 		for j, res := range op.Results() {
 			local[res] = n.Result(j)
 		}
@@ -372,7 +396,7 @@ func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*
 func (r *rewriter) forwardSplit(s *segment) *ir.Op {
 	kept := s.kept(r.s.Keep)
 	var parts []*ir.Value
-	for i := range s.pieces() {
+	for i := range s.pieces(r.s.Split[s.cut]) {
 		local := map[*ir.Value]*ir.Value{}
 		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
 		parts = append(parts, local[s.cut])
@@ -399,10 +423,8 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 			}
 		}
 	}
-	sums := map[*ir.Value]*ir.Value{}
 	need := s.need(r.s.Keep)
-	var last *ir.Op
-	for i := range s.pieces() {
+	for i := range s.pieces(r.s.Split[s.cut]) {
 		local := map[*ir.Value]*ir.Value{}
 		for _, v := range s.kept(r.s.Keep) {
 			local[v] = r.keptPieces[v][i]
@@ -411,32 +433,25 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 		r.piece(s, i, need, local, cut)
 		r.piece(s, i, s.bwd, local, cut)
 		for _, v := range s.sums {
-			if i == 0 {
-				sums[v] = local[v]
-				continue
-			}
-			r.top.SetPos(v.Def().Pos)
-			sums[v] = ops.Add(r.top, sums[v], local[v])
-			r.out.splitOps[sums[v].Def()] = splitNote{s.cut, i}
-			r.out.copied += r.a.elems(v)
+			r.running[v.Def()] = local[v]
+		}
+		if r.err != nil {
+			return nil
 		}
 	}
 	r.out.cloned = append(r.out.cloned, need...)
 	for _, v := range s.sums {
-		r.vals[v] = sums[v]
-		last = sums[v].Def()
+		r.vals[v] = r.running[v.Def()]
+		delete(r.running, v.Def())
 	}
-	if last == nil {
-		ops := r.prog.Body().Ops()
-		last = ops[len(ops)-1]
-	}
-	return last
+	ops := r.prog.Body().Ops()
+	return ops[len(ops)-1]
 }
 
 // splitNote says which split, and which piece of it, an op runs.
 type splitNote struct {
-	cut   *ir.Value
-	piece int
+	cut      *ir.Value
+	piece, k int // piece piece of k samples
 }
 
 // elems is the elements of v for the step (0 when not known).
@@ -462,6 +477,10 @@ func (r *rewriter) splits() map[*ir.Op]*segment {
 			r.fail(fmt.Errorf("remat: %s is not a cut the batch can be split at", describe(cut)))
 			return nil
 		}
+		if k := r.s.Split[cut]; k <= 0 || k%seg.group != 0 {
+			r.fail(fmt.Errorf("remat: pieces of %d samples at %s: not whole groups of %d", k, describe(cut), seg.group))
+			return nil
+		}
 		for op := range seg.in {
 			if of[op] != nil {
 				r.fail(fmt.Errorf("remat: two splits over the batch share %q at %s", op.Name(), op.Pos))
@@ -485,10 +504,10 @@ func (r *rewriter) splits() map[*ir.Op]*segment {
 	return of
 }
 
-// splitAt returns s with the step split at cut: the splits whose ops it
-// shares are taken back, and so are the drops of the values it makes (the
-// pieces recompute them).
-func (f *fitter) splitAt(s Schedule, cut *ir.Value) Schedule {
+// splitAt returns s with the step split at cut in pieces of k samples:
+// the splits whose ops it shares are taken back, and so are the drops of
+// the values it makes (the pieces recompute them).
+func (f *fitter) splitAt(s Schedule, cut *ir.Value, k int) Schedule {
 	n := s.clone()
 	seg := f.a.segs[cut]
 	for other := range n.Split {
@@ -505,7 +524,7 @@ func (f *fitter) splitAt(s Schedule, cut *ir.Value) Schedule {
 			delete(n.Again, v)
 		}
 	}
-	n.Split[cut] = true
+	n.Split[cut] = k
 	f.dropKeeps(n)
 	return n
 }
@@ -543,7 +562,7 @@ func (f *fitter) keeps(st *state) []Schedule {
 		}
 		for _, op := range need {
 			for _, v := range op.Results() {
-				if !batchy(v) || v == cut {
+				if !batchy(v) {
 					continue
 				}
 				with := map[*ir.Value]bool{v: true}
@@ -589,10 +608,14 @@ func (f *fitter) reportSplits(st *state) []Split {
 			flops += f.costs.of[op]
 		}
 		var kept []string
+		if st.s.Keep[cut] {
+			kept = append(kept, f.names[cut])
+		}
 		for _, v := range seg.kept(st.s.Keep) {
 			kept = append(kept, f.names[v])
 		}
-		out = append(out, Split{Cut: f.names[cut], Op: cut.Def().Name(), Pos: cut.Def().Pos, Pieces: seg.pieces(), Samples: seg.group,
+		k := st.s.Split[cut]
+		out = append(out, Split{Cut: f.names[cut], Op: cut.Def().Name(), Pos: cut.Def().Pos, Pieces: seg.pieces(k), Samples: k,
 			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops, Kept: kept})
 	}
 	return out
