@@ -24,10 +24,15 @@ import (
 //
 // The pieces give the bits of the whole batch because every sum over the
 // batch in a backward segment is one whose kernel sums the canonical way
-// (ops.BatchGroup: partials of fixed groups of samples added in order)
-// and a piece is exactly one group: the running sum plus the piece's sum
-// is the kernel's own next addition. The other ops compute each sample's
-// values alike whatever the batch (they are per sample).
+// (ops.BatchGroup: partials of fixed groups of samples added in order),
+// a piece is a whole number of groups, and each piece after the first
+// adds its groups' partials into the running sum with the accumulating
+// form of the op (ops.AccumulateInto): the kernel's own additions, in its
+// order. The other ops compute each sample's values alike whatever the
+// batch (they are per sample). The search (fit.go) tries pieces of one
+// group, two, four, ...; a split may also keep the forward pieces of some
+// values for the backward pieces of the same samples instead of
+// recomputing them.
 
 // segment is a split: the forward ops that make cut from the batch's
 // feeds, the backward ops that read their values (and each other's), and
@@ -43,7 +48,7 @@ type segment struct {
 	// sums are the results of the backward segment that leave it: sums
 	// over the batch.
 	sums []*ir.Value
-	// n is the batch and group the samples per piece.
+	// n is the batch, group the samples of the sums' canonical groups.
 	n, group int
 }
 
@@ -228,6 +233,11 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 		}
 		if !perSample(op) {
 			r := op.Result(0)
+			for _, u := range a.uses[r] {
+				if s.in[a.ops[u]] {
+					return nil // a piece would read its partial sum
+				}
+			}
 			s.sums = append(s.sums, r)
 			if g := f.sumGroup(op, n); s.group == 0 {
 				s.group = g

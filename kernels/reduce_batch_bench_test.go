@@ -1,0 +1,41 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkReduceSumBatch: the canonical sum over a batch (group by
+// group) against Reduce over the whole batch at once, for the bias
+// gradients of a dense layer and of a convolution.
+func BenchmarkReduceSumBatch(b *testing.B) {
+	for _, c := range []struct {
+		shape, axes []int
+	}{
+		{[]int{64, 512}, []int{0}},
+		{[]int{128, 10}, []int{0}},
+		{[]int{64, 6, 28, 28}, []int{0, 2, 3}},
+	} {
+		n, out := 1, 1
+		for i, d := range c.shape {
+			n *= d
+			if !batchHas(c.axes, i) {
+				out *= d
+			}
+		}
+		x, y, tmp := make([]float32, n), make([]float32, out), make([]float32, out)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		b.Run(fmt.Sprintf("%v/groups", c.shape), func(b *testing.B) {
+			for range b.N {
+				ReduceSumBatch(2, y, tmp, x, c.shape, c.axes)
+			}
+		})
+		b.Run(fmt.Sprintf("%v/whole", c.shape), func(b *testing.B) {
+			for range b.N {
+				Reduce(ReduceSum, 2, y, x, c.shape, c.axes)
+			}
+		})
+	}
+}
