@@ -54,9 +54,16 @@ func TestFitSplitsOverTheBatch(t *testing.T) {
 	}
 	t.Logf("natural %d, budget %d, planned %d, split %+v", natural.Peak, budget, res.Peak, res.Splits[0])
 	c.check(t, res, budget, true)
-	// Another batch of the same size: still the same bits.
+	// Another batch of the same size: still the same bits. Batches of
+	// other sizes than the one planned for run too (the last piece takes
+	// what is left, whole groups; pieces past the end are empty) and give
+	// the same bits as well.
 	c.feed("x", randF32(t, rand.New(rand.NewPCG(5, 6)), 2, 16, 2, 16, 16))
 	c.check(t, res, budget, true)
+	for _, n := range []int{6, 1, 20} {
+		c.feed("x", randF32(t, rand.New(rand.NewPCG(7, uint64(n))), 1, n, 2, 16, 16))
+		c.check(t, res, budget, false)
+	}
 }
 
 // A value that a forward op sums over the batch cannot be split at: the
