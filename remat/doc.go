@@ -5,7 +5,7 @@
 // budget with as little added work as it can find (docs/memory.md,
 // "Rematerialization").
 //
-// Three kinds of recomputation:
+// Four kinds of recomputation:
 //
 //   - a value of the top level: a copy of the op that made it (and of
 //     those of its operands that are dropped too) is inserted before the
@@ -19,6 +19,12 @@
 //     backward loop, segment by segment from the last, runs the forward
 //     body again from the segment's checkpoint to refill a tape for those
 //     k trips and runs the original backward body over them.
+//   - the batch, in pieces (split.go): the per-sample forward ops from the
+//     feeds up to a cut run a few samples at a time, keeping only the
+//     cut, and the backward ops that read their values run piece by piece
+//     too, each piece recomputing what it reads and adding its sums over
+//     the batch into the running ones (in the kernels' canonical order,
+//     ops.BatchGroup, so that the bits are the whole batch's).
 //
 // The choice is greedy against the planner (Fit): while the planned peak
 // is above the budget, it tries each candidate alive at the peak and takes
