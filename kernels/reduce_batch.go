@@ -89,8 +89,8 @@ func batchPattern(shape, axes []int) (rows, inner int, ok bool) {
 // inner positions of x (n × rows × inner): per group of BatchGroup
 // samples a float64 sum (four running partials over the positions, added
 // pairwise at the end, the samples one after the other; with one position,
-// the samples' values one after the other from 0), rounded to T and added
-// to the running sum in order. Each output element is one
+// the samples' values one after the other), rounded to T and added to the
+// running sum in order. Each output element is one
 // goroutine's, so the bits do not depend on threads.
 func batchSums[T float32 | float64](threads int, out, x []T, n, rows, inner int, into bool) {
 	if inner == 1 {
@@ -126,34 +126,54 @@ func batchSums[T float32 | float64](threads int, out, x []T, n, rows, inner int,
 	})
 }
 
-// batchRowsBlock is the columns batchRows sums at once, in float64 on the
-// stack.
-const batchRowsBlock = 128
-
-// batchRows is batchSums for inner = 1 (x is n rows of len(out)): a block
-// of columns at a time, each group's rows added one after the other into
-// float64 sums, read along the rows.
+// batchRows is batchSums for inner = 1 (x is n rows of len(out)): each
+// group's rows are read side by side, a column's values added one after
+// the other in float64 from the first, in blocks of columns split between
+// goroutines.
 func batchRows[T float32 | float64](threads int, out, x []T, n, k int, into bool) {
-	blocks := (k + batchRowsBlock - 1) / batchRowsBlock
-	parts := nnParts(threads, blocks, n*batchRowsBlock)
+	const block = 256
+	blocks := (k + block - 1) / block
+	parts := nnParts(threads, blocks, n*block)
 	nnForWorkers(parts, blocks, func(_, lo, hi int) {
-		var s [batchRowsBlock]float64
 		for b := lo; b < hi; b++ {
-			c0, c1 := b*batchRowsBlock, min((b+1)*batchRowsBlock, k)
-			sum := s[:c1-c0]
+			c0, c1 := b*block, min((b+1)*block, k)
+			dst := out[c0:c1]
 			for g := 0; g < n; g += BatchGroup {
-				clear(sum)
-				for m := g; m < min(g+BatchGroup, n); m++ {
-					for j, v := range x[m*k+c0 : m*k+c1] {
-						sum[j] += float64(v)
-					}
+				rows := min(BatchGroup, n-g)
+				r0 := x[g*k+c0 : g*k+c1]
+				r1, r2, r3 := r0, r0, r0
+				if rows > 1 {
+					r1 = x[(g+1)*k+c0 : (g+1)*k+c1]
 				}
-				dst := out[c0:c1]
-				for j, v := range sum {
-					if g == 0 && !into {
-						dst[j] = T(v)
+				if rows > 2 {
+					r2 = x[(g+2)*k+c0 : (g+2)*k+c1]
+				}
+				if rows > 3 {
+					r3 = x[(g+3)*k+c0 : (g+3)*k+c1]
+				}
+				first := g == 0 && !into
+				if rows == 4 && !first {
+					r1, r2, r3 = r1[:len(dst)], r2[:len(dst)], r3[:len(dst)]
+					for j, v := range r0[:len(dst)] {
+						dst[j] += T(((float64(v) + float64(r1[j])) + float64(r2[j])) + float64(r3[j]))
+					}
+					continue
+				}
+				for j := range dst {
+					s := float64(r0[j])
+					if rows > 1 {
+						s += float64(r1[j])
+					}
+					if rows > 2 {
+						s += float64(r2[j])
+					}
+					if rows > 3 {
+						s += float64(r3[j])
+					}
+					if first {
+						dst[j] = T(s)
 					} else {
-						dst[j] += T(v)
+						dst[j] += T(s)
 					}
 				}
 			}

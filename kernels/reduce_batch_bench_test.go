@@ -15,6 +15,7 @@ func BenchmarkReduceSumBatch(b *testing.B) {
 		{[]int{64, 512}, []int{0}},
 		{[]int{128, 10}, []int{0}},
 		{[]int{64, 6, 28, 28}, []int{0, 2, 3}},
+		{[]int{64, 16, 10, 10}, []int{0, 2, 3}},
 	} {
 		n, out := 1, 1
 		for i, d := range c.shape {
@@ -27,15 +28,17 @@ func BenchmarkReduceSumBatch(b *testing.B) {
 		for i := range x {
 			x[i] = float32(i%7) - 3
 		}
-		b.Run(fmt.Sprintf("%v/groups", c.shape), func(b *testing.B) {
-			for range b.N {
-				ReduceSumBatch(2, y, tmp, x, c.shape, c.axes)
-			}
-		})
-		b.Run(fmt.Sprintf("%v/whole", c.shape), func(b *testing.B) {
-			for range b.N {
-				Reduce(ReduceSum, 2, y, x, c.shape, c.axes)
-			}
-		})
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%v/t%d/groups", c.shape, th), func(b *testing.B) {
+				for range b.N {
+					ReduceSumBatch(th, y, tmp, x, c.shape, c.axes)
+				}
+			})
+			b.Run(fmt.Sprintf("%v/t%d/whole", c.shape, th), func(b *testing.B) {
+				for range b.N {
+					Reduce(ReduceSum, th, y, x, c.shape, c.axes)
+				}
+			})
+		}
 	}
 }
