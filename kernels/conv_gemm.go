@@ -59,6 +59,15 @@ func convEpiBlock(ep *Epilogue, out []float32, channels, o0, rows, q0, q1, ohw i
 func convEpiRun(ep *Epilogue, out []float32, channels, q, lo, hi, hw int) {
 	bias, res := epiData[float32](ep)
 	v := out[q*hw+lo : q*hw+hi]
+	if bias != nil && (ep.Act == ActNone || ep.Act == ActRelu) && hasEpiPlanesVec {
+		var r []float32
+		if res != nil {
+			r = res[q*hw+lo : q*hw+hi]
+		}
+		c := q % channels
+		epiPlanesF32Vec(v, bias[c:c+1], r, ep.Act == ActRelu, len(v))
+		return
+	}
 	if bias != nil {
 		epiAddScalar(v, bias[q%channels])
 	}

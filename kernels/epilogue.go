@@ -91,6 +91,9 @@ func epiPlanes[T nnFloat](ep *Epilogue, out []T, channels, q0, q1, hw int) {
 		return
 	}
 	bias, res := epiData[T](ep)
+	if bias != nil && (ep.Act == ActNone || ep.Act == ActRelu) && epiPlanesOnePass(ep, out, bias, res, channels, q0, q1, hw) {
+		return
+	}
 	if bias != nil {
 		for q := q0; q < q1; q++ {
 			epiAddScalar(out[q*hw:(q+1)*hw], bias[q%channels])
@@ -101,6 +104,29 @@ func epiPlanes[T nnFloat](ep *Epilogue, out []T, channels, q0, q1, hw int) {
 		add2D(block, 0, res[q0*hw:q1*hw], 0, 1, len(block))
 	}
 	epiAct(ep, block)
+}
+
+// epiPlanesOnePass is epiPlanes for float32 with a bias and ReLU or no
+// activation: one vector pass over each plane (epiPlanesF32Vec) instead
+// of one per step, with the same roundings in the same order. It reports
+// whether it ran (not for float64, nor without AVX-512).
+func epiPlanesOnePass[T nnFloat](ep *Epilogue, out, bias, res []T, channels, q0, q1, hw int) bool {
+	of, ok := any(out).([]float32)
+	if !ok || !hasEpiPlanesVec {
+		return false
+	}
+	bf, rf := any(bias).([]float32), any(res).([]float32)
+	for q := q0; q < q1; {
+		c := q % channels
+		run := min(q1-q, channels-c)
+		var r []float32
+		if rf != nil {
+			r = rf[q*hw : (q+run)*hw]
+		}
+		epiPlanesF32Vec(of[q*hw:(q+run)*hw], bf[c:c+run], r, ep.Act == ActRelu, hw)
+		q += run
+	}
+	return true
 }
 
 // epiRows applies ep to the rows [r0, r1) of out viewed as rows of n

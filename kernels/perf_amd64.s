@@ -10894,3 +10894,227 @@ row:
 done:
 	VZEROUPPER
 	RET
+
+// func epiPlanesF32AVX512(out *float32, bias *float32, res *float32, planes int, hw int)
+// Requires: AVX, AVX512F
+TEXT ·epiPlanesF32AVX512(SB), NOSPLIT, $0-40
+	MOVQ  out+0(FP), DI
+	MOVQ  bias+8(FP), SI
+	MOVQ  res+16(FP), DX
+	MOVQ  planes+24(FP), R9
+	MOVQ  hw+32(FP), R10
+	TESTQ R9, R9
+	JE    done
+	MOVQ  R10, CX
+	ANDQ  $0x0f, CX
+	MOVQ  CX, R12
+	MOVL  $0x00000001, AX
+	SHLL  CL, AX
+	DECL  AX
+	KMOVW AX, K2
+	SHRQ  $0x04, R10
+
+plane:
+	VBROADCASTSS (SI), Z29
+	MOVQ         R10, R11
+	TESTQ        R11, R11
+	JE           tail
+
+vec:
+	VMOVUPS (DI), Z0
+	VADDPS  Z29, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, DI
+	DECQ    R11
+	JNE     vec
+
+tail:
+	TESTQ     R12, R12
+	JE        next
+	VMOVUPS.Z (DI), K2, Z0
+	VADDPS    Z29, Z0, Z0
+	VMOVUPS   Z0, K2, (DI)
+	LEAQ      (DI)(R12*4), DI
+
+next:
+	ADDQ $0x04, SI
+	DECQ R9
+	JNE  plane
+
+done:
+	VZEROUPPER
+	RET
+
+// func epiPlanesF32AVX512Relu(out *float32, bias *float32, res *float32, planes int, hw int)
+// Requires: AVX, AVX512F
+TEXT ·epiPlanesF32AVX512Relu(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         bias+8(FP), SI
+	MOVQ         res+16(FP), DX
+	MOVQ         planes+24(FP), R9
+	MOVQ         hw+32(FP), R10
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R9, R9
+	JE           done
+	MOVQ         R10, CX
+	ANDQ         $0x0f, CX
+	MOVQ         CX, R12
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K2
+	SHRQ         $0x04, R10
+
+plane:
+	VBROADCASTSS (SI), Z29
+	MOVQ         R10, R11
+	TESTQ        R11, R11
+	JE           tail
+
+vec:
+	VMOVUPS  (DI), Z0
+	VADDPS   Z29, Z0, Z0
+	VCMPPS   $0x06, Z31, Z0, K1
+	VPANDD.Z Z30, Z0, K1, Z0
+	VMOVUPS  Z0, (DI)
+	ADDQ     $0x40, DI
+	DECQ     R11
+	JNE      vec
+
+tail:
+	TESTQ     R12, R12
+	JE        next
+	VMOVUPS.Z (DI), K2, Z0
+	VADDPS    Z29, Z0, Z0
+	VCMPPS    $0x06, Z31, Z0, K1
+	VPANDD.Z  Z30, Z0, K1, Z0
+	VMOVUPS   Z0, K2, (DI)
+	LEAQ      (DI)(R12*4), DI
+
+next:
+	ADDQ $0x04, SI
+	DECQ R9
+	JNE  plane
+
+done:
+	VZEROUPPER
+	RET
+
+// func epiPlanesF32AVX512Res(out *float32, bias *float32, res *float32, planes int, hw int)
+// Requires: AVX, AVX512F
+TEXT ·epiPlanesF32AVX512Res(SB), NOSPLIT, $0-40
+	MOVQ  out+0(FP), DI
+	MOVQ  bias+8(FP), SI
+	MOVQ  res+16(FP), DX
+	MOVQ  planes+24(FP), R9
+	MOVQ  hw+32(FP), R10
+	TESTQ R9, R9
+	JE    done
+	MOVQ  R10, CX
+	ANDQ  $0x0f, CX
+	MOVQ  CX, R12
+	MOVL  $0x00000001, AX
+	SHLL  CL, AX
+	DECL  AX
+	KMOVW AX, K2
+	SHRQ  $0x04, R10
+
+plane:
+	VBROADCASTSS (SI), Z29
+	MOVQ         R10, R11
+	TESTQ        R11, R11
+	JE           tail
+
+vec:
+	VMOVUPS (DI), Z0
+	VADDPS  Z29, Z0, Z0
+	VADDPS  (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, DX
+	DECQ    R11
+	JNE     vec
+
+tail:
+	TESTQ     R12, R12
+	JE        next
+	VMOVUPS.Z (DI), K2, Z0
+	VADDPS    Z29, Z0, Z0
+	VMOVUPS.Z (DX), K2, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K2, (DI)
+	LEAQ      (DI)(R12*4), DI
+	LEAQ      (DX)(R12*4), DX
+
+next:
+	ADDQ $0x04, SI
+	DECQ R9
+	JNE  plane
+
+done:
+	VZEROUPPER
+	RET
+
+// func epiPlanesF32AVX512ResRelu(out *float32, bias *float32, res *float32, planes int, hw int)
+// Requires: AVX, AVX512F
+TEXT ·epiPlanesF32AVX512ResRelu(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         bias+8(FP), SI
+	MOVQ         res+16(FP), DX
+	MOVQ         planes+24(FP), R9
+	MOVQ         hw+32(FP), R10
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R9, R9
+	JE           done
+	MOVQ         R10, CX
+	ANDQ         $0x0f, CX
+	MOVQ         CX, R12
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K2
+	SHRQ         $0x04, R10
+
+plane:
+	VBROADCASTSS (SI), Z29
+	MOVQ         R10, R11
+	TESTQ        R11, R11
+	JE           tail
+
+vec:
+	VMOVUPS  (DI), Z0
+	VADDPS   Z29, Z0, Z0
+	VADDPS   (DX), Z0, Z0
+	VCMPPS   $0x06, Z31, Z0, K1
+	VPANDD.Z Z30, Z0, K1, Z0
+	VMOVUPS  Z0, (DI)
+	ADDQ     $0x40, DI
+	ADDQ     $0x40, DX
+	DECQ     R11
+	JNE      vec
+
+tail:
+	TESTQ     R12, R12
+	JE        next
+	VMOVUPS.Z (DI), K2, Z0
+	VADDPS    Z29, Z0, Z0
+	VMOVUPS.Z (DX), K2, Z1
+	VADDPS    Z1, Z0, Z0
+	VCMPPS    $0x06, Z31, Z0, K1
+	VPANDD.Z  Z30, Z0, K1, Z0
+	VMOVUPS   Z0, K2, (DI)
+	LEAQ      (DI)(R12*4), DI
+	LEAQ      (DX)(R12*4), DX
+
+next:
+	ADDQ $0x04, SI
+	DECQ R9
+	JNE  plane
+
+done:
+	VZEROUPPER
+	RET

@@ -508,3 +508,23 @@ func convPackRowsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32,
 //
 //go:noescape
 func convPackPairsF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int, idx *int32)
+
+// epiPlanesF32AVX512 applies a fused epilogue (bias) to planes planes of hw elements in one pass (see epiPlanes).
+//
+//go:noescape
+func epiPlanesF32AVX512(out *float32, bias *float32, res *float32, planes int, hw int)
+
+// epiPlanesF32AVX512Relu applies a fused epilogue (bias, ReLU) to planes planes of hw elements in one pass (see epiPlanes).
+//
+//go:noescape
+func epiPlanesF32AVX512Relu(out *float32, bias *float32, res *float32, planes int, hw int)
+
+// epiPlanesF32AVX512Res applies a fused epilogue (bias, residual) to planes planes of hw elements in one pass (see epiPlanes).
+//
+//go:noescape
+func epiPlanesF32AVX512Res(out *float32, bias *float32, res *float32, planes int, hw int)
+
+// epiPlanesF32AVX512ResRelu applies a fused epilogue (bias, residual, ReLU) to planes planes of hw elements in one pass (see epiPlanes).
+//
+//go:noescape
+func epiPlanesF32AVX512ResRelu(out *float32, bias *float32, res *float32, planes int, hw int)

@@ -1,7 +1,8 @@
 // Command perfgen generates kernels/perf_amd64.s and its Go declarations:
 // AVX-512 loops of the training-step kernels that Go cannot vectorise
 // (the Adam update, the ReLU gradient, 2×2 max pooling, the direct
-// convolutions) and of the batched convolution's im2col packers. Each
+// convolutions), of the batched convolution's im2col packers and of the
+// fused convolutions' epilogue. Each
 // computes exactly what its portable Go loop in package kernels computes,
 // operation for operation, so results are bitwise the same with or
 // without it.
@@ -42,6 +43,11 @@ func main() {
 		convPackF32(nv, false)
 		convPackF32(nv, true)
 		convPackPairsF32(nv)
+	}
+	for _, res := range []bool{false, true} {
+		for _, relu := range []bool{false, true} {
+			epiPlanesF32(res, relu)
+		}
 	}
 	Generate()
 }
