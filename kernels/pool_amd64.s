@@ -47,15 +47,24 @@ part:
 tap:
 	MOVQ      (DX)(AX*1), R11
 	VMOVUPS.Z (R14)(R11*4), K4, Z1
-	VCMPPS    $0x07, Z0, Z0, K1
-	VCMPPS    $0x03, Z1, Z1, K2
-	VCMPPS    $0x1e, Z0, Z1, K3
-	KORW      K2, K3, K3
-	KANDW     K1, K3, K3
-	VMOVAPS   Z1, K3, Z0
-	ADDQ      $0x08, AX
-	CMPQ      AX, R8
-	JL        tap
+	VCMPPS    $0x03, Z1, Z0, K1
+	KORTESTW  K1, K1
+	JNE       tapnan
+	VMAXPS    Z0, Z1, Z0
+	JMP       tapdone
+
+tapnan:
+	VCMPPS  $0x07, Z0, Z0, K1
+	VCMPPS  $0x03, Z1, Z1, K2
+	VCMPPS  $0x1e, Z0, Z1, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z1, K3, Z0
+
+tapdone:
+	ADDQ $0x08, AX
+	CMPQ AX, R8
+	JL   tap
 
 store:
 	VMOVUPS Z0, K4, (R13)
@@ -131,15 +140,24 @@ tap:
 	VMOVUPS.Z (R11), K5, Z1
 	VMOVUPS.Z 64(R11), K6, Z2
 	VPERMT2PS Z2, Z16, Z1
-	VCMPPS    $0x07, Z0, Z0, K1
-	VCMPPS    $0x03, Z1, Z1, K2
-	VCMPPS    $0x1e, Z0, Z1, K3
-	KORW      K2, K3, K3
-	KANDW     K1, K3, K3
-	VMOVAPS   Z1, K3, Z0
-	ADDQ      $0x08, AX
-	CMPQ      AX, R8
-	JL        tap
+	VCMPPS    $0x03, Z1, Z0, K1
+	KORTESTW  K1, K1
+	JNE       tapnan
+	VMAXPS    Z0, Z1, Z0
+	JMP       tapdone
+
+tapnan:
+	VCMPPS  $0x07, Z0, Z0, K1
+	VCMPPS  $0x03, Z1, Z1, K2
+	VCMPPS  $0x1e, Z0, Z1, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z1, K3, Z0
+
+tapdone:
+	ADDQ $0x08, AX
+	CMPQ AX, R8
+	JL   tap
 
 store:
 	VMOVUPS Z0, K4, (R13)
@@ -244,33 +262,45 @@ part:
 	VPERMT2PS Z3, Z16, Z6
 	VMOVAPS   Z2, Z7
 	VPERMT2PS Z3, Z17, Z7
-	VCMPPS    $0x07, Z4, Z4, K1
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x1e, Z4, Z5, K3
-	KORW      K2, K3, K3
-	KANDW     K1, K3, K3
-	VMOVAPS   Z5, K3, Z4
-	VCMPPS    $0x07, Z4, Z4, K1
-	VCMPPS    $0x03, Z6, Z6, K2
-	VCMPPS    $0x1e, Z4, Z6, K3
-	KORW      K2, K3, K3
-	KANDW     K1, K3, K3
-	VMOVAPS   Z6, K3, Z4
-	VCMPPS    $0x07, Z4, Z4, K1
-	VCMPPS    $0x03, Z7, Z7, K2
-	VCMPPS    $0x1e, Z4, Z7, K3
-	KORW      K2, K3, K3
-	KANDW     K1, K3, K3
-	VMOVAPS   Z7, K3, Z4
-	VMOVUPS   Z4, K4, (R14)
-	ADDQ      $0x00000080, R13
-	ADDQ      $0x40, R14
-	SUBQ      $0x10, R12
-	JG        loop
-	LEAQ      (SI)(R8*8), SI
-	LEAQ      (DI)(R10*4), DI
-	DECQ      R9
-	JNE       row
+	VCMPPS    $0x03, Z2, Z0, K1
+	VCMPPS    $0x03, Z3, Z1, K2
+	KORTESTW  K1, K2
+	JNE       nan
+	VMAXPS    Z4, Z5, Z4
+	VMAXPS    Z4, Z6, Z4
+	VMAXPS    Z4, Z7, Z4
+	JMP       store
+
+nan:
+	VCMPPS  $0x07, Z4, Z4, K1
+	VCMPPS  $0x03, Z5, Z5, K2
+	VCMPPS  $0x1e, Z4, Z5, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z5, K3, Z4
+	VCMPPS  $0x07, Z4, Z4, K1
+	VCMPPS  $0x03, Z6, Z6, K2
+	VCMPPS  $0x1e, Z4, Z6, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z6, K3, Z4
+	VCMPPS  $0x07, Z4, Z4, K1
+	VCMPPS  $0x03, Z7, Z7, K2
+	VCMPPS  $0x1e, Z4, Z7, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z7, K3, Z4
+
+store:
+	VMOVUPS Z4, K4, (R14)
+	ADDQ    $0x00000080, R13
+	ADDQ    $0x40, R14
+	SUBQ    $0x10, R12
+	JG      loop
+	LEAQ    (SI)(R8*8), SI
+	LEAQ    (DI)(R10*4), DI
+	DECQ    R9
+	JNE     row
 
 done:
 	VZEROUPPER

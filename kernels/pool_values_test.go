@@ -10,11 +10,20 @@ import (
 // poolValuesInput fills n elements with small integers (many ties), some
 // −0 and +0, and some NaNs of two payloads, so that the tests see which
 // of equal maxima and which NaN a pooling picks.
-func poolValuesInput[T nnFloat](r *rand.Rand, n int) []T {
+func poolValuesInput[T nnFloat](r *rand.Rand, n int) []T { return poolValuesInputNaNs[T](r, n, 16) }
+
+// poolValuesInputNaNs is poolValuesInput with NaNs in about 2 elements of
+// every oneIn: with few of them most 16-lane vectors hold none, which the
+// AVX-512 loops take a faster route for, and some hold one.
+func poolValuesInputNaNs[T nnFloat](r *rand.Rand, n, oneIn int) []T {
 	x := make([]T, n)
 	nan1, nan2 := math.NaN(), math.Float64frombits(0x7ff8000000000123)
 	for i := range x {
-		switch r.IntN(16) {
+		k := r.IntN(oneIn)
+		if k >= 2 {
+			k = 2 + r.IntN(14)
+		}
+		switch k {
 		case 0:
 			x[i] = T(nan1)
 		case 1:
@@ -72,7 +81,13 @@ func TestMaxPool2DValuesMatchesIndexed(t *testing.T) {
 
 func checkPoolValues[T nnFloat](t *testing.T, r *rand.Rand, p Pool2DParams, name string) {
 	t.Helper()
-	x := poolValuesInput[T](r, p.N*p.C*p.H*p.W)
+	for _, oneIn := range []int{16, 2000} {
+		checkPoolValuesOn(t, p, fmt.Sprintf("%s NaNs 2 in %d", name, oneIn), poolValuesInputNaNs[T](r, p.N*p.C*p.H*p.W, oneIn))
+	}
+}
+
+func checkPoolValuesOn[T nnFloat](t *testing.T, p Pool2DParams, name string, x []T) {
+	t.Helper()
 	n := p.N * p.C * p.OutH() * p.OutW()
 	want, idx := make([]T, n), make([]int64, n)
 	MaxPool2D(p, x, want, idx, 1)

@@ -70,6 +70,22 @@ func combine(best, v VecPhysical) {
 	VMOVAPS(v, K3, best)
 }
 
+// combineFast is combine through one VMAXPS where neither best nor v
+// holds a NaN in any lane: VMAXPS(src1 v, src2 best) takes v where v >
+// best and best otherwise (equal values, ±0 among them, keep the earlier
+// one), which is maxPair without NaNs. Where a lane has a NaN it jumps to
+// combine; labels are named after name.
+func combineFast(best, v VecPhysical, name string) {
+	VCMPPS(U8(3), v, best, K1) // best or v is NaN
+	KORTESTW(K1, K1)
+	JNE(LabelRef(name + "nan"))
+	VMAXPS(best, v, best)
+	JMP(LabelRef(name + "done"))
+	Label(name + "nan")
+	combine(best, v)
+	Label(name + "done")
+}
+
 // maxTapsF32 emits maxTapsF32AVX512 (stride 1) or, with s2,
 // maxTapsS2F32AVX512 (stride 2), of signature func(dst, src *float32,
 // offs *int64, taps, n, rows, dstStride, srcStride int): for each row r <
@@ -142,7 +158,7 @@ func maxTapsF32(s2 bool) {
 	JGE(LabelRef("store"))
 	Label("tap")
 	load(Z1)
-	combine(Z0, Z1)
+	combineFast(Z0, Z1, "tap")
 	ADDQ(U8(8), t)
 	CMPQ(t, taps)
 	JL(LabelRef("tap"))
@@ -217,9 +233,21 @@ func maxPool2x2F32() {
 	VPERMT2PS(Z3, Z16, c)
 	VMOVAPS(Z2, d)
 	VPERMT2PS(Z3, Z17, d)
+	// Without a NaN among the window's elements (the lanes a mask drops
+	// are zeros) maxPair is VMAXPS with the later element first.
+	VCMPPS(U8(3), Z2, Z0, K1)
+	VCMPPS(U8(3), Z3, Z1, K2)
+	KORTESTW(K1, K2)
+	JNE(LabelRef("nan"))
+	VMAXPS(a, b, a)
+	VMAXPS(a, c, a)
+	VMAXPS(a, d, a)
+	JMP(LabelRef("store"))
+	Label("nan")
 	combine(a, b)
 	combine(a, c)
 	combine(a, d)
+	Label("store")
 	VMOVUPS(a, K4, Mem{Base: pOut})
 	ADDQ(U32(128), pIn)
 	ADDQ(U8(64), pOut)
