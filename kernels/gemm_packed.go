@@ -142,7 +142,11 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 		}
 		for ic := r0; ic < r1; ic += mc {
 			mb := min(mc, r1-ic)
-			packA(ap, pk, transA, a, lda, ic, pc, mb, kb, mr)
+			if mb == 1 && mr > 1 && !transA {
+				packRowShort(ap, a[ic*lda+pc:ic*lda+pc+kb], mr)
+			} else {
+				packA(ap, pk, transA, a, lda, ic, pc, mb, kb, mr)
+			}
 			cc := c[ic*ldc:]
 			for jr := c0; jr < c1; jr += nr {
 				for ir := 0; ir < mb; ir += mr {
@@ -150,6 +154,24 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 				}
 			}
 		}
+	}
+}
+
+// packRowShort packs one row of A (kb elements, src) into a panel of
+// width mr, d[p·mr] = src[p], and leaves the panel's other rows as they
+// are: row i of a tile of C reads only row i of the A panel, and the rows
+// past the first are never stored (an edge kernel skips them, a full one
+// computes them into the scratch tile that gemmTile discards). A
+// matrix–vector product (the serving path at batch 1) so writes kb
+// elements where packA wrote mr·kb, most of them zeros. (With more rows
+// packA's vector transposition is faster.)
+func packRowShort[T float](d, src []T, mr int) {
+	if len(src) == 0 {
+		return
+	}
+	d = d[:(len(src)-1)*mr+1]
+	for p, v := range src {
+		d[p*mr] = v
 	}
 }
 
