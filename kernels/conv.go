@@ -112,8 +112,7 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	}
 	switch p.fwdAlgo(f32) {
 	case convDirect:
-		parts, _ := p.conv2dPlan(threads)
-		return convDirectWorkspace(p, p.convDirectFwdPad(), min(parts, p.N))
+		return convDirectWorkspace(p, p.convDirectFwdPad(), p.convDirectParts(threads))
 	case convGemm:
 		return 0
 	case convDepthwise:

@@ -118,10 +118,27 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 			}
 		}
 	}
-	parts, _ := p.conv2dPlan(threads)
+	items, _ := p.convDirectItems()
 	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
-	nnForWorkersRanger(parts, p.N, job)
+	nnForWorkersRanger(p.convDirectParts(threads), items, job)
 	putConvDirectJob(job)
+}
+
+// convDirectItems is how conv2DDirect divides its work: items of one
+// block of up to 16 output channels of one group of one sample, nb
+// blocks per group. Splitting a sample's blocks, not just the samples,
+// lets a batch of one use more than one thread.
+func (p Conv2DParams) convDirectItems() (items, nb int) {
+	nb = ceilDiv(p.O/p.Groups, 16)
+	return p.N * p.Groups * nb, nb
+}
+
+// convDirectParts is how many goroutines conv2DDirect uses (each with a
+// padded sample in the workspace).
+func (p Conv2DParams) convDirectParts(threads int) int {
+	items, _ := p.convDirectItems()
+	cost := 2 * min(16, p.O/p.Groups) * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW()
+	return nnParts(threads, items, cost)
 }
 
 // convDirectJob is conv2DDirect's loop over samples. It is recycled with
@@ -155,30 +172,36 @@ func putConvDirectJob(j *convDirectJob) {
 	convDirectJobs.Put(j)
 }
 
+// runWorker computes the items [lo, hi) (convDirectItems), filling the
+// worker's padded copy of a sample's group when the item moves to
+// another.
 func (j *convDirectJob) runWorker(worker, lo, hi int) {
 	p, pad := &j.p, j.pad
 	oh, ow := p.OutH(), p.OutW()
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	ohw := oh * ow
+	_, nb := p.convDirectItems()
 	buf := j.bufs[worker*pad.size() : (worker+1)*pad.size()]
-	for n := lo; n < hi; n++ {
-		for g := range p.Groups {
+	filled := -1
+	for it := lo; it < hi; it++ {
+		ng, b0 := it/nb, it%nb*16
+		n, g := ng/p.Groups, ng%p.Groups
+		if ng != filled {
 			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W])
-			for b0 := 0; b0 < og; b0 += 16 {
-				ob := min(16, og-b0)
-				blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
-				ob0 := j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
-				for x0 := 0; x0 < ow; x0 += 16 {
-					for y := 0; y < oh; {
-						rows := min(convRowsMax(ob), oh-y)
-						convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
-						y += rows
-					}
-				}
-				q := n*p.O + g*og + b0
-				epiPlanes(&p.Epilogue, j.out, p.O, q, q+ob, ohw)
+			filled = ng
+		}
+		ob := min(16, og-b0)
+		blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
+		ob0 := j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
+		for x0 := 0; x0 < ow; x0 += 16 {
+			for y := 0; y < oh; {
+				rows := min(convRowsMax(ob), oh-y)
+				convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
+				y += rows
 			}
 		}
+		q := n*p.O + g*og + b0
+		epiPlanes(&p.Epilogue, j.out, p.O, q, q+ob, ohw)
 	}
 }
 
