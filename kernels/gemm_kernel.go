@@ -14,6 +14,11 @@ type float interface{ float32 | float64 }
 // ldc. With beta == 0 it must not read C.
 type microKernel[T float] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
+// rowKernel computes one row of C over p whole packed B panels, pstride
+// bytes apart, from A's row in memory (k elements), each column as the
+// 1×nr edge kernel computes it (see the generator's rowKernel).
+type rowKernel[T float] func(k int, a, b, c *T, pstride int, alpha, beta T)
+
 // gemmKernel is a micro-kernel with its tile shape and the cache blocking
 // that suits it.
 type gemmKernel[T float] struct {
@@ -30,6 +35,8 @@ type gemmKernel[T float] struct {
 	edge  [][]microKernel[T]
 	lanes int
 	pack  panelPackers[T]
+	// row[p-1], when set, is the row kernel over p panels (gemv.go).
+	row []rowKernel[T]
 }
 
 // panelPackers are the two ways to fill a packed panel (see gemm_pack.go);

@@ -142,19 +142,47 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 		}
 		for ic := r0; ic < r1; ic += mc {
 			mb := min(mc, r1-ic)
+			cc := c[ic*ldc:]
+			jr := c0
+			if mb == 1 && !transA && kern.row != nil {
+				jr = gemvPanels(kern, a[ic*lda+pc:ic*lda+pc+kb], bs, cc, kb, c0, c0+(c1-c0)/nr*nr, alpha, bet)
+				if jr == c1 {
+					continue
+				}
+			}
 			if mb == 1 && mr > 1 && !transA {
 				packRowShort(ap, a[ic*lda+pc:ic*lda+pc+kb], mr)
 			} else {
 				packA(ap, pk, transA, a, lda, ic, pc, mb, kb, mr)
 			}
-			cc := c[ic*ldc:]
-			for jr := c0; jr < c1; jr += nr {
+			for ; jr < c1; jr += nr {
 				for ir := 0; ir < mb; ir += mr {
 					gemmTile(kern, ap, bs, ws.tmp, mb, n, kb, ir, jr, alpha, bet, cc, ldc)
 				}
 			}
 		}
 	}
+}
+
+// gemvPanels computes the columns [c0, c1) of one row of C (cc), whole
+// panels of B (bs: kb-deep panels, column j's panel at bs[j·kb:]), from
+// the row a of A with the row kernels, up to rowKernelMax panels per
+// call, and returns c1. Each element gets the bits the 1×nr edge kernel
+// gives it through gemmTile.
+func gemvPanels[T float](kern *gemmKernel[T], a, bs, cc []T, kb, c0, c1 int, alpha, beta T) int {
+	nr := kern.nr
+	if kb == 0 {
+		return c0
+	}
+	var zero T
+	pstride := kb * nr * int(unsafe.Sizeof(zero))
+	for jr := c0; jr < c1; {
+		p := min(len(kern.row), (c1-jr)/nr)
+		_, _ = bs[(jr+p*nr)*kb-1], cc[jr+p*nr-1]
+		kern.row[p-1](kb, &a[0], &bs[jr*kb], &cc[jr], pstride, alpha, beta)
+		jr += p * nr
+	}
+	return c1
 }
 
 // packRowShort packs one row of A (kb elements, src) into a panel of

@@ -26,10 +26,15 @@ func TestGemmPackedB(t *testing.T) {
 		}
 	}
 	// Products big enough for several goroutines (see TestGemmThreads),
-	// and mlp's at batch 1 and 8.
-	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}}
+	// mlp's at batch 1 and 8, and single rows through the row kernels
+	// (gemvPanels: 4 panels then 2 then a partial one; depth slices that
+	// accumulate onto C) with beta 0 and not.
+	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}}
 	for _, s := range shapes {
 		cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}, gemmCase{true, false, s[0], s[1], s[2], 1.5, 0.5, 1})
+		if s[0] == 1 {
+			cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1.5, 0.5, 1}, gemmCase{false, false, s[0], s[1], s[2], -1, -0.25, 0})
+		}
 	}
 	forEachKernel(t, func(t *testing.T) {
 		for _, tc := range cases {

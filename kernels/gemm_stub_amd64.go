@@ -414,6 +414,26 @@ func dgemmAVX2_6x4(k int, a *float64, b *float64, c *float64, ldc int, alpha flo
 //go:noescape
 func dgemmAVX2_6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
+// sgemmAVX512_row32 computes one row of C = alpha*A·B + beta*C over 1 packed B panels (see rowKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_row32(k int, a *float32, b *float32, c *float32, pstride int, alpha float32, beta float32)
+
+// sgemmAVX512_row64 computes one row of C = alpha*A·B + beta*C over 2 packed B panels (see rowKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_row64(k int, a *float32, b *float32, c *float32, pstride int, alpha float32, beta float32)
+
+// sgemmAVX512_row96 computes one row of C = alpha*A·B + beta*C over 3 packed B panels (see rowKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_row96(k int, a *float32, b *float32, c *float32, pstride int, alpha float32, beta float32)
+
+// sgemmAVX512_row128 computes one row of C = alpha*A·B + beta*C over 4 packed B panels (see rowKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_row128(k int, a *float32, b *float32, c *float32, pstride int, alpha float32, beta float32)
+
 // packTransposeAVX512_14 sets d[p*14+r] = src[r*ld+p] for r < h ≤ 14, p < kb, and zero for r ≥ h; kb%16 == 0.
 //
 //go:noescape

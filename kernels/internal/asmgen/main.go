@@ -1,5 +1,5 @@
 // Command asmgen generates the amd64 assembly of package kernels: the GEMM
-// micro-kernels, the packing transposes and the CPUID/XGETBV probes used to
+// micro-kernels and the float32 row kernels of matrix–vector products, the packing transposes and the CPUID/XGETBV probes used to
 // pick a kernel at run time. Besides avo's -out and -stubs files it writes,
 // with -table, the Go file that lists each family's edge kernels.
 //
@@ -22,6 +22,9 @@ func main() {
 	cpuProbes()
 	for _, f := range families {
 		f.generate()
+	}
+	for p := 1; p <= rowKernelMax; p++ {
+		families[0].rowKernel(p)
 	}
 	for _, rows := range []int{14, 32} {
 		packTransposeF32(rows)

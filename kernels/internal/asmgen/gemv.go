@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// rowKernelMax is the most panels a row kernel computes at once.
+const rowKernelMax = 4
+
+// rowKernel emits <name>_row<p·nr>(k int, a, b, c *T, pstride int, alpha,
+// beta T): one row of C over p whole packed B panels at once, pstride
+// bytes apart, with A's row read straight from memory (k consecutive
+// elements, no packed panel). Each column gets the arithmetic of the 1×nr
+// edge kernel — a chain of fused multiply-adds from zero in k order, then
+// alpha·acc (+ beta·C) — so the bits are the same; but the p panels' 2p
+// chains run side by side, where one edge kernel call per panel leaves the
+// FMA pipes waiting on each chain's latency (a matrix–vector product).
+func (f family) rowKernel(p int) {
+	name := fmt.Sprintf("%s_row%d", f.name, p*f.nv*f.lanes())
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, pstride int, alpha, beta %s)", f.typ(), f.typ()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes one row of C = alpha*A·B + beta*C over %d packed B panels (see rowKernel in the generator).",
+		name, p))
+	es, vb := f.es(), f.vb()
+	bstep := f.nv * vb // bytes per k step in a packed B panel
+	acc := func(q, j int) VecPhysical { return f.vec(q*f.nv + j) }
+	tv := f.vec(p * f.nv)
+	n, pa, pc := RCX, RSI, RDX
+	panels := []GPPhysical{RDI, R9, R10, R11}[:p]
+	Load(Param("k"), n)
+	Load(Param("a"), pa)
+	Load(Param("b"), panels[0])
+	Load(Param("c"), pc)
+	Load(Param("pstride"), RAX)
+	for q := 1; q < p; q++ {
+		LEAQ(Mem{Base: panels[q-1], Index: RAX, Scale: 1}, panels[q])
+	}
+	for q := 0; q < p; q++ {
+		for j := 0; j < f.nv; j++ {
+			VPXORD(acc(q, j), acc(q, j), acc(q, j))
+		}
+	}
+	step := func(u int) {
+		f.bcast(Mem{Base: pa, Disp: u * es}, tv)
+		for q := 0; q < p; q++ {
+			for j := 0; j < f.nv; j++ {
+				f.fma(Mem{Base: panels[q], Disp: u*bstep + j*vb}, tv, acc(q, j))
+			}
+		}
+	}
+	advance := func(steps int) {
+		ADDQ(U32(steps*es), pa)
+		for _, r := range panels {
+			ADDQ(U32(steps*bstep), r)
+		}
+	}
+	U := f.unroll
+	CMPQ(n, U8(U))
+	JL(LabelRef("tail"))
+	Label("loop")
+	for u := 0; u < U; u++ {
+		step(u)
+	}
+	advance(U)
+	SUBQ(U8(U), n)
+	CMPQ(n, U8(U))
+	JGE(LabelRef("loop"))
+	Label("tail")
+	TESTQ(n, n)
+	JE(LabelRef("store"))
+	Label("tailloop")
+	step(0)
+	advance(1)
+	DECQ(n)
+	JNZ(LabelRef("tailloop"))
+
+	Label("store")
+	valpha, vbeta := f.vec(p*f.nv+1), f.vec(p*f.nv+2)
+	alpha, _ := Param("alpha").Resolve()
+	beta, _ := Param("beta").Resolve()
+	f.bcast(alpha.Addr, valpha)
+	MOVL(beta.Addr, EAX)
+	ADDL(EAX, EAX) // drops the sign bit: zero iff beta is ±0
+	JE(LabelRef("store0"))
+	f.bcast(beta.Addr, vbeta)
+	for q := 0; q < p; q++ {
+		for j := 0; j < f.nv; j++ {
+			m := Mem{Base: pc, Disp: (q*f.nv + j) * vb}
+			f.mul(valpha, acc(q, j), acc(q, j))
+			f.fma(m, vbeta, acc(q, j))
+			VMOVUPS(acc(q, j), m)
+		}
+	}
+	VZEROUPPER()
+	RET()
+	Label("store0")
+	for q := 0; q < p; q++ {
+		for j := 0; j < f.nv; j++ {
+			f.mul(valpha, acc(q, j), acc(q, j))
+			VMOVUPS(acc(q, j), Mem{Base: pc, Disp: (q*f.nv + j) * vb})
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
