@@ -145,7 +145,7 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 			cc := c[ic*ldc:]
 			jr := c0
 			if mb == 1 && !transA && kern.row != nil {
-				jr = gemvPanels(kern, a[ic*lda+pc:ic*lda+pc+kb], bs, cc, kb, c0, c0+(c1-c0)/nr*nr, alpha, bet)
+				jr = gemvPanels(kern, a[ic*lda+pc:ic*lda+pc+kb], bs, cc, ws.tmp, kb, c0, c1, alpha, bet)
 				if jr == c1 {
 					continue
 				}
@@ -164,25 +164,35 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 	}
 }
 
-// gemvPanels computes the columns [c0, c1) of one row of C (cc), whole
-// panels of B (bs: kb-deep panels, column j's panel at bs[j·kb:]), from
-// the row a of A with the row kernels, up to rowKernelMax panels per
-// call, and returns c1. Each element gets the bits the 1×nr edge kernel
-// gives it through gemmTile.
-func gemvPanels[T float](kern *gemmKernel[T], a, bs, cc []T, kb, c0, c1 int, alpha, beta T) int {
+// gemvPanels computes the columns [c0, c1) of one row of C (cc) from
+// the row a of A and B's panels bs (kb deep, column j's panel at
+// bs[j·kb:]) with the row kernels, up to rowKernelMax whole panels per
+// call, and returns where it stopped: c1, or the start of a last partial
+// panel whose width is a whole number of vectors (left to gemmTile). Each
+// element gets the bits gemmTile gives it with the 1×nr edge kernels:
+// whole panels and whole vectors are stored by the kernel, a partial
+// width goes through tmp (mr·nr elements) and mergeTile.
+func gemvPanels[T float](kern *gemmKernel[T], a, bs, cc, tmp []T, kb, c0, c1 int, alpha, beta T) int {
 	nr := kern.nr
 	if kb == 0 {
 		return c0
 	}
 	var zero T
 	pstride := kb * nr * int(unsafe.Sizeof(zero))
-	for jr := c0; jr < c1; {
-		p := min(len(kern.row), (c1-jr)/nr)
+	jr := c0
+	for end := c0 + (c1-c0)/nr*nr; jr < end; {
+		p := min(len(kern.row), (end-jr)/nr)
 		_, _ = bs[(jr+p*nr)*kb-1], cc[jr+p*nr-1]
 		kern.row[p-1](kb, &a[0], &bs[jr*kb], &cc[jr], pstride, alpha, beta)
 		jr += p * nr
 	}
-	return c1
+	if nw := c1 - jr; nw > 0 && nw%kern.lanes != 0 {
+		_, _ = bs[(jr+nr)*kb-1], tmp[nr-1]
+		kern.row[0](kb, &a[0], &bs[jr*kb], &tmp[0], pstride, alpha, 0)
+		mergeTile(cc[jr:], 0, tmp, nr, 1, nw, beta)
+		jr = c1
+	}
+	return jr
 }
 
 // packRowShort packs one row of A (kb elements, src) into a panel of

@@ -27,9 +27,10 @@ func TestGemmPackedB(t *testing.T) {
 	}
 	// Products big enough for several goroutines (see TestGemmThreads),
 	// mlp's at batch 1 and 8, and single rows through the row kernels
-	// (gemvPanels: 4 panels then 2 then a partial one; depth slices that
+	// (gemvPanels: 4 panels then 2 then a partial one, a partial panel
+	// alone, one of a whole vector; depth slices that
 	// accumulate onto C) with beta 0 and not.
-	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}}
+	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}, {1, 10, 4096}, {1, 80, 33}}
 	for _, s := range shapes {
 		cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}, gemmCase{true, false, s[0], s[1], s[2], 1.5, 0.5, 1})
 		if s[0] == 1 {

@@ -34,8 +34,14 @@ func gemmTile[T float](kern *gemmKernel[T], ap, bp, tmp []T, mb, nb, kb, ir, jr 
 		return
 	}
 	fn(kb, a, b, &tmp[0], nr, alpha, 0)
+	mergeTile(c[ir*ldc+jr:], ldc, tmp, nr, mh, nw, beta)
+}
+
+// mergeTile merges the mh×nw tile tmp (rows nr apart, alpha·A·B already)
+// into C: C = tmp + beta·C, or tmp where beta is 0.
+func mergeTile[T float](c []T, ldc int, tmp []T, nr, mh, nw int, beta T) {
 	for i := range mh {
-		dst := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nw]
+		dst := c[i*ldc : i*ldc+nw]
 		src := tmp[i*nr : i*nr+nw]
 		if beta == 0 {
 			copy(dst, src)
