@@ -67,7 +67,7 @@ func BenchmarkGemm(b *testing.B) {
 // layer; threads is the thread count the call may use (the parallel
 // threshold decides whether it does).
 func BenchmarkGemmPackedB(b *testing.B) {
-	for _, s := range [][3]int{{1, 128, 784}, {8, 128, 784}, {64, 128, 784}, {8, 512, 512}} {
+	for _, s := range [][3]int{{1, 128, 784}, {1, 10, 4096}, {8, 128, 784}, {64, 128, 784}, {8, 512, 512}} {
 		m, n, k := s[0], s[1], s[2]
 		x, w, c := make([]float32, m*k), make([]float32, n*k), make([]float32, m*n)
 		for i := range w {
