@@ -5,8 +5,9 @@ package kernels
 // convPackVec packs a panel of up to 32 columns with the AVX-512 loops and
 // reports whether it did (not without AVX-512): convPackRowsF32 when each
 // vector's columns are consecutive input elements (convPackRuns),
-// convPackPairsF32 when they are every other one (column stride 2, with
-// BMI2), else the gathering convPackF32. Each reads 16·nv entries of each
+// convPackPairsF32 when each half of a vector reads every other one
+// (column stride 2, with BMI2: convPackHalves), else the gathering
+// convPackF32. Each reads 16·nv entries of each
 // column array (convColsStride leaves room) and stores w floats per row;
 // the lanes they read from x are the ones convPackGo reads, which the
 // tables keep inside x.
@@ -26,7 +27,7 @@ func convPackVec(d, x []float32, ktab []int32, kb int, cols []int32, s, w, h, wd
 		} else {
 			convPackRowsF32_2(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd)
 		}
-	case hasBMI2 && convPackRuns(cols, s, nv, 2):
+	case hasBMI2 && convPackHalves(cols, s, nv):
 		if nv == 1 {
 			convPackPairsF32_1(&d[0], &x[0], &ktab[0], kb, &cols[0], s, w, mask, h, wd, &convPairsIdx[0])
 		} else {

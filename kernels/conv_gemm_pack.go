@@ -170,3 +170,25 @@ func convPackRuns(cols []int32, s, nv, step int) bool {
 	}
 	return true
 }
+
+// convPackHalves reports whether each half (8 lanes) of each of the nv
+// vectors of the column table cols (stride s) reads every other input
+// element from its first lane on: base 2 more than the lane before in
+// every lane that is a column. A vector whose output row ends at lane 8
+// (a map 8 wide, or 8 columns past whole vectors) has its halves in two
+// input rows; within one row the whole vector qualifies
+// (convPackRuns(cols, s, nv, 2) implies this).
+func convPackHalves(cols []int32, s, nv int) bool {
+	base, iy := cols[:16*nv], cols[s:s+16*nv]
+	for h := 0; h < 16*nv; h += 8 {
+		for r := h + 1; r < h+8; r++ {
+			if iy[r] == convColOutside {
+				break
+			}
+			if base[r] != base[h]+int32(2*(r-h)) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -38,6 +38,9 @@ var convGemmCases = []struct {
 	{"1x1_map", Conv2DParams{N: 9, C: 40, H: 1, W: 1, O: 24, KH: 1, KW: 1}},
 	{"rows16", Conv2DParams{N: 3, C: 5, H: 6, W: 16, O: 21, KH: 3, KW: 3, PH: 1, PW: 1}},
 	{"rows37", Conv2DParams{N: 2, C: 4, H: 5, W: 37, O: 18, KH: 3, KW: 5, PH: 1, PW: 2, DW: 2}},
+	{"stride2_8wide", Conv2DParams{N: 3, C: 5, H: 16, W: 16, O: 20, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // vectors of two output rows
+	{"stride2_40wide", Conv2DParams{N: 1, C: 3, H: 6, W: 80, O: 20, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // a third vector in two rows
+	{"1x1_stride2_8wide", Conv2DParams{N: 2, C: 7, H: 16, W: 16, O: 24, KH: 1, KW: 1, SH: 2, SW: 2}},
 }
 
 // convGemmParams fills the defaults of a case (unit strides and
@@ -99,7 +102,7 @@ func TestConvPackMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	probe := make([]float32, 32)
 	vec := convPackVec(probe, make([]float32, 1), make([]int32, 4), 1, make([]int32, 3*convColsStride(1)), convColsStride(1), 1, 1, 1)
-	var runs [3]int // panels the vector packer took with gathers, runs and pairs
+	var runs [4]int // panels the vector packer took with gathers, runs, pairs and pairs in two rows
 	for _, tc := range convGemmCases {
 		p := convGemmParams(tc.p)
 		cg, ohw := p.C/p.Groups, p.OutH()*p.OutW()
@@ -120,6 +123,14 @@ func TestConvPackMatchesIm2col(t *testing.T) {
 			s := convColsStride(n)
 			cols := convColTab(p, q0, n, make([]int32, 3*s))
 			r0 := r.IntN(s - 16*((w+15)/16) + 1) // the panel's first column in the table
+			// The first trials take panels from a column that is a multiple
+			// of 8: on a map 8 wide, an output row's start.
+			if trial < 5 {
+				q0, r0 = q0&^7, 0
+				n = min(q-q0, 32)
+				s = convColsStride(n)
+				cols = convColTab(p, q0, n, make([]int32, 3*s))
+			}
 			want := make([]float32, kb*w)
 			for k := range kb {
 				for l := range w {
@@ -148,13 +159,15 @@ func TestConvPackMatchesIm2col(t *testing.T) {
 				runs[1]++
 			case convPackRuns(cols[r0:], s, nv, 2):
 				runs[2]++
+			case convPackHalves(cols[r0:], s, nv):
+				runs[3]++
 			default:
 				runs[0]++
 			}
 		}
 	}
-	if vec && (runs[0] < 50 || runs[1] < 50 || hasBMI2 && runs[2] < 10) {
-		t.Fatalf("panels packed by gathers, runs and pairs: %v, want at least 50, 50 and 10", runs)
+	if vec && (runs[0] < 50 || runs[1] < 50 || hasBMI2 && (runs[2] < 10 || runs[3] < 10)) {
+		t.Fatalf("panels packed by gathers, runs, pairs and pairs in two rows: %v, want at least 50, 50, 10 and 10", runs)
 	}
 }
 

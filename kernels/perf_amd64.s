@@ -10677,6 +10677,7 @@ TEXT ·convPackPairsF32_1(SB), NOSPLIT, $0-88
 	MOVQ         s+40(FP), R9
 	SHLQ         $0x02, R9
 	MOVLQSX      (R8), R11
+	MOVLQSX      32(R8), R13
 	VMOVDQU32    (R8)(R9*1), Z2
 	VMOVDQU32    (R8)(R9*2), Z4
 	MOVQ         idx+80(FP), AX
@@ -10689,7 +10690,6 @@ TEXT ·convPackPairsF32_1(SB), NOSPLIT, $0-88
 	KMOVW        AX, K3
 	MOVQ         w+48(FP), R10
 	SHLQ         $0x02, R10
-	MOVL         $0x00005555, R13
 	TESTQ        CX, CX
 	JE           done
 
@@ -10700,14 +10700,15 @@ row:
 	VPADDD.BCST 8(DX), Z4, Z9
 	VPCMPUD     $0x01, Z31, Z9, K1, K2
 	KMOVW       K2, AX
-	PDEPL       R13, AX, R9
+	PDEPL       perfEvenBits<>+0(SB), AX, R9
 	SHRL        $0x08, AX
-	PDEPL       R13, AX, AX
+	PDEPL       perfEvenBits<>+0(SB), AX, AX
 	KMOVW       R9, K4
 	KMOVW       AX, K5
 	LEAQ        (BX)(R11*1), R8
 	VMOVUPS.Z   (SI)(R8*4), K4, Z6
-	VMOVUPS.Z   64(SI)(R8*4), K5, Z11
+	LEAQ        (BX)(R13*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K5, Z11
 	VPERMT2PS   Z11, Z0, Z6
 	VMOVUPS     Z6, K3, (DI)
 	ADDQ        R10, DI
@@ -10718,6 +10719,9 @@ row:
 done:
 	VZEROUPPER
 	RET
+
+DATA perfEvenBits<>+0(SB)/4, $0x00005555
+GLOBL perfEvenBits<>(SB), RODATA|NOPTR, $4
 
 // func convPackF32_2(d *float32, x *float32, ktab *int32, kb int, cols *int32, s int, w int, mask int, h int, wd int)
 // Requires: AVX, AVX512F
@@ -10835,9 +10839,11 @@ TEXT ·convPackPairsF32_2(SB), NOSPLIT, $0-88
 	MOVQ         s+40(FP), R9
 	SHLQ         $0x02, R9
 	MOVLQSX      (R8), R11
+	MOVLQSX      32(R8), R13
 	VMOVDQU32    (R8)(R9*1), Z2
 	VMOVDQU32    (R8)(R9*2), Z4
 	MOVLQSX      64(R8), R12
+	MOVLQSX      96(R8), R14
 	VMOVDQU32    64(R8)(R9*1), Z3
 	VMOVDQU32    64(R8)(R9*2), Z5
 	MOVQ         idx+80(FP), AX
@@ -10850,7 +10856,6 @@ TEXT ·convPackPairsF32_2(SB), NOSPLIT, $0-88
 	KMOVW        AX, K3
 	MOVQ         w+48(FP), R10
 	SHLQ         $0x02, R10
-	MOVL         $0x00005555, R13
 	TESTQ        CX, CX
 	JE           done
 
@@ -10861,28 +10866,30 @@ row:
 	VPADDD.BCST 8(DX), Z4, Z9
 	VPCMPUD     $0x01, Z31, Z9, K1, K2
 	KMOVW       K2, AX
-	PDEPL       R13, AX, R9
+	PDEPL       perfEvenBits<>+0(SB), AX, R9
 	SHRL        $0x08, AX
-	PDEPL       R13, AX, AX
+	PDEPL       perfEvenBits<>+0(SB), AX, AX
 	KMOVW       R9, K4
 	KMOVW       AX, K5
 	LEAQ        (BX)(R11*1), R8
 	VMOVUPS.Z   (SI)(R8*4), K4, Z6
-	VMOVUPS.Z   64(SI)(R8*4), K5, Z11
+	LEAQ        (BX)(R13*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K5, Z11
 	VPERMT2PS   Z11, Z0, Z6
 	VPADDD.BCST 4(DX), Z3, Z8
 	VPCMPUD     $0x01, Z30, Z8, K1
 	VPADDD.BCST 8(DX), Z5, Z9
 	VPCMPUD     $0x01, Z31, Z9, K1, K2
 	KMOVW       K2, AX
-	PDEPL       R13, AX, R9
+	PDEPL       perfEvenBits<>+0(SB), AX, R9
 	SHRL        $0x08, AX
-	PDEPL       R13, AX, AX
+	PDEPL       perfEvenBits<>+0(SB), AX, AX
 	KMOVW       R9, K4
 	KMOVW       AX, K5
 	LEAQ        (BX)(R12*1), R8
 	VMOVUPS.Z   (SI)(R8*4), K4, Z7
-	VMOVUPS.Z   64(SI)(R8*4), K5, Z12
+	LEAQ        (BX)(R14*1), R8
+	VMOVUPS.Z   (SI)(R8*4), K5, Z12
 	VPERMT2PS   Z12, Z0, Z7
 	VMOVUPS     Z6, (DI)
 	VMOVUPS     Z7, K3, 64(DI)

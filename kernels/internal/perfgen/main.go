@@ -224,6 +224,20 @@ func block2DF32(name string, add bool) {
 	RET()
 }
 
+// evenBitsMem holds evenBits's constant once emitted.
+var evenBitsMem *Mem
+
+// evenBits returns a 32-bit constant with the even bits of a 16-lane mask
+// set (0x5555), PDEP's selector, emitting it on first use.
+func evenBits() Mem {
+	if evenBitsMem == nil {
+		m := GLOBL("perfEvenBits", RODATA|NOPTR)
+		DATA(0, U32(0x5555))
+		evenBitsMem = &m
+	}
+	return *evenBitsMem
+}
+
 // lanes holds the tables of evenOddLanes once emitted.
 var lanes *[2]Mem
 
@@ -851,13 +865,16 @@ func convPackF32(nv int, rows bool) {
 
 // convPackPairsF32 emits convPackPairsF32_<nv>(d, x *float32, ktab *int32,
 // kb int, cols *int32, s, w, mask, h, wd int, idx *int32): convPackF32
-// for vectors whose lanes read every other input element (base[r] =
-// base[r0] + 2(r − r0) in every lane the mask can admit: a convolution
-// with column stride 2, within one output row). Each vector is two
-// zero-masked moves of 16 consecutive elements, under masks that admit
-// the even elements of the admitted lanes (PDEP spreads the lane mask
-// over them; BMI2), and a two-table permute by idx (0, 2, …, 30) that
-// keeps the even ones: the values the gather reads, without gathering.
+// for vectors each of whose halves reads every other input element
+// (base[r] = base[h] + 2(r − h) for the lanes r of the half that starts
+// at lane h, in every lane the mask can admit: a convolution with column
+// stride 2, within one output row or, on a map 8 wide or ending in 8
+// columns, in two). Each vector is two zero-masked moves of 16
+// consecutive elements from lane 0's and lane 8's bases, under masks that
+// admit the even elements of the admitted lanes (PDEP spreads the lane
+// mask over them; BMI2), and a two-table permute by idx (0, 2, …, 30)
+// that keeps the even ones: the values the gather reads, without
+// gathering. (Within one row, lane 8's base is lane 0's plus 16.)
 func convPackPairsF32(nv int) {
 	name := fmt.Sprintf("convPackPairsF32_%d", nv)
 	TEXT(name, NOSPLIT, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int, idx *int32)")
@@ -872,6 +889,7 @@ func convPackPairsF32(nv int) {
 	Load(Param("s"), s)
 	SHLQ(U8(2), s)
 	base0 := []GPPhysical{R11, R12} // lane 0's base per vector
+	base8 := []GPPhysical{R13, R14} // lane 8's
 	iy := []VecPhysical{Z2, Z3}
 	ix := []VecPhysical{Z4, Z5}
 	out := []VecPhysical{Z6, Z7}
@@ -879,6 +897,7 @@ func convPackPairsF32(nv int) {
 	zh, zw, zidx := Z30, Z31, Z0
 	for v := 0; v < nv; v++ {
 		MOVLQSX(Mem{Base: cols, Disp: 64 * v}, base0[v])
+		MOVLQSX(Mem{Base: cols, Disp: 64*v + 32}, base8[v])
 		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 1, Disp: 64 * v}, iy[v])
 		VMOVDQU32(Mem{Base: cols, Index: s, Scale: 2, Disp: 64 * v}, ix[v])
 	}
@@ -892,7 +911,7 @@ func convPackPairsF32(nv int) {
 	KMOVW(EAX, K3)
 	Load(Param("w"), R10)
 	SHLQ(U8(2), R10)
-	MOVL(U32(0x5555), R13L) // the even bits of a 16-lane mask
+	even := evenBits()
 	TESTQ(kb, kb)
 	JE(LabelRef("done"))
 	Label("row")
@@ -904,14 +923,15 @@ func convPackPairsF32(nv int) {
 		VPADDD_BCST(Mem{Base: ktab, Disp: 8}, ix[v], t[1])
 		VPCMPUD(U8(1), zw, t[1], K1, K2) // and ix + dj < wd
 		KMOVW(K2, EAX)
-		PDEPL(R13L, EAX, R9L) // lanes 0–7 to the even elements of the first 16 (s is no longer needed)
+		PDEPL(even, EAX, R9L) // lanes 0–7 to the even elements of the first 16 (s is no longer needed)
 		SHRL(U8(8), EAX)
-		PDEPL(R13L, EAX, EAX) // lanes 8–15 to those of the next 16
+		PDEPL(even, EAX, EAX) // lanes 8–15 to those of the next 16
 		KMOVW(R9L, K4)
 		KMOVW(EAX, K5)
 		LEAQ(Mem{Base: RBX, Index: base0[v], Scale: 1}, R8)
 		VMOVUPS_Z(Mem{Base: x, Index: R8, Scale: 4}, K4, out[v])
-		VMOVUPS_Z(Mem{Base: x, Index: R8, Scale: 4, Disp: 64}, K5, hi[v])
+		LEAQ(Mem{Base: RBX, Index: base8[v], Scale: 1}, R8)
+		VMOVUPS_Z(Mem{Base: x, Index: R8, Scale: 4}, K5, hi[v])
 		VPERMT2PS(hi[v], zidx, out[v])
 	}
 	for v := 0; v < nv; v++ {
