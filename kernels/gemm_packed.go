@@ -200,9 +200,10 @@ func gemvPanels[T float](kern *gemmKernel[T], a, bs, cc, tmp []T, kb, c0, c1 int
 // are: row i of a tile of C reads only row i of the A panel, and the rows
 // past the first are never stored (an edge kernel skips them, a full one
 // computes them into the scratch tile that gemmTile discards). A
-// matrix–vector product (the serving path at batch 1) so writes kb
-// elements where packA wrote mr·kb, most of them zeros. (With more rows
-// packA's vector transposition is faster.)
+// matrix–vector product that the row kernels do not take (no row
+// kernels, or a last panel of whole vectors) so writes kb elements where
+// packA wrote mr·kb, most of them zeros. (With more rows packA's vector
+// transposition is faster.)
 func packRowShort[T float](d, src []T, mr int) {
 	if len(src) == 0 {
 		return
