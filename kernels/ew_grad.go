@@ -71,7 +71,8 @@ func ewgSiluGo32(o, a, g []float32, b []float64) {
 			o[i] = float32(float64(g[i]) * ewgInfLimit(xi))
 			continue
 		}
-		sig, sn := 1/(1+ex), ex/(1+ex)
+		sig := 1 / (1 + ex)
+		sn := ex * sig
 		if xi < -120 { // past the clamp: x·e^x is below float32's smallest
 			sig, sn = 0, 1
 		}

@@ -7,15 +7,14 @@ import "math"
 //go:generate sh -c "cd internal/expgen && go run . -out ../../exp_amd64.s -stubs ../../exp_stub_amd64.go -pkg kernels"
 
 // expConsts are the constants of the loops of exp_amd64.s, in the order
-// internal/expgen reads them: ewExpBlock's and the SiLU loops' constants,
-// each the same float64 the Go code uses, then ewExp2Table.
-var expConsts = func() (c [80]float64) {
+// internal/expgen reads them: ewNegExpArg32's and the SiLU loops'
+// constants, each the same float64 the Go code uses, then ewExp16Table.
+var expConsts = func() (c [32]float64) {
 	copy(c[:], []float64{
-		64 / math.Ln2, 0x1.8p52, 6.93147180369123816490e-01 / 64, 1.90821492927058770002e-10 / 64,
-		1, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, -120, 120, negZero, -1e300,
-		math.Float64frombits(1023), math.Float64frombits(63), 0,
+		16 / math.Ln2, 0x1.8p52, math.Ln2 / 16, 1, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, -120, 120, negZero, -1e300,
+		math.Float64frombits(1023), 0,
 	})
-	copy(c[16:], ewExp2Table[:])
+	copy(c[16:], ewExp16Table[:])
 	return c
 }()
 

@@ -4,14 +4,13 @@
 
 #include "textflag.h"
 
-// func siluF32AVX512(out *float32, x *float32, n int, c *[80]float64)
+// func siluF32AVX512(out *float32, x *float32, n int, c *[32]float64)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·siluF32AVX512(SB), NOSPLIT, $0-32
 	MOVQ         out+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
 	MOVQ         c+24(FP), DX
-	LEAQ         128(DX), R8
 	VBROADCASTSD (DX), Z16
 	VBROADCASTSD 8(DX), Z17
 	VBROADCASTSD 16(DX), Z18
@@ -26,47 +25,44 @@ TEXT ·siluF32AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSD 88(DX), Z27
 	VBROADCASTSD 96(DX), Z28
 	VBROADCASTSD 104(DX), Z29
-	VBROADCASTSD 112(DX), Z30
-	VBROADCASTSD 120(DX), Z31
+	VMOVUPD      128(DX), Z30
+	VMOVUPD      192(DX), Z31
 	XORQ         AX, AX
 	SHRQ         $0x03, CX
 	JE           done
 
 loop:
 	VCVTPS2PD  (SI)(AX*4), Z0
-	VMAXPD     Z0, Z25, Z1
-	VMINPD     Z1, Z26, Z1
-	VXORPD     Z27, Z1, Z1
+	VMAXPD     Z0, Z24, Z1
+	VMINPD     Z1, Z25, Z1
+	VXORPD     Z26, Z1, Z1
 	VMULPD     Z16, Z1, Z2
 	VADDPD     Z17, Z2, Z2
 	VSUBPD     Z17, Z2, Z2
 	VMULPD     Z18, Z2, Z4
 	VSUBPD     Z4, Z1, Z3
-	VMULPD     Z19, Z2, Z4
-	VSUBPD     Z4, Z3, Z3
 	VCVTTPD2QQ Z2, Z2
 	VMULPD     Z3, Z3, Z4
-	VMULPD     Z24, Z3, Z5
-	VADDPD     Z23, Z5, Z5
+	VMULPD     Z23, Z3, Z5
+	VADDPD     Z22, Z5, Z5
 	VMULPD     Z4, Z5, Z5
-	VMULPD     Z22, Z3, Z6
-	VADDPD     Z21, Z6, Z6
+	VMULPD     Z21, Z3, Z6
+	VADDPD     Z20, Z6, Z6
 	VADDPD     Z5, Z6, Z6
 	VMULPD     Z4, Z6, Z6
-	VADDPD     Z20, Z3, Z3
+	VADDPD     Z19, Z3, Z3
 	VADDPD     Z6, Z3, Z3
-	VPANDQ     Z30, Z2, Z5
-	KXNORB     K1, K1, K1
-	VGATHERQPD (R8)(Z5*8), K1, Z6
-	VPSRAQ     $0x06, Z2, Z2
-	VPADDQ     Z29, Z2, Z2
+	VMOVDQA64  Z2, Z5
+	VPERMI2PD  Z31, Z30, Z5
+	VPSRAQ     $0x04, Z2, Z2
+	VPADDQ     Z28, Z2, Z2
 	VPSLLQ     $0x34, Z2, Z2
-	VMULPD     Z6, Z3, Z3
+	VMULPD     Z5, Z3, Z3
 	VMULPD     Z2, Z3, Z1
-	VADDPD     Z20, Z1, Z1
+	VADDPD     Z19, Z1, Z1
 	VDIVPD     Z1, Z0, Z1
-	VCMPPD     $0x11, Z28, Z0, K2
-	VMOVAPD    Z27, K2, Z1
+	VCMPPD     $0x11, Z27, Z0, K2
+	VMOVAPD    Z26, K2, Z1
 	VCVTPD2PS  Z1, Y7
 	VMOVUPS    Y7, (DI)(AX*4)
 	ADDQ       $0x08, AX
@@ -77,7 +73,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[80]float64)
+// func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[32]float64)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ         out+0(FP), DI
@@ -85,7 +81,6 @@ TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ         dy+16(FP), R9
 	MOVQ         n+24(FP), CX
 	MOVQ         c+32(FP), DX
-	LEAQ         128(DX), R8
 	VBROADCASTSD (DX), Z16
 	VBROADCASTSD 8(DX), Z17
 	VBROADCASTSD 16(DX), Z18
@@ -100,8 +95,8 @@ TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-40
 	VBROADCASTSD 88(DX), Z27
 	VBROADCASTSD 96(DX), Z28
 	VBROADCASTSD 104(DX), Z29
-	VBROADCASTSD 112(DX), Z30
-	VBROADCASTSD 120(DX), Z31
+	VMOVUPD      128(DX), Z30
+	VMOVUPD      192(DX), Z31
 	XORQ         AX, AX
 	SHRQ         $0x03, CX
 	JE           done
@@ -109,49 +104,46 @@ TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-40
 loop:
 	VCVTPS2PD   (SI)(AX*4), Z0
 	VCVTPS2PD   (R9)(AX*4), Z7
-	VMAXPD      Z0, Z25, Z1
-	VMINPD      Z1, Z26, Z1
-	VXORPD      Z27, Z1, Z1
+	VMAXPD      Z0, Z24, Z1
+	VMINPD      Z1, Z25, Z1
+	VXORPD      Z26, Z1, Z1
 	VMULPD      Z16, Z1, Z2
 	VADDPD      Z17, Z2, Z2
 	VSUBPD      Z17, Z2, Z2
 	VMULPD      Z18, Z2, Z4
 	VSUBPD      Z4, Z1, Z3
-	VMULPD      Z19, Z2, Z4
-	VSUBPD      Z4, Z3, Z3
 	VCVTTPD2QQ  Z2, Z2
 	VMULPD      Z3, Z3, Z4
-	VMULPD      Z24, Z3, Z5
-	VADDPD      Z23, Z5, Z5
+	VMULPD      Z23, Z3, Z5
+	VADDPD      Z22, Z5, Z5
 	VMULPD      Z4, Z5, Z5
-	VMULPD      Z22, Z3, Z6
-	VADDPD      Z21, Z6, Z6
+	VMULPD      Z21, Z3, Z6
+	VADDPD      Z20, Z6, Z6
 	VADDPD      Z5, Z6, Z6
 	VMULPD      Z4, Z6, Z6
-	VADDPD      Z20, Z3, Z3
+	VADDPD      Z19, Z3, Z3
 	VADDPD      Z6, Z3, Z3
-	VPANDQ      Z30, Z2, Z5
-	KXNORB      K1, K1, K1
-	VGATHERQPD  (R8)(Z5*8), K1, Z6
-	VPSRAQ      $0x06, Z2, Z2
-	VPADDQ      Z29, Z2, Z2
+	VMOVDQA64   Z2, Z5
+	VPERMI2PD   Z31, Z30, Z5
+	VPSRAQ      $0x04, Z2, Z2
+	VPADDQ      Z28, Z2, Z2
 	VPSLLQ      $0x34, Z2, Z2
-	VMULPD      Z6, Z3, Z3
+	VMULPD      Z5, Z3, Z3
 	VMULPD      Z2, Z3, Z1
-	VADDPD      Z20, Z1, Z2
-	VDIVPD      Z2, Z20, Z8
-	VDIVPD      Z2, Z1, Z9
-	VCMPPD      $0x11, Z25, Z0, K2
-	VMOVAPD     Z31, K2, Z8
-	VMOVAPD     Z20, K2, Z9
+	VADDPD      Z19, Z1, Z2
+	VDIVPD      Z2, Z19, Z8
+	VMULPD      Z8, Z1, Z9
+	VCMPPD      $0x11, Z24, Z0, K2
+	VMOVAPD     Z29, K2, Z8
+	VMOVAPD     Z19, K2, Z9
 	VMULPD      Z8, Z7, Z3
 	VMULPD      Z9, Z0, Z4
-	VADDPD      Z20, Z4, Z4
+	VADDPD      Z19, Z4, Z4
 	VMULPD      Z4, Z3, Z3
 	VFPCLASSPDZ $0x18, Z0, K3
-	VCMPPD      $0x1e, Z31, Z0, K4
-	VMOVAPD     Z31, Z5
-	VMOVAPD     Z20, K4, Z5
+	VCMPPD      $0x1e, Z29, Z0, K4
+	VMOVAPD     Z29, Z5
+	VMOVAPD     Z19, K4, Z5
 	VMULPD      Z5, Z7, Z5
 	VMOVAPD     Z5, K3, Z3
 	VCVTPD2PS   Z3, Y10

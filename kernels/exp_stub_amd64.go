@@ -7,9 +7,9 @@ package kernels
 // siluF32AVX512 is ewSiluBlock32 on n%8 == 0 elements, eight at a time; out may be x.
 //
 //go:noescape
-func siluF32AVX512(out *float32, x *float32, n int, c *[80]float64)
+func siluF32AVX512(out *float32, x *float32, n int, c *[32]float64)
 
 // siluGradF32AVX512 is ewgSiluRun32's formula on n%8 == 0 elements, eight at a time; out may be x or dy.
 //
 //go:noescape
-func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[80]float64)
+func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[32]float64)

@@ -1,7 +1,9 @@
 // Command expgen generates kernels/exp_amd64.s and its Go declarations:
 // AVX-512 loops of float32 SiLU and its gradient, the activation of
-// ppyoloe_s, which spends a fifth of its training step in them. They run
-// ewExpBlock's exponential eight float64 lanes at a time and compute
+// ppyoloe_s, which spent a fifth of its training step in them before they
+// existed and a seventh with their first form (a gather from a 64-entry
+// table, two divisions in the gradient). They run
+// ewNegExpArg32's exponential eight float64 lanes at a time and compute
 // exactly what the portable loops (ewSiluBlock32, ewgSiluRun32) compute,
 // operation for operation, so results are bitwise the same with or
 // without them.
@@ -17,12 +19,11 @@ import (
 )
 
 // The layout of the constants the loops take (expConsts in package
-// kernels): float64s by index, then the 2^(j/64) table.
+// kernels): float64s by index, then the 2^(j/16) table.
 const (
-	cInv     = iota // 64/ln2
+	cInv     = iota // 16/ln2
 	cShifter        // 1.5·2^52
-	cHi             // ln2/64, high part
-	cLo             // ln2/64, low part
+	cLn2            // ln2/16
 	cOne            // 1
 	cHalf           // 1/2
 	cSixth          // 1/6
@@ -33,9 +34,8 @@ const (
 	cNegZero        // -0 (the sign bit)
 	cTiny           // -1e300
 	cBias           // 1023, as int64 bits
-	cMask           // 63, as int64 bits
 	cZero           // 0
-	cTable   = 16   // 64 entries
+	cTable   = 16   // 16 entries
 )
 
 func main() {
@@ -45,37 +45,39 @@ func main() {
 	Generate()
 }
 
-// regs are the broadcast constants.
+// regs are the broadcast constants and the table, whose 16 entries fill
+// two registers, so that a permute (VPERMI2PD) looks them up instead of a
+// gather from memory (a quarter of the forward loop's time).
 type regs struct {
-	inv, shifter, hi, lo, one, half, sixth, c24, c120, minArg, maxArg, negZero, tiny, bias, mask, zero VecPhysical
+	inv, shifter, ln2, one, half, sixth, c24, c120, minArg, maxArg, negZero, tiny, bias, zero VecPhysical
+	tabLo, tabHi                                                                              VecPhysical
 }
 
 func loadConsts(c GPPhysical) regs {
 	r := regs{Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
-	for i, z := range []VecPhysical{r.inv, r.shifter, r.hi, r.lo, r.one, r.half, r.sixth, r.c24, r.c120,
-		r.minArg, r.maxArg, r.negZero, r.tiny, r.bias, r.mask, r.zero} {
+	for i, z := range []VecPhysical{r.inv, r.shifter, r.ln2, r.one, r.half, r.sixth, r.c24, r.c120,
+		r.minArg, r.maxArg, r.negZero, r.tiny, r.bias, r.zero} {
 		VBROADCASTSD(Mem{Base: c, Disp: 8 * i}, z)
 	}
+	VMOVUPD(Mem{Base: c, Disp: 8 * cTable}, r.tabLo)
+	VMOVUPD(Mem{Base: c, Disp: 8 * (cTable + 8)}, r.tabHi)
 	return r
 }
 
 // negExpArg emits b = e^-clamp(x, -120, 120) for the eight float64 lanes
-// of x, as ewNegExpArg32 and ewExpBlock compute it; tab is the table's
-// address, t0..t4 scratch.
-func negExpArg(r regs, tab GPPhysical, x, b, t0, t1, t2, t3, t4 VecPhysical) {
+// of x, as ewNegExpArg32 computes it; t0..t4 scratch.
+func negExpArg(r regs, x, b, t0, t1, t2, t3, t4 VecPhysical) {
 	// clamp: x < lo ? lo : x, then x > hi ? hi : x (NaN stays NaN)
 	VMAXPD(x, r.minArg, b)
 	VMINPD(b, r.maxArg, b)
 	VXORPD(r.negZero, b, b) // negation flips the sign bit
-	// k = (b·inv + shifter) − shifter; r = (b − k·hi) − k·lo
+	// k = (b·inv + shifter) − shifter; r = b − k·ln2/16
 	k, rr := t0, t1
 	VMULPD(r.inv, b, k)
 	VADDPD(r.shifter, k, k)
 	VSUBPD(r.shifter, k, k)
-	VMULPD(r.hi, k, t2)
+	VMULPD(r.ln2, k, t2)
 	VSUBPD(t2, b, rr)
-	VMULPD(r.lo, k, t2)
-	VSUBPD(t2, rr, rr)
 	ki := k
 	VCVTTPD2QQ(k, ki)
 	// p = (1 + r) + r²·((1/2 + r/6) + r²·(1/24 + r/120))
@@ -90,29 +92,28 @@ func negExpArg(r regs, tab GPPhysical, x, b, t0, t1, t2, t3, t4 VecPhysical) {
 	VMULPD(r2, t4, t4)
 	VADDPD(r.one, rr, rr)
 	VADDPD(t4, rr, rr) // p
-	// b = p · 2^((ki&63)/64) · 2^(ki>>6)
-	VPANDQ(r.mask, ki, t3)
-	KXNORB(K1, K1, K1)
-	VGATHERQPD(Mem{Base: tab, Index: t3, Scale: 8}, K1, t4)
-	VPSRAQ(U8(6), ki, ki)
+	// b = p · 2^((ki&15)/16) · 2^(ki>>4): the permute reads the index's
+	// low four bits
+	VMOVDQA64(ki, t3)
+	VPERMI2PD(r.tabHi, r.tabLo, t3)
+	VPSRAQ(U8(4), ki, ki)
 	VPADDQ(r.bias, ki, ki)
 	VPSLLQ(U8(52), ki, ki)
-	VMULPD(t4, rr, rr)
+	VMULPD(t3, rr, rr)
 	VMULPD(ki, rr, b)
 }
 
 // siluF32 emits siluF32AVX512(out, x *float32, n int, c *expConsts):
 // ewSiluBlock32 on n elements, n a multiple of 8; out may be x.
 func siluF32() {
-	TEXT("siluF32AVX512", NOSPLIT, "func(out, x *float32, n int, c *[80]float64)")
+	TEXT("siluF32AVX512", NOSPLIT, "func(out, x *float32, n int, c *[32]float64)")
 	Pragma("noescape")
 	Doc("siluF32AVX512 is ewSiluBlock32 on n%8 == 0 elements, eight at a time; out may be x.")
-	out, x, n, c, tab := RDI, RSI, RCX, RDX, R8
+	out, x, n, c := RDI, RSI, RCX, RDX
 	Load(Param("out"), out)
 	Load(Param("x"), x)
 	Load(Param("n"), n)
 	Load(Param("c"), c)
-	LEAQ(Mem{Base: c, Disp: 8 * cTable}, tab)
 	r := loadConsts(c)
 	XORQ(RAX, RAX)
 	SHRQ(U8(3), n)
@@ -120,7 +121,7 @@ func siluF32() {
 	Label("loop")
 	xi, e := Z0, Z1
 	VCVTPS2PD(Mem{Base: x, Index: RAX, Scale: 4}, xi)
-	negExpArg(r, tab, xi, e, Z2, Z3, Z4, Z5, Z6)
+	negExpArg(r, xi, e, Z2, Z3, Z4, Z5, Z6)
 	// x/(1+e), or -0 where x < -1e300 (x = -Inf)
 	VADDPD(r.one, e, e)
 	VDIVPD(e, xi, e)
@@ -140,16 +141,15 @@ func siluF32() {
 // *expConsts): ewgSiluRun32's element formula on n elements, n a multiple
 // of 8; out may be x or dy.
 func siluGradF32() {
-	TEXT("siluGradF32AVX512", NOSPLIT, "func(out, x, dy *float32, n int, c *[80]float64)")
+	TEXT("siluGradF32AVX512", NOSPLIT, "func(out, x, dy *float32, n int, c *[32]float64)")
 	Pragma("noescape")
 	Doc("siluGradF32AVX512 is ewgSiluRun32's formula on n%8 == 0 elements, eight at a time; out may be x or dy.")
-	out, x, dy, n, c, tab := RDI, RSI, R9, RCX, RDX, R8
+	out, x, dy, n, c := RDI, RSI, R9, RCX, RDX
 	Load(Param("out"), out)
 	Load(Param("x"), x)
 	Load(Param("dy"), dy)
 	Load(Param("n"), n)
 	Load(Param("c"), c)
-	LEAQ(Mem{Base: c, Disp: 8 * cTable}, tab)
 	r := loadConsts(c)
 	XORQ(RAX, RAX)
 	SHRQ(U8(3), n)
@@ -158,11 +158,11 @@ func siluGradF32() {
 	xi, e, g, sig, sn := Z0, Z1, Z7, Z8, Z9
 	VCVTPS2PD(Mem{Base: x, Index: RAX, Scale: 4}, xi)
 	VCVTPS2PD(Mem{Base: dy, Index: RAX, Scale: 4}, g)
-	negExpArg(r, tab, xi, e, Z2, Z3, Z4, Z5, Z6)
-	// sig, sn = 1/(1+e), e/(1+e); 0, 1 where x < -120
+	negExpArg(r, xi, e, Z2, Z3, Z4, Z5, Z6)
+	// sig, sn = 1/(1+e), e·sig; 0, 1 where x < -120
 	VADDPD(r.one, e, Z2)
 	VDIVPD(Z2, r.one, sig)
-	VDIVPD(Z2, e, sn)
+	VMULPD(sig, e, sn)
 	VCMPPD(U8(0x11), r.minArg, xi, K2) // x < -120, ordered
 	VMOVAPD(r.zero, K2, sig)
 	VMOVAPD(r.one, K2, sn)
