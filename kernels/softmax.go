@@ -40,17 +40,30 @@ type softmaxJob[T nnFloat] struct {
 
 func (j *softmaxJob[T]) run(lo, hi int) { softmaxRange(j.x, j.y, j.n, j.inner, j.log, lo, hi) }
 
-// softmaxRange is softmaxLines on the lines [lo, hi).
+// softmaxRange is softmaxLines on the lines [lo, hi). Softmax keeps each
+// line's exponentials (up to softmaxKeep of them) for the output instead
+// of computing them a second time: the same values, so the same bits.
 func softmaxRange[T nnFloat](x, y []T, n, inner int, log bool, lo, hi int) {
+	var keep [softmaxKeep]float64
 	for l := lo; l < hi; l++ {
 		base := (l/inner)*n*inner + l%inner
-		m, s := softmaxMaxSum(x, base, n, inner)
-		if log {
+		var e []float64
+		if !log && n <= softmaxKeep {
+			e = keep[:n]
+		}
+		m, s := softmaxMaxSum(x, base, n, inner, e)
+		switch {
+		case log:
 			ls := m + math.Log(s)
 			for j := range n {
 				y[base+j*inner] = T(float64(x[base+j*inner]) - ls)
 			}
-		} else {
+		case e != nil:
+			inv := 1 / s
+			for j, v := range e {
+				y[base+j*inner] = T(v * inv)
+			}
+		default:
 			inv := 1 / s
 			for j := range n {
 				y[base+j*inner] = T(math.Exp(float64(x[base+j*inner])-m) * inv)
@@ -59,10 +72,15 @@ func softmaxRange[T nnFloat](x, y []T, n, inner int, log bool, lo, hi int) {
 	}
 }
 
+// softmaxKeep is the longest line whose exponentials softmaxRange keeps
+// (on the stack): ppyoloe_s's distributions have 17 bins.
+const softmaxKeep = 64
+
 // softmaxMaxSum returns the maximum m of the n elements x[base + j·stride]
-// and Σ exp(x − m). If m is ±Inf or NaN, the differences are NaN or −Inf
-// as IEEE arithmetic makes them, like other frameworks.
-func softmaxMaxSum[T nnFloat](x []T, base, n, stride int) (m, s float64) {
+// and Σ exp(x − m), and writes the terms exp(x − m) into e unless e is
+// nil. If m is ±Inf or NaN, the differences are NaN or −Inf as IEEE
+// arithmetic makes them, like other frameworks.
+func softmaxMaxSum[T nnFloat](x []T, base, n, stride int, e []float64) (m, s float64) {
 	m = math.Inf(-1)
 	for j := range n {
 		v := float64(x[base+j*stride])
@@ -75,6 +93,14 @@ func softmaxMaxSum[T nnFloat](x []T, base, n, stride int) (m, s float64) {
 	}
 	if math.IsInf(m, -1) { // every element is −Inf: shift by 0 to get 0/0 = NaN
 		m = 0
+	}
+	if e != nil {
+		for j := range e {
+			v := math.Exp(float64(x[base+j*stride]) - m)
+			e[j] = v
+			s += v
+		}
+		return m, s
 	}
 	for j := range n {
 		s += math.Exp(float64(x[base+j*stride]) - m)

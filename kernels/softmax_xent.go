@@ -23,7 +23,7 @@ func SoftmaxCrossEntropy[T nnFloat, L int32 | int64](logits, probs, loss []T, la
 			lab := int64(labels[l])
 			var m, s float64
 			if n > 0 {
-				m, s = softmaxMaxSum(logits, base, n, inner)
+				m, s = softmaxMaxSum(logits, base, n, inner, nil)
 				inv := 1 / s
 				for j := range n {
 					probs[base+j*inner] = T(math.Exp(float64(logits[base+j*inner])-m) * inv)
