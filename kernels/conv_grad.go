@@ -84,9 +84,12 @@ func Conv2DGradInput[T nnFloat](p Conv2DParams, dy, w, dx, ws []T, threads int) 
 		conv2DGradInputDirect(p, df, any(w).([]float32), any(dx).([]float32), any(ws).([]float32), threads)
 		return
 	}
-	clear(dx[:p.N*p.C*p.H*p.W])
 	if p.N == 0 || p.O == 0 || ohw == 0 {
+		clear(dx[:p.N*p.C*p.H*p.W])
 		return
+	}
+	if !p.direct() {
+		clear(dx[:p.N*p.C*p.H*p.W]) // Col2im adds into dx; a direct product writes it whole
 	}
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	kk := cg * p.KH * p.KW
