@@ -24,7 +24,7 @@ import (
 // full_like none.
 
 func init() {
-	register(&Def{Name: "cast", Infer: ewInferCast, Compute: ewBindCast, Grad: ewGradCast})
+	register(&Def{Name: "cast", Infer: ewInferCast, Compute: ewBindCast, Grad: ewGradCast, PerSample: perSampleUnary})
 	register(&Def{Name: "assign", Infer: ewInferUnary(ewAnyDType), Compute: ewBindAssign, Grad: ewGradAssign})
 	register(&Def{Name: "full_like", Infer: ewInferFullLike, Compute: ewBindFullLike, NoGrad: true})
 }

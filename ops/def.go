@@ -70,6 +70,14 @@ type Def struct {
 	// Collective, if set, reports whether op exchanges data with the
 	// other ranks of a data-parallel job (see Collective).
 	Collective func(op *ir.Op) bool
+	// PerSample, if set, reports whether op works sample by sample along
+	// the batch, to the same bits however the batch is cut (see
+	// PerSample). Set it only for kernels whose every element comes out
+	// alike wherever it falls in a vector loop or a thread's share.
+	PerSample func(op *ir.Op, batch func(*ir.Value) bool) bool
+	// BatchSum, if set, is how op sums over the batch the canonical way
+	// (see BatchGroup).
+	BatchSum *BatchSum
 }
 
 var defs = map[string]*Def{}

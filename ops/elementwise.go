@@ -39,21 +39,27 @@ var ewArithOps = []struct {
 	op    kernels.BinaryOp
 	types ewDTypeSet
 	grad  VJP
+	// perSample: one exact operation per element (PerSample).
+	perSample bool
 }{
-	{"add", kernels.BinAdd, ewNumbers, ewGradAdd},
-	{"subtract", kernels.BinSub, ewNumbers, ewGradSubtract},
-	{"multiply", kernels.BinMul, ewNumbers, ewGradMultiply},
-	{"divide", kernels.BinDiv, ewNumbers, ewGradDivide},
-	{"maximum", kernels.BinMax, ewNumbers, ewGradMaxMin(true)},
-	{"minimum", kernels.BinMin, ewNumbers, ewGradMaxMin(false)},
-	{"pow", kernels.BinPow, ewFloats, ewGradPow},
-	{"mod", kernels.BinMod, ewNumbers, ewGradMod(false)},
-	{"fmod", kernels.BinFmod, ewNumbers, ewGradMod(true)},
+	{"add", kernels.BinAdd, ewNumbers, ewGradAdd, true},
+	{"subtract", kernels.BinSub, ewNumbers, ewGradSubtract, true},
+	{"multiply", kernels.BinMul, ewNumbers, ewGradMultiply, true},
+	{"divide", kernels.BinDiv, ewNumbers, ewGradDivide, true},
+	{"maximum", kernels.BinMax, ewNumbers, ewGradMaxMin(true), true},
+	{"minimum", kernels.BinMin, ewNumbers, ewGradMaxMin(false), true},
+	{"pow", kernels.BinPow, ewFloats, ewGradPow, false},
+	{"mod", kernels.BinMod, ewNumbers, ewGradMod(false), false},
+	{"fmod", kernels.BinFmod, ewNumbers, ewGradMod(true), false},
 }
 
 func init() {
 	for _, a := range ewArithOps {
-		register(&Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Compute: ewBindArith(a.op), Grad: a.grad})
+		d := &Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Compute: ewBindArith(a.op), Grad: a.grad}
+		if a.perSample {
+			d.PerSample = perSampleBroadcast
+		}
+		register(d)
 	}
 	register(&Def{Name: "scale", Infer: ewInferScale, Compute: ewBindScale, Grad: ewGradScale})
 }

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register(&Def{Name: "gelu_grad", Infer: ewInferActGrad(true), Compute: ewBindActGrad, Grad: ewGradActGrad})
-	register(&Def{Name: "silu_grad", Infer: ewInferActGrad(false), Compute: ewBindActGrad, Grad: ewGradActGrad})
+	register(&Def{Name: "silu_grad", Infer: ewInferActGrad(false), Compute: ewBindActGrad, Grad: ewGradActGrad, PerSample: perSampleAll})
 }
 
 func ewInferActGrad(hasApprox bool) func([]ir.Type, ir.Attrs) ([]ir.Type, error) {

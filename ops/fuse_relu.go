@@ -22,7 +22,7 @@ import (
 
 func init() {
 	register(&Def{Name: "relu_grad", Infer: ewInferActGrad(false), Compute: fuseBindReluGrad,
-		Grad: fuseGradReluGrad})
+		Grad: fuseGradReluGrad, PerSample: perSampleAll})
 }
 
 // ReluGrad appends the gradient of relu given its output y and the

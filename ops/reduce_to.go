@@ -26,7 +26,8 @@ func init() {
 			// The adjoint of summing to a shape is broadcasting back.
 			dx := Add(g.B, FullLike(g.B, g.X(0), 0, ir.InvalidDType), g.DY[0])
 			return []*ir.Value{dx, nil}, nil
-		}})
+		},
+		BatchSum: reduceSumToBatch})
 }
 
 func inferReduceSumTo(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {

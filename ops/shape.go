@@ -39,11 +39,11 @@ import (
 // shape_grad.go.
 
 func init() {
-	register(&Def{Name: "reshape", Infer: shpInferReshape, Compute: shpComputeReshape, Grad: shpGradView})
+	register(&Def{Name: "reshape", Infer: shpInferReshape, Compute: shpComputeReshape, Grad: shpGradView, PerSample: perSampleReshape})
 	register(&Def{Name: "transpose", Infer: shpInferTranspose, Compute: shpComputeTranspose, Grad: shpGradTranspose})
 	register(&Def{Name: "squeeze", Infer: shpInferSqueeze, Bind: shpBindSqueeze, Grad: shpGradSqueeze})
 	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Compute: shpComputeUnsqueeze, Grad: shpGradUnsqueeze})
-	register(&Def{Name: "flatten", Infer: shpInferFlatten, Compute: shpComputeFlatten, Grad: shpGradView})
+	register(&Def{Name: "flatten", Infer: shpInferFlatten, Compute: shpComputeFlatten, Grad: shpGradView, PerSample: perSampleFlatten})
 	register(&Def{Name: "expand", Infer: shpInferExpand, Compute: shpComputeExpand, Grad: shpGradExpand})
 	register(&Def{Name: "concat", Infer: shpInferConcat, Compute: shpComputeConcat, Grad: shpGradConcat})
 	register(&Def{Name: "split", Infer: shpInferSplit, Compute: shpComputeSplit, Grad: shpGradSplit})

@@ -31,27 +31,34 @@ var ewUnaryOps = []struct {
 	op    kernels.UnaryOp
 	types ewDTypeSet
 	grad  VJP
+	// perSample: the vector loops and the Go loop give the same bits
+	// (PerSample).
+	perSample bool
 }{
-	{"relu", kernels.UnaryRelu, ewNumbers, ewGradRelu},
-	{"sigmoid", kernels.UnarySigmoid, ewFloats, ewGradSigmoid},
-	{"tanh", kernels.UnaryTanh, ewFloats, ewGradTanh},
-	{"exp", kernels.UnaryExp, ewFloats, ewGradExp},
-	{"log", kernels.UnaryLog, ewFloats, ewGradLog},
-	{"sqrt", kernels.UnarySqrt, ewFloats, ewGradSqrt},
-	{"rsqrt", kernels.UnaryRsqrt, ewFloats, ewGradRsqrt},
-	{"abs", kernels.UnaryAbs, ewNumbers, ewGradAbs},
-	{"neg", kernels.UnaryNeg, ewNumbers, ewGradNeg},
-	{"square", kernels.UnarySquare, ewNumbers, ewGradSquare},
-	{"silu", kernels.UnarySilu, ewFloats, ewGradSilu},
-	{"softplus", kernels.UnarySoftplus, ewFloats, ewGradSoftplus},
+	{"relu", kernels.UnaryRelu, ewNumbers, ewGradRelu, true},
+	{"sigmoid", kernels.UnarySigmoid, ewFloats, ewGradSigmoid, false},
+	{"tanh", kernels.UnaryTanh, ewFloats, ewGradTanh, false},
+	{"exp", kernels.UnaryExp, ewFloats, ewGradExp, false},
+	{"log", kernels.UnaryLog, ewFloats, ewGradLog, false},
+	{"sqrt", kernels.UnarySqrt, ewFloats, ewGradSqrt, false},
+	{"rsqrt", kernels.UnaryRsqrt, ewFloats, ewGradRsqrt, false},
+	{"abs", kernels.UnaryAbs, ewNumbers, ewGradAbs, true},
+	{"neg", kernels.UnaryNeg, ewNumbers, ewGradNeg, true},
+	{"square", kernels.UnarySquare, ewNumbers, ewGradSquare, true},
+	{"silu", kernels.UnarySilu, ewFloats, ewGradSilu, true},
+	{"softplus", kernels.UnarySoftplus, ewFloats, ewGradSoftplus, false},
 }
 
 func init() {
 	for _, u := range ewUnaryOps {
 		op := u.op
-		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Compute: func(o *ir.Op) (Compute, error) {
+		d := &Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Compute: func(o *ir.Op) (Compute, error) {
 			return ewBindUnary(o, op)
-		}})
+		}}
+		if u.perSample {
+			d.PerSample = perSampleUnary
+		}
+		register(d)
 	}
 	register(&Def{Name: "gelu", Infer: ewInferGelu, Compute: ewBindGelu, Grad: ewGradGelu})
 	register(&Def{Name: "clip", Infer: ewInferClip, Compute: ewBindClip, Grad: ewGradClip})

@@ -72,9 +72,9 @@ func batchy(v *ir.Value) bool {
 	return !t.IsStack() && t.Rank() > 0 && t.Dims[0] == ir.Dynamic
 }
 
-// perSample reports whether op computes each sample of its batch results
-// from the same sample of its batch operands alone (and its other
-// operands whole), the same way whatever the batch.
+// perSample reports whether op can run on pieces of the batch
+// (ops.PerSample): it is recomputable, draws no random numbers, and every
+// result carries the batch.
 func perSample(op *ir.Op) bool {
 	if !recomputable(op) || ops.Random(op) || op.NumResults() == 0 {
 		return false
@@ -84,39 +84,7 @@ func perSample(op *ir.Op) bool {
 			return false
 		}
 	}
-	rank := op.Result(0).Type().Rank()
-	first := func() bool { return batchy(op.Operand(0)) }
-	switch op.Name() {
-	case "relu", "sigmoid", "silu", "tanh", "neg", "scale", "cast",
-		"max_pool2d", "avg_pool2d":
-		return op.NumOperands() == 1 && first()
-	case "relu_grad", "sigmoid_grad", "silu_grad", "max_pool2d_grad_x", "avg_pool2d_grad_x":
-		for _, v := range op.Operands() {
-			if !batchy(v) {
-				return false
-			}
-		}
-		return true
-	case "conv2d", "conv2d_grad_input":
-		return first() && !batchy(op.Operand(1))
-	case "add", "subtract", "multiply", "divide", "maximum", "minimum":
-		// A batch operand must align with the result's axis 0; another
-		// broadcasts along it.
-		for _, v := range op.Operands() {
-			t := v.Type()
-			if batchy(v) != (t.Rank() == rank && (t.Rank() == 0 || t.Dims[0] != 1)) {
-				return false
-			}
-		}
-		return true
-	case "reshape":
-		shape, err := op.Attrs.Ints("shape")
-		return err == nil && first() && len(shape) > 0 && shape[0] == -1 && !slices.Contains(shape[1:], -1) && !slices.Contains(shape, 0)
-	case "flatten":
-		start, err := op.Attrs.Int("start_axis")
-		return err == nil && first() && start >= 1
-	}
-	return false
+	return ops.PerSample(op, batchy)
 }
 
 // segmentOf returns the split whose forward segment ends in cut, or nil
