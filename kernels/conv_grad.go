@@ -163,10 +163,10 @@ func col2imRows[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1 int)
 					continue
 				}
 				for y := ya; y < yb; y++ {
-					r := row[(y-y0)*ow : (y-y0+1)*ow]
-					xr := xc[(ih+(y-ya)*p.SH)*p.W:][:p.W]
-					for k := lo; k < hi; k++ {
-						xr[k*p.SW+off] += r[k]
+					r := row[(y-y0)*ow+lo : (y-y0)*ow+hi]
+					xs := xc[(ih+(y-ya)*p.SH)*p.W+lo*p.SW+off:][:(len(r)-1)*p.SW+1]
+					for k, v := range r {
+						xs[k*p.SW] += v
 					}
 				}
 			}
