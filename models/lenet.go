@@ -37,3 +37,8 @@ func (*lenet) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 	logits := m.Linear(b, "fc3", h, data.MNISTClasses)
 	return mnistOutputs(b, m, logits, nil), b.Err()
 }
+
+// EvalBatch and SetEvalBatch let a memory limit shrink the evaluation
+// batch (EvalBatcher): every image is classified on its own.
+func (t *lenet) EvalBatch() int     { return t.evalSize() }
+func (t *lenet) SetEvalBatch(n int) { t.evalBatch = n }

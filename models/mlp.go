@@ -29,3 +29,8 @@ func (*mlp) Build(b *ir.Builder, m *nn.Module) (Outputs, error) {
 	logits := m.Linear(b, "fc3", h, data.MNISTClasses)
 	return mnistOutputs(b, m, logits, nil), b.Err()
 }
+
+// EvalBatch and SetEvalBatch let a memory limit shrink the evaluation
+// batch (EvalBatcher): every image is classified on its own.
+func (t *mlp) EvalBatch() int     { return t.evalSize() }
+func (t *mlp) SetEvalBatch(n int) { t.evalBatch = n }

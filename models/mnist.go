@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 
@@ -62,7 +63,11 @@ type mnistTask struct {
 	epoch      int     // the epoch whose batches are in batches
 	batches    [][]int // nil until the first TrainFeeds
 	evalBranch bool    // Evaluate also averages a scalar "branch" fetch
+	evalBatch  int     // Evaluate's batch, 0 for mnistEvalBatch
 }
+
+// evalSize is the batch of Evaluate.
+func (t *mnistTask) evalSize() int { return cmp.Or(t.evalBatch, mnistEvalBatch) }
 
 // Load reads the dataset (once per process) and sets up the sampler.
 func (t *mnistTask) Load(cfg DataConfig) error {
@@ -116,20 +121,19 @@ func (t *mnistTask) TrainFeeds(a *memory.Allocator, epoch, step int) (Feeds, err
 	return Feeds{Tensors: map[string]*tensor.Tensor{"x": x, "label": y}}, nil
 }
 
-// Evaluate classifies the 10000 test images in batches of mnistEvalBatch
-// and returns the fraction whose argmax logit is the label. With
+// Evaluate classifies the 10000 test images in batches of evalSize and returns the fraction whose argmax logit is the label. With
 // evalBranch it also returns "branch", the fraction of test images whose
 // batch took the then-branch of the model's if.
 func (t *mnistTask) Evaluate(a *memory.Allocator, run Runner) (map[string]float64, error) {
 	if t.test == nil {
 		return nil, fmt.Errorf("mnist: Evaluate before Load")
 	}
-	n := t.test.N
-	idx := make([]int, 0, mnistEvalBatch)
+	n, batch := t.test.N, t.evalSize()
+	idx := make([]int, 0, batch)
 	var correct int
 	var branch float64
-	for lo := 0; lo < n; lo += mnistEvalBatch {
-		hi := min(lo+mnistEvalBatch, n)
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
 		idx = idx[:0]
 		for i := lo; i < hi; i++ {
 			idx = append(idx, i)

@@ -72,7 +72,14 @@ type rnnTask struct {
 	epoch       int     // epoch whose batches are cached
 	batches     [][]int // batches of epoch, nil before the first
 	rank, ranks int     // this rank's shard of each batch (DataConfig)
+	evalBatch   int     // Evaluate's batch, 0 for cfg.EvalBatch
 }
+
+// EvalBatch and SetEvalBatch let a memory limit shrink the evaluation
+// batch (EvalBatcher): the GRU runs each sequence on its own, and a
+// bucket's sequences all have its length.
+func (r *rnnTask) EvalBatch() int     { return cmp.Or(r.evalBatch, r.cfg.EvalBatch) }
+func (r *rnnTask) SetEvalBatch(n int) { r.evalBatch = n }
 
 func newRNN(cfg rnnConfig) *rnnTask { return &rnnTask{cfg: cfg} }
 
@@ -245,7 +252,7 @@ func rnnFeeds(a *memory.Allocator, s *data.Sequences, idx []int, labels bool) (F
 // argmax of the logits.
 func (r *rnnTask) Evaluate(a *memory.Allocator, run Runner) (map[string]float64, error) {
 	correct, total := 0, 0
-	for _, idx := range r.test.Sampler(r.cfg.EvalBatch, 0, false, false).Epoch(0) {
+	for _, idx := range r.test.Sampler(r.EvalBatch(), 0, false, false).Epoch(0) {
 		f, err := rnnFeeds(a, r.test, idx, false)
 		if err != nil {
 			return nil, err

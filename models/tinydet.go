@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/gopir/gopir/data"
@@ -51,7 +52,14 @@ type tinydet struct {
 	batches [][]int // sampler.Epoch(epoch), nil before the first call
 
 	rank, ranks int // this rank's shard of each batch (DataConfig)
+	evalBatch   int // Evaluate's batch, 0 for tinydetEvalBatch
 }
+
+// EvalBatch and SetEvalBatch let a memory limit shrink the evaluation
+// batch (EvalBatcher): the network runs each image on its own (batch
+// norm on its running statistics) and mAP is taken over the whole set.
+func (d *tinydet) EvalBatch() int     { return cmp.Or(d.evalBatch, tinydetEvalBatch) }
+func (d *tinydet) SetEvalBatch(n int) { d.evalBatch = n }
 
 // Sizes of the tinydet model and its data.
 const (

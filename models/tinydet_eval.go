@@ -16,13 +16,13 @@ const (
 )
 
 // Evaluate runs the evaluation program over the held-out set (256 images,
-// fixed seed) in batches of 64, decodes the detections and returns
+// fixed seed) in batches of EvalBatch (64 by default), decodes the detections and returns
 // {"map50": mAP@0.5}.
 func (d *tinydet) Evaluate(a *memory.Allocator, run Runner) (map[string]float64, error) {
 	if d.test == nil {
 		return nil, fmt.Errorf("tinydet: Evaluate before Load")
 	}
-	m, err := data.SetMAP50(d.test, tinydetEvalBatch, func(idx []int) ([]data.Prediction, error) {
+	m, err := data.SetMAP50(d.test, d.EvalBatch(), func(idx []int) ([]data.Prediction, error) {
 		return tinydetPredict(a, d.test, idx, run)
 	})
 	if err != nil {

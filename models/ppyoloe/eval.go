@@ -19,12 +19,12 @@ const (
 )
 
 // Evaluate runs the evaluation program over the held-out set (256 images,
-// fixed seed) in batches of evalBatch and returns {"map50": mAP@0.5}.
+// fixed seed) in batches of EvalBatch (evalBatch by default) and returns {"map50": mAP@0.5}.
 func (d *task) Evaluate(a *memory.Allocator, run models.Runner) (map[string]float64, error) {
 	if d.test == nil {
 		return nil, fmt.Errorf("%s: Evaluate before Load", Name)
 	}
-	m, err := data.SetMAP50(d.test, evalBatch, func(idx []int) ([]data.Prediction, error) {
+	m, err := data.SetMAP50(d.test, d.EvalBatch(), func(idx []int) ([]data.Prediction, error) {
 		return predict(a, d.test, idx, run)
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package ppyoloe
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/gopir/gopir/data"
@@ -64,7 +65,16 @@ type task struct {
 
 	epoch   int
 	batches [][]int // sampler.Epoch(epoch), nil before the first call
+
+	evalBatchSize int // Evaluate's batch, 0 for evalBatch
 }
+
+// EvalBatch and SetEvalBatch let a memory limit shrink the evaluation
+// batch (models.EvalBatcher): the network runs each image on its own
+// (batch norm on its running statistics) and mAP is taken over the whole
+// set.
+func (d *task) EvalBatch() int     { return cmp.Or(d.evalBatchSize, evalBatch) }
+func (d *task) SetEvalBatch(n int) { d.evalBatchSize = n }
 
 func init() { models.Register(Name, func() models.Task { return &task{size: DefaultImageSize} }) }
 
