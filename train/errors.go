@@ -20,7 +20,8 @@ func setupError(err error) error {
 	var oom *memory.ResourceExhausted
 	var plan *PlanExceedsError
 	var floor *FloorError
-	if err == nil || errors.As(err, &oom) || errors.As(err, &plan) || errors.As(err, &floor) {
+	var eval *EvalExceedsError
+	if err == nil || errors.As(err, &oom) || errors.As(err, &plan) || errors.As(err, &floor) || errors.As(err, &eval) {
 		return err
 	}
 	return &SetupError{err}

@@ -42,6 +42,11 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	if t.evalBatch[1] > 0 && t.rank == 0 {
+		if err := t.logEvalBatch(out); err != nil {
+			return Summary{}, err
+		}
+	}
 	var sum Summary
 	for !t.Done() {
 		stop, err := t.stopTogether(ctx.Err() != nil)
@@ -152,6 +157,22 @@ func (t *Trainer) logRemat(out io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintln(out, rematLine(res, t.cfg.budget()))
+	return err
+}
+
+// logEvalBatch writes the line that says the memory limit shrank the
+// evaluation batch.
+func (t *Trainer) logEvalBatch(out io.Writer) error {
+	def, n := t.evalBatch[0], t.evalBatch[1]
+	if t.cfg.JSON {
+		line, err := json.Marshal(map[string]any{"eval_batch": map[string]any{"default": def, "batch": n, "mem_limit": t.cfg.MemLimit}})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, string(line))
+		return err
+	}
+	_, err := fmt.Fprintf(out, "eval: batch %d instead of %d, to fit the memory limit of %s\n", n, def, mb(t.cfg.MemLimit))
 	return err
 }
 

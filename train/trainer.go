@@ -38,6 +38,9 @@ type Trainer struct {
 	// remat is the rematerialization the training program went through,
 	// or nil.
 	remat *remat.Result
+	// evalBatch is, when the memory limit shrank the evaluation batch,
+	// the task's default and the batch that fits.
+	evalBatch [2]int
 
 	// A data-parallel run (Config.Comm): this rank, the job's size, and
 	// the store names whose values every rank must hold alike (for
@@ -193,6 +196,9 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		opts.Seed = rankSeed(r.Seed, t.rank)
 	}
 	if trainProg, t.remat, err = t.fit(trainProg, opts, mod, state); err != nil {
+		return nil, nil, optim.State{}, err
+	}
+	if err := t.fitEval(evalProg, evalOpts, mod, state); err != nil {
 		return nil, nil, optim.State{}, err
 	}
 	if t.train, err = exec.Compile(trainProg, opts); err != nil {
@@ -503,6 +509,16 @@ func (t *Trainer) Done() bool { return t.step >= t.cfg.total }
 // epoch.
 func (t *Trainer) Total() int         { return t.cfg.total }
 func (t *Trainer) StepsPerEpoch() int { return t.spe }
+
+// EvalBatch returns the batch Evaluate runs (the task's default unless
+// the memory limit shrank it), or 0 for a task that does not say
+// (models.EvalBatcher).
+func (t *Trainer) EvalBatch() int {
+	if eb, ok := t.task.(models.EvalBatcher); ok {
+		return eb.EvalBatch()
+	}
+	return 0
+}
 
 // Evaluate runs the evaluation program over the task's test set.
 func (t *Trainer) Evaluate(ctx context.Context) (map[string]float64, error) {
