@@ -182,24 +182,42 @@ func (ef *evalFit) need() (int64, error) {
 }
 
 // evalRefusal returns the *EvalExceedsError of an evaluation at batch
-// (0: the task's only batch) that needs need bytes, with a limit that
-// works: from need, growing by a sixty-fourth, the first cap at which the
-// replay also finds room for every buffer.
+// (0: the task's only batch) that needs need bytes.
 func (t *Trainer) evalRefusal(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, batch int, need int64) error {
-	e := &EvalExceedsError{Model: t.cfg.Model, Batch: batch, Limit: t.cfg.MemLimit, Need: need, Works: need}
+	return &EvalExceedsError{Model: t.cfg.Model, Batch: batch, Limit: t.cfg.MemLimit, Need: need,
+		Works: t.evalFloor(prog, opts, mod, state, need)}
+}
+
+// evalFloor returns a cap at which the evaluation fits at its smallest
+// batch: from, growing by a sixty-fourth, the first at which the replay
+// also finds room for every buffer.
+func (t *Trainer) evalFloor(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, from int64) int64 {
+	works := from
 	for range 64 {
-		ef, err := t.newEvalFit(prog, opts, mod, state, e.Works)
-		if err == nil {
-			var n int64
-			n, err = ef.need()
-			ef.release()
-			if err == nil && n <= e.Works {
-				return e
-			}
+		if t.evalFitsAt(prog, opts, mod, state, works) {
+			return works
 		}
-		e.Works += max(e.Works/64, 64)
+		works += max(works/64, 64)
 	}
-	return e
+	return works
+}
+
+// evalFitsAt reports whether the evaluation fits a cap of limit at its
+// smallest batch (or one the planner cannot size).
+func (t *Trainer) evalFitsAt(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, limit int64) bool {
+	ef, err := t.newEvalFit(prog, opts, mod, state, limit)
+	if err != nil {
+		return false
+	}
+	defer ef.release()
+	if eb, ok := t.task.(models.EvalBatcher); ok {
+		def := eb.EvalBatch()
+		eb.SetEvalBatch(1)
+		defer eb.SetEvalBatch(def)
+	}
+	n, err := ef.need()
+	var u *exec.UnplannableError
+	return errors.As(err, &u) || err == nil && n <= limit
 }
 
 // EvalExceedsError says that the final evaluation does not fit the memory

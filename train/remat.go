@@ -324,6 +324,10 @@ type FloorError struct {
 	// others leave (within a sixty-fourth of the smallest, as found).
 	Floor  int64
 	Capped bool
+	// ForEval says that Floor was raised for the final evaluation, which
+	// runs with the parameters and optimizer state held, at its smallest
+	// batch.
+	ForEval bool
 }
 
 func (e *FloorError) Error() string {
@@ -335,7 +339,11 @@ func (e *FloorError) Error() string {
 	if e.Floor > e.Planned {
 		msg += fmt.Sprintf(", and the allocator's holes ask for up to %s", mb(e.Floor))
 	}
-	return msg + fmt.Sprintf(": more than the memory limit of %s; nothing was allocated. --mem-limit %d works", mb(e.Budget), e.Floor)
+	msg += fmt.Sprintf(": more than the memory limit of %s; nothing was allocated. --mem-limit %d works", mb(e.Budget), e.Floor)
+	if e.ForEval {
+		msg += " (the final evaluation needs that much)"
+	}
+	return msg
 }
 
 // Remat returns the rematerialization the run trains with, or nil when

@@ -196,6 +196,13 @@ func prepare(cfg Config) (*Trainer, *nn.Module, optim.State, error) {
 		opts.Seed = rankSeed(r.Seed, t.rank)
 	}
 	if trainProg, t.remat, err = t.fit(trainProg, opts, mod, state); err != nil {
+		// The limit a refusal names must fit the evaluation too.
+		var floor *FloorError
+		if errors.As(err, &floor) && floor.Capped {
+			if w := t.evalFloor(evalProg, evalOpts, mod, state, floor.Floor); w > floor.Floor {
+				floor.Floor, floor.ForEval = w, true
+			}
+		}
 		return nil, nil, optim.State{}, err
 	}
 	if err := t.fitEval(evalProg, evalOpts, mod, state); err != nil {
