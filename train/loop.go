@@ -42,11 +42,6 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	if t.evalBatch[1] > 0 && t.rank == 0 {
-		if err := t.logEvalBatch(out); err != nil {
-			return Summary{}, err
-		}
-	}
 	var sum Summary
 	for !t.Done() {
 		stop, err := t.stopTogether(ctx.Err() != nil)
@@ -85,6 +80,11 @@ func (t *Trainer) Run(ctx context.Context, out io.Writer) (Summary, error) {
 	}
 	if t.cfg.Save != "" {
 		if err := t.saveOrRescue(t.cfg.Save); err != nil {
+			return sum, err
+		}
+	}
+	if t.evalBatch[1] > 0 {
+		if err := t.logEvalBatch(out); err != nil {
 			return sum, err
 		}
 	}
