@@ -122,3 +122,22 @@ func TestEvalRefusedBeforeTraining(t *testing.T) {
 		t.Fatalf("the evaluation peaked at %d bytes, over the limit %d", peak, cfg.MemLimit)
 	}
 }
+
+// Planning the evaluation, again and again, under caps it fits and caps
+// it does not (down to one its test batch finds no room in), leaves
+// nothing allocated on the replay.
+func TestEvalFitLeavesNothing(t *testing.T) {
+	limits := []int64{1 << 30, 1546039, 1 << 20, 800 << 10, 1 << 30, 1546039}
+	left, need, err := train.EvalFitLeftovers(train.Config{Model: "lenet", Seed: 3, Threads: 2}, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range left {
+		if l != 0 {
+			t.Errorf("after planning under %d bytes, the replay holds %d", limits[i], l)
+		}
+	}
+	if need[0] > limits[0] || need[1] <= limits[1] || need[2] <= limits[2] || need[3] <= limits[3] || need[4] != need[0] || need[5] != need[1] {
+		t.Errorf("the evaluation at batch 500 needs %v under %v", need, limits)
+	}
+}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 )
@@ -30,3 +31,32 @@ func (t *Trainer) StepsDone() int { return t.step }
 
 // SaveTo writes the checkpoint to dir now.
 func (t *Trainer) SaveTo(dir string) error { return t.save(dir) }
+
+// EvalFitLeftovers plans the evaluation of cfg's run (cfg without a
+// memory limit) on replays capped at each of limits, and returns the
+// bytes each replay still holds afterwards and the bytes each plan said
+// the evaluation needs.
+func EvalFitLeftovers(cfg Config, limits []int64) (left, need []int64, err error) {
+	t, mod, state, err := prepare(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := t.buildEval()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := exec.Options{Alloc: t.alloc, Store: t.store, Threads: t.cfg.Threads, Seed: t.cfg.Seed}
+	for _, limit := range limits {
+		ef, err := t.newEvalFit(prog, opts, mod, state, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, err := ef.need()
+		ef.release()
+		if err != nil {
+			return nil, nil, err
+		}
+		left, need = append(left, ef.replay.Stats().Allocated.Current), append(need, n)
+	}
+	return left, need, nil
+}
