@@ -51,7 +51,7 @@ func TestEvalFitsTheMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
 		model string
 		def   int
-		long  bool // 18 s on 2 cores: GOPIR_LONG=1 only
+		long  bool // 8 to 18 s on 2 cores (the floor search): GOPIR_LONG=1 only
 	}{{"lenet", 500, false}, {"tinydet", 64, true}, {"rnn", 256, false}} {
 		t.Run(tc.model, func(t *testing.T) {
 			if tc.long && os.Getenv("GOPIR_LONG") == "" {
