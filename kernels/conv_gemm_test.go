@@ -294,3 +294,48 @@ func TestConvKernelsAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// The deeper convolutions that convDirectWide gives the direct kernel
+// get from it the batched GEMM's bits (one depth slice, the same chain of
+// fused multiply-adds), with and without an epilogue, on 1 and 2
+// threads; and the rule takes them (and leaves a depth of two slices to
+// the GEMM).
+func TestConvDirectWideMatchesGemm(t *testing.T) {
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	kc := sgemmActive.Load().kc
+	for _, p := range []Conv2DParams{
+		{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},               // the small CNN's second layer at batch 8
+		{N: 8, C: kc / 9, H: 8, W: 32, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},            // the deepest one slice allows
+		{N: 12, C: 24, H: 12, W: 16, O: 36, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},   // groups
+		{N: 4, C: 20, H: 18, W: 34, O: 32, KH: 5, KW: 3, PH: 1, PW: 0, DH: 1, DW: 1}, // unpadded columns, 5 rows
+	} {
+		p = convGemmParams(p)
+		if !p.convDirectFwd() || p.O/p.Groups <= convDirectMaxCh || p.C/p.Groups*p.KH*p.KW <= convDirectMaxDepth {
+			t.Fatalf("%+v: not a wide direct convolution", p)
+		}
+		x := perfRandom(r, p.N*p.C*p.H*p.W, true)
+		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
+		bias := perfRandom(r, p.O, false)
+		for _, ep := range []Epilogue{{}, {Act: ActRelu, Bias32: bias}} {
+			for _, th := range []int{1, 2} {
+				fp := p
+				fp.Epilogue = ep
+				run := func(algo convAlgo) []float32 {
+					convForce.set, convForce.algo = true, algo
+					defer func() { convForce.set = false }()
+					out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+					Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
+					return out
+				}
+				perfSameBits(t, fmt.Sprintf("%+v threads %d epilogue %v", p, th, ep.on()), run(convDirect), run(convGemm))
+			}
+		}
+	}
+	deep := convGemmParams(Conv2DParams{N: 8, C: kc/9 + 1, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1})
+	if deep.convDirectFwd() {
+		t.Fatalf("%+v: a depth of two GEMM slices went to the direct kernel", deep)
+	}
+}

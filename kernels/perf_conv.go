@@ -37,8 +37,33 @@ var convDirectOff struct{ fwd, bwd, filter bool }
 // against 0.19; even at depth 144, 16→32 3×3).
 func (p Conv2DParams) convDirectFwd() bool {
 	return convRowOK() && !convDirectOff.fwd && p.SH == 1 && p.SW == 1 && !p.direct() && p.C/p.Groups > 0 &&
-		(p.O/p.Groups <= convDirectMaxCh || p.C/p.Groups*p.KH*p.KW <= convDirectMaxDepth)
+		(p.O/p.Groups <= convDirectMaxCh || p.C/p.Groups*p.KH*p.KW <= convDirectMaxDepth || p.convDirectWide())
 }
+
+// convDirectWide reports whether a deeper forward convolution still runs
+// faster on the direct kernel than on the batched GEMM, which packs its
+// im2col panels: output rows of whole 16-lane vectors, a padded sample
+// (per group) small enough to stay in L2 while each block of 16 output
+// channels reads it again, enough output positions that the weights'
+// reordering (once per call) costs little, and a depth the GEMM takes in
+// one slice, so that the two compute every element as the same chain of
+// fused multiply-adds in the same order and give the same bits. One
+// thread, CPU ms per call (-bench ConvAlgo with both forced), the small
+// CNN's 32→64 layer on 16×16: batch 4 0.36–0.37 either way, batch 8
+// 0.71–0.72 against 0.72–0.80, batch 64 6.0–6.3 against 6.7–6.9; at
+// batch 1 the GEMM's 0.10 beat the direct kernel's 0.11.
+func (p Conv2DParams) convDirectWide() bool {
+	return p.OutW()%16 == 0 && p.convDirectFwdPad().size() <= convDirectWideSample &&
+		p.N*p.OutH()*p.OutW() >= convDirectWideCols && p.C/p.Groups*p.KH*p.KW <= sgemmActive.Load().kc
+}
+
+// convDirectWideSample is the largest padded sample (elements, 256 KiB)
+// and convDirectWideCols the fewest output positions over the batch for
+// convDirectWide.
+const (
+	convDirectWideSample = 64 << 10
+	convDirectWideCols   = 2048
+)
 
 // convDirectMaxDepth is the deepest convolution the forward direct kernel
 // takes whatever its output channels.
