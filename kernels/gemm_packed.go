@@ -117,11 +117,16 @@ func GemmPackedB[T nnFloat](transA, transB bool, m, n, k int, alpha T, a []T, ld
 // another one to pay off when B is packed already. Without B's packing a
 // small-m product is several times cheaper per element than in the
 // unpacked GEMM, so the fixed cost of a helper (waking it, splitting C,
-// waiting for its last block) weighs more: measured on 2 loaded cores
-// (BenchmarkGemmPackedB, median of 7 rounds), 8×128×784 took 44 µs on
-// one goroutine and 105 µs on two (59 against 39 at best), while
-// 8×512×512 took 133 µs on one and 77 µs on two.
-const gemmPackedMinWork = 1 << 20
+// waiting for its last block) weighs more. Where the second core is free
+// a helper pays from a few hundred thousand: 8×128×784 (the MLP at batch
+// 8) took 15.1–15.9 µs on one goroutine and 8.6–9.1 on two (wall time,
+// BenchmarkGemmPackedB, five rounds at load average 1). Where other
+// processes hold the cores it does not: on 2 loaded cores (median of 7
+// rounds) the same product took 44 µs on one and 105 µs on two, while
+// 8×512×512 took 133 µs on one and 77 µs on two. The threshold follows
+// the quiet machine, as the inference benchmarks are run on one; 1×128×784
+// (100 K) stays on one goroutine.
+const gemmPackedMinWork = 1 << 18
 
 // gemmPackedRange computes rows [r0, r1) and columns [c0, c1) of C (r0 a
 // multiple of mr, c0 of nr, so that the tiles are those of the whole
