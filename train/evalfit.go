@@ -192,14 +192,7 @@ func (t *Trainer) evalRefusal(prog *ir.Program, opts exec.Options, mod *nn.Modul
 // batch: from, growing by a sixty-fourth, the first at which the replay
 // also finds room for every buffer.
 func (t *Trainer) evalFloor(prog *ir.Program, opts exec.Options, mod *nn.Module, state optim.State, from int64) int64 {
-	works := from
-	for range 64 {
-		if t.evalFitsAt(prog, opts, mod, state, works) {
-			return works
-		}
-		works += max(works/64, 64)
-	}
-	return works
+	return growCap(from, func(limit int64) bool { return t.evalFitsAt(prog, opts, mod, state, limit) })
 }
 
 // evalFitsAt reports whether the evaluation fits a cap of limit at its

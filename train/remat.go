@@ -268,18 +268,29 @@ func (t *Trainer) floorError(prog *ir.Program, opts exec.Options, mod *nn.Module
 	if !refusal.Capped {
 		return refusal
 	}
-	for range 64 {
-		sf, err := t.replayed(prog, opts, mod, state, refusal.Floor, refusal.Floor)
+	refusal.Floor = growCap(refusal.Floor, func(limit int64) bool {
+		sf, err := t.replayed(prog, opts, mod, state, limit, limit)
 		if err == nil {
 			_, err = sf.remat(prog)
 			sf.release()
 		}
-		if err == nil {
-			return refusal
-		}
-		refusal.Floor += max(refusal.Floor/64, 64)
-	}
+		return err == nil
+	})
 	return refusal
+}
+
+// growCap returns the first cap, from from and growing by a sixty-fourth
+// (at least 64 bytes), at which fits reports that a run finds room among
+// the allocator's holes; after 64 tries, the cap it has grown to.
+func growCap(from int64, fits func(limit int64) bool) int64 {
+	limit := from
+	for range 64 {
+		if fits(limit) {
+			return limit
+		}
+		limit += max(limit/64, 64)
+	}
+	return limit
 }
 
 // programFeeds lists the feeds of p.
