@@ -95,3 +95,20 @@ func (c *costs) op(op *ir.Op) int64 {
 	}
 	return ops.Flops(op, in, out)
 }
+
+// opFlops is the fixed cost of running one op, in FLOPs: the executor's
+// dispatch, the kernel's setup and handoff to its goroutines, and the
+// lower efficiency of a kernel on a few samples, which an op pays however
+// little it computes. A split over the batch runs each op of its segment
+// once per piece. On lenet's split (BenchmarkRemat's machine, 2 threads,
+// about 25 FLOPs per ns over the step) 16 pieces of 4 samples took 0.5 to
+// 2 µs per extra op longer than 6 pieces of 12 recomputing the same
+// work: some 30,000 FLOPs.
+const opFlops = 30_000
+
+// time is the modelled cost of st over the original step: the work it
+// recomputes and copies, and the fixed cost of every top-level op it
+// runs beyond the original's.
+func (f *fitter) time(st *state) int64 {
+	return st.cost + opFlops*int64(len(st.rw.prog.Body().Ops())-len(f.a.ops))
+}

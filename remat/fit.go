@@ -604,29 +604,26 @@ func (f *fitter) prune(st *state) (*state, error) {
 			st = next
 		}
 	}
-	// Larger pieces run fewer ops: the largest each split's budget allows.
+	// A split's shape: its pieces and the forward values it keeps whole.
+	// Larger pieces run fewer ops, kept values spare the backward pieces
+	// their recomputation; which pays more depends on the budget, so each
+	// width that fits is tried with what it leaves room to keep, and the
+	// cheapest in modelled time taken.
 	for _, cut := range f.sortedSplits(st.s) {
-		ks := f.a.segs[cut].sizes()
+		best := f.keepMore(st)
+		ks := f.widths(f.a.segs[cut])
 		for i := len(ks) - 1; i >= 0 && ks[i] > st.s.Split[cut]; i-- {
 			n := st.s.clone()
 			n.Split[cut] = ks[i]
-			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget {
-				st = next
-				break
+			next, err := f.try(n)
+			if err != nil || next.plan.Peak > f.opts.Budget {
+				continue
+			}
+			if next = f.keepMore(next); f.time(next) < f.time(best) {
+				best = next
 			}
 		}
-	}
-	// A split's backward pieces recompute less when its forward keeps
-	// some of its values whole: keep those the budget allows, the most
-	// work spared first.
-	for more := true; more; {
-		more = false
-		for _, n := range f.keeps(st) {
-			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget && next.cost < st.cost {
-				st, more = next, true
-				break
-			}
-		}
+		st = best
 	}
 	// A checkpointed loop recomputes every trip whatever its spacing, but
 	// each segment runs two loops of its own: the widest spacing that
@@ -648,6 +645,37 @@ func (f *fitter) prune(st *state) (*state, error) {
 		}
 	}
 	return st, nil
+}
+
+// keepMore keeps forward values of st's splits whole, one at a time, the
+// most work spared first, while the step still fits and its modelled
+// time falls.
+func (f *fitter) keepMore(st *state) *state {
+	for more := true; more; {
+		more = false
+		for _, n := range f.keeps(st) {
+			if next, err := f.try(n); err == nil && next.plan.Peak <= f.opts.Budget && f.time(next) < f.time(st) {
+				st, more = next, true
+				break
+			}
+		}
+	}
+	return st
+}
+
+// widths lists the samples per piece worth trying for seg: for each
+// number of pieces, the fewest whole groups per piece that make it
+// (pieces of 12 samples cut a batch of 64 in 6, the last of 4).
+func (f *fitter) widths(seg *segment) []int {
+	var out []int
+	for p := seg.pieces(seg.group); p >= 2; p-- {
+		k := (seg.n + p - 1) / p
+		k = (k + seg.group - 1) / seg.group * seg.group
+		if seg.pieces(k) >= 2 && (len(out) == 0 || k > out[len(out)-1]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // order places a choice in program order, so that pruning is
