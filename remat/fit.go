@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/gopir/gopir/exec"
@@ -527,6 +528,13 @@ func (f *fitter) descend(natural *exec.Plan) (*state, error) {
 	if cur.plan.Peak != natural.Peak {
 		return nil, fmt.Errorf("remat: a plain copy of the program plans to %d bytes, the program to %d", cur.plan.Peak, natural.Peak)
 	}
+	// Updating each parameter as soon as its gradient is complete adds no
+	// work: take it whenever it lowers the peak.
+	early := cur.s.clone()
+	early.Early = true
+	if st, err := f.try(early); err == nil && st.plan.Peak < cur.plan.Peak {
+		cur = st
+	}
 	lowest := cur
 	flat := 0
 	for cur.plan.Peak > f.opts.Budget {
@@ -604,23 +612,33 @@ func (f *fitter) prune(st *state) (*state, error) {
 			st = next
 		}
 	}
-	// A split's shape: its pieces and the forward values it keeps whole.
-	// Larger pieces run fewer ops, kept values spare the backward pieces
-	// their recomputation; which pays more depends on the budget, so each
-	// width that fits is tried with what it leaves room to keep, and the
-	// cheapest in modelled time taken.
+	// A split's shape: where it cuts, its pieces and the forward values it
+	// keeps whole. Larger pieces run fewer ops, kept values spare the
+	// backward pieces their recomputation, a cut further on splits more
+	// ops; which pays most depends on the budget, so every cut that
+	// shares ops with the split is tried at each width that fits, with
+	// what that leaves room to keep, and the cheapest in modelled time
+	// taken.
 	for _, cut := range f.sortedSplits(st.s) {
+		if st.s.Split[cut] == 0 {
+			continue // an earlier split's new cut took its ops
+		}
 		best := f.keepMore(st)
-		ks := f.widths(f.a.segs[cut])
-		for i := len(ks) - 1; i >= 0 && ks[i] > st.s.Split[cut]; i-- {
-			n := st.s.clone()
-			n.Split[cut] = ks[i]
-			next, err := f.try(n)
-			if err != nil || next.plan.Peak > f.opts.Budget {
-				continue
-			}
-			if next = f.keepMore(next); f.time(next) < f.time(best) {
-				best = next
+		without := st.s.clone()
+		delete(without.Split, cut)
+		f.dropKeeps(without)
+		for _, other := range f.overlapping(f.a.segs[cut]) {
+			for _, k := range slices.Backward(f.widths(f.a.segs[other])) {
+				if other == cut && k <= st.s.Split[cut] {
+					break
+				}
+				next, err := f.try(f.splitAt(without, other, k))
+				if err != nil || next.plan.Peak > f.opts.Budget {
+					continue
+				}
+				if next = f.keepMore(next); f.time(next) < f.time(best) {
+					best = next
+				}
 			}
 		}
 		st = best
@@ -661,6 +679,24 @@ func (f *fitter) keepMore(st *state) *state {
 		}
 	}
 	return st
+}
+
+// overlapping lists the cuts whose segments share ops with seg (its own
+// among them), in program order.
+func (f *fitter) overlapping(seg *segment) []*ir.Value {
+	var out []*ir.Value
+	for _, c := range f.cands {
+		if c.split == nil {
+			continue
+		}
+		for op := range f.a.segs[c.split].in {
+			if seg.in[op] {
+				out = append(out, c.split)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // widths lists the samples per piece worth trying for seg: for each

@@ -33,6 +33,10 @@ type Schedule struct {
 	// forward keeps for the backward pieces of the same samples, instead
 	// of recomputing them.
 	Keep map[*ir.Value]bool
+	// Early moves the updates of parameters and optimizer state to right
+	// after their gradients are complete and their parameters last read
+	// (updates.go), instead of after the whole backward pass.
+	Early bool
 }
 
 func (s Schedule) clone() Schedule {
@@ -55,6 +59,7 @@ func (s Schedule) clone() Schedule {
 	for op, k := range s.Every {
 		n.Every[op] = k
 	}
+	n.Early = s.Early
 	return n
 }
 
@@ -90,6 +95,8 @@ type rewritten struct {
 	cuts     map[*ir.Value]*ir.Value
 	segs     map[*ir.Value]*segment
 	copied   int64
+	// hoisted counts the updates moved earlier (Schedule.Early).
+	hoisted int
 }
 
 type rewriter struct {
@@ -169,6 +176,20 @@ func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
+	}
+	if s.Early {
+		from := -1
+		for i, op := range r.prog.Body().Ops() {
+			if o := r.out.origin[op]; o != nil && a.pos[o] >= a.bwd {
+				from = i
+				break
+			}
+		}
+		n, err := hoistUpdates(r.prog.Body(), from)
+		if err != nil {
+			return nil, fmt.Errorf("remat: moving the updates: %w", err)
+		}
+		r.out.hoisted = n
 	}
 	return r.out, nil
 }
