@@ -309,15 +309,15 @@ func (f *fitter) dropWith(s Schedule, v *ir.Value) {
 }
 
 // peakIndex is the index in the original program of the top-level op at
-// whose time st peaks: the op itself, or for an inserted op the next one
-// that copies an original.
+// whose time st peaks: the op itself, or for an inserted or moved op (an
+// update run early) the next one that copies an original in its place.
 func (f *fitter) peakIndex(st *state) int {
 	if len(st.plan.PeakAt) == 0 {
 		return -1
 	}
 	ops := st.rw.prog.Body().Ops()
 	for i := st.rw.prog.Body().IndexOf(st.plan.PeakAt[0]); i >= 0 && i < len(ops); i++ {
-		if o := st.rw.origin[ops[i]]; o != nil {
+		if o := st.rw.origin[ops[i]]; o != nil && !st.rw.hoisted[ops[i]] {
 			return f.a.pos[o]
 		}
 	}

@@ -16,7 +16,8 @@ func (f *fitter) report(st *state) ([]Recomputation, []Checkpoint) {
 		if orig := st.rw.source[op]; orig != nil {
 			var before *ir.Op
 			for _, next := range ops[i+1:] {
-				if before = st.rw.origin[next]; before != nil {
+				if o := st.rw.origin[next]; o != nil && !st.rw.hoisted[next] {
+					before = o
 					break
 				}
 			}

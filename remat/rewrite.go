@@ -95,8 +95,9 @@ type rewritten struct {
 	cuts     map[*ir.Value]*ir.Value
 	segs     map[*ir.Value]*segment
 	copied   int64
-	// hoisted counts the updates moved earlier (Schedule.Early).
-	hoisted int
+	// hoisted holds the updates moved earlier and the parameter ops moved
+	// with them (Schedule.Early).
+	hoisted map[*ir.Op]bool
 }
 
 type rewriter struct {
@@ -185,11 +186,11 @@ func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 				break
 			}
 		}
-		n, err := hoistUpdates(r.prog.Body(), from)
+		moved, err := hoistUpdates(r.prog.Body(), from)
 		if err != nil {
 			return nil, fmt.Errorf("remat: moving the updates: %w", err)
 		}
-		r.out.hoisted = n
+		r.out.hoisted = moved
 	}
 	return r.out, nil
 }

@@ -24,11 +24,12 @@ import (
 // read or write what it writes (a view of it included), those that write
 // what it reads, and any op with regions, a random stream keyed by its
 // position, or a collective. The parameter ops that only updates read
-// move with the first of them. It returns how many ops moved.
-func hoistUpdates(b *ir.Block, from int) (int, error) {
+// move with the first of them. It returns the ops it moved: the updates
+// placed earlier and those parameter ops.
+func hoistUpdates(b *ir.Block, from int) (map[*ir.Op]bool, error) {
 	all := b.Ops()
 	if from < 0 || from >= len(all) {
-		return 0, nil
+		return nil, nil
 	}
 	movable := map[*ir.Op]bool{}
 	for _, op := range all[from:] {
@@ -37,7 +38,7 @@ func hoistUpdates(b *ir.Block, from int) (int, error) {
 		}
 	}
 	if len(movable) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	// users: the top-level ops that read each top-level value.
 	users := map[*ir.Value][]*ir.Op{}
@@ -75,7 +76,7 @@ func hoistUpdates(b *ir.Block, from int) (int, error) {
 		order = append(order[:at], append([]*ir.Op{op}, order[at:]...)...)
 		placed[op] = true
 	}
-	lowest, moved := 0, 0
+	lowest, moved := 0, map[*ir.Op]bool{}
 	for i, op := range all {
 		if i == from {
 			lowest = len(order)
@@ -92,7 +93,7 @@ func hoistUpdates(b *ir.Block, from int) (int, error) {
 			at--
 		}
 		if at < len(order) {
-			moved++
+			moved[op] = true
 		}
 		for _, u := range op.Operands() {
 			d := u.Def()
@@ -107,6 +108,7 @@ func hoistUpdates(b *ir.Block, from int) (int, error) {
 				order = slices.Delete(order, j, j+1)
 			}
 			place(d, at)
+			moved[d] = true
 			at++
 		}
 		place(op, at)
@@ -116,11 +118,11 @@ func hoistUpdates(b *ir.Block, from int) (int, error) {
 			place(op, len(order)-boolInt(b.Terminator() != nil))
 		}
 	}
-	if moved == 0 {
-		return 0, nil
+	if len(moved) == 0 {
+		return nil, nil
 	}
 	if err := b.Reorder(order); err != nil {
-		return 0, err
+		return nil, err
 	}
 	return moved, nil
 }
