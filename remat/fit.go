@@ -340,6 +340,11 @@ type move struct {
 // checkpoint a loop, every k trips for the k worth trying.
 func (f *fitter) adds(cur *state, pk int) []move {
 	var ms []move
+	if cur.s.Early && !cur.s.Grads {
+		n := cur.s.clone()
+		n.Grads = true
+		ms = append(ms, move{s: n, bound: math.Inf(1)})
+	}
 	for _, c := range f.cands {
 		if c.from >= pk || c.to < pk {
 			continue

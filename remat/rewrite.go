@@ -35,8 +35,9 @@ type Schedule struct {
 	Keep map[*ir.Value]bool
 	// Early moves the updates of parameters and optimizer state to right
 	// after their gradients are complete and their parameters last read
-	// (updates.go), instead of after the whole backward pass.
-	Early bool
+	// (updates.go), instead of after the whole backward pass; with Grads,
+	// the ops that make their gradients move up too.
+	Early, Grads bool
 }
 
 func (s Schedule) clone() Schedule {
@@ -59,7 +60,7 @@ func (s Schedule) clone() Schedule {
 	for op, k := range s.Every {
 		n.Every[op] = k
 	}
-	n.Early = s.Early
+	n.Early, n.Grads = s.Early, s.Grads
 	return n
 }
 
@@ -186,7 +187,7 @@ func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 				break
 			}
 		}
-		moved, err := hoistUpdates(r.prog.Body(), from)
+		moved, err := hoistUpdates(r.prog.Body(), from, s.Grads)
 		if err != nil {
 			return nil, fmt.Errorf("remat: moving the updates: %w", err)
 		}

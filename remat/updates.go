@@ -24,9 +24,14 @@ import (
 // read or write what it writes (a view of it included), those that write
 // what it reads, and any op with regions, a random stream keyed by its
 // position, or a collective. The parameter ops that only updates read
-// move with the first of them. It returns the ops it moved: the updates
-// placed earlier and those parameter ops.
-func hoistUpdates(b *ir.Block, from int) (map[*ir.Op]bool, error) {
+// move with the first of them. With grads, so does an op that makes
+// what only updates read (a weight's gradient), to right after what it
+// reads is made: the input gradient that reads the weight then runs after
+// it, and the update right after that, so that the weight's gradient is
+// not alive beside both the layer's input and its input gradient. It
+// returns the ops it moved: the updates and gradients placed earlier and
+// those parameter ops.
+func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 	all := b.Ops()
 	if from < 0 || from >= len(all) {
 		return nil, nil
@@ -69,6 +74,21 @@ func hoistUpdates(b *ir.Block, from int) (map[*ir.Op]bool, error) {
 		}
 		held[op] = only
 	}
+	// gradOf: pure ops that updates alone read (with grads).
+	gradOf := map[*ir.Op]bool{}
+	for _, op := range all[from:] {
+		if !grads || !recomputable(op) || ops.Random(op) || op.NumResults() == 0 {
+			continue
+		}
+		only := true
+		for _, r := range op.Results() {
+			only = only && len(users[r]) > 0
+			for _, u := range users[r] {
+				only = only && movable[u]
+			}
+		}
+		gradOf[op] = only
+	}
 	aliases := viewsOf(all)
 	order := make([]*ir.Op, 0, len(all))
 	placed := map[*ir.Op]bool{}
@@ -83,6 +103,16 @@ func hoistUpdates(b *ir.Block, from int) (map[*ir.Op]bool, error) {
 		}
 		switch {
 		case held[op]:
+			continue
+		case gradOf[op]:
+			at := len(order)
+			for at > lowest && (held[order[at-1]] || !mustPrecede(order[at-1], op, aliases)) {
+				at--
+			}
+			if at < len(order) {
+				moved[op] = true
+			}
+			place(op, at)
 			continue
 		case !movable[op]:
 			place(op, len(order))
@@ -164,6 +194,30 @@ func mustFollow(op, x *ir.Op, aliases map[*ir.Value]any) bool {
 		for _, j := range dx.Writes {
 			if j < x.NumOperands() && (reads[aliases[x.Operand(j)]] || writes[aliases[x.Operand(j)]]) {
 				return true // x writes what op reads
+			}
+		}
+	}
+	return false
+}
+
+// mustPrecede reports whether op x must stay before pure op g: it makes
+// what g reads, writes it, or is a barrier (regions, a random stream, a
+// collective).
+func mustPrecede(x, g *ir.Op, aliases map[*ir.Value]any) bool {
+	if len(x.Regions()) > 0 || ops.Random(x) || ops.Collective(x) {
+		return true
+	}
+	reads := map[any]bool{}
+	for _, u := range g.Operands() {
+		if u.Def() == x {
+			return true
+		}
+		reads[aliases[u]] = true
+	}
+	if dx, ok := ops.Lookup(x.Name()); ok {
+		for _, j := range dx.Writes {
+			if j < x.NumOperands() && reads[aliases[x.Operand(j)]] {
+				return true
 			}
 		}
 	}

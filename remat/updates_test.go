@@ -17,7 +17,8 @@ func TestHoistUpdates(t *testing.T) {
 		name   string
 		view   bool // the step reads a view of w1 after w1's gradient
 		random bool // a random op right after w2's last read
-	}{{"plain", false, false}, {"view", true, false}, {"random", false, true}} {
+		grads  bool // w2's gradient made after its last read, and moved
+	}{{"plain", false, false, false}, {"view", true, false, false}, {"random", false, true, false}, {"grads", false, false, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := ir.NewBuilder(ir.NewProgram())
 			x := ops.Data(b, "x", ir.F32, 4, 3)
@@ -25,8 +26,14 @@ func TestHoistUpdates(t *testing.T) {
 			w2 := ops.Parameter(b, "w2", ir.F32, 3, 2)
 			h := ops.Matmul(b, x, w1, false, false)
 			y := ops.Matmul(b, h, w2, false, false)
-			g2 := ops.Matmul(b, h, y, true, false)  // w2's gradient
-			dh := ops.Matmul(b, y, w2, false, true) // w2's last read
+			var g2, dh *ir.Value
+			if c.grads {
+				dh = ops.Matmul(b, y, w2, false, true) // w2's last read
+				g2 = ops.Matmul(b, h, y, true, false)  // w2's gradient
+			} else {
+				g2 = ops.Matmul(b, h, y, true, false)
+				dh = ops.Matmul(b, y, w2, false, true)
+			}
 			var rnd *ir.Value
 			if c.random {
 				rnd = ops.UniformRandom(b, ir.F32, 0, 1, 1, 2)
@@ -53,8 +60,8 @@ func TestHoistUpdates(t *testing.T) {
 				t.Fatal(err)
 			}
 			top := p.Body()
-			from := top.IndexOf(g2.Def())
-			moved, err := hoistUpdates(top, from)
+			from := top.IndexOf(y.Def()) + 1
+			moved, err := hoistUpdates(top, from, c.grads)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,8 +105,15 @@ func TestHoistUpdates(t *testing.T) {
 					names = append(names, op.Name())
 				}
 			}
-			if len(names) != 2 {
-				t.Errorf("moved %v, want the increment and w2's update (w1's follows its gradient, the last op before it)", names)
+			want := 2 // the increment and w2's update (w1's follows its gradient, the last op before it)
+			if c.grads {
+				want = 3 // and w2's gradient, before w2's last read
+				if at(g2.Def()) > at(dh.Def()) {
+					t.Errorf("w2's gradient at %d: want it before w2's last read at %d\n%s", at(g2.Def()), at(dh.Def()), p)
+				}
+			}
+			if len(names) != want {
+				t.Errorf("moved %v, want %d ops", names, want)
 			}
 		})
 	}
