@@ -45,6 +45,10 @@ type Result struct {
 	// Splits lists the cuts at which the step runs over the batch in
 	// pieces, in program order.
 	Splits []Split
+	// EarlyUpdates is how many updates run early, right after their
+	// gradients are complete (Schedule.Early), and EarlyGradients how many
+	// ops making what only an update reads moved up with them.
+	EarlyUpdates, EarlyGradients int
 
 	rw *rewritten
 }
@@ -114,6 +118,14 @@ func (r *Result) Recomputes(op *ir.Op, name func(*ir.Value) string) string {
 	if note, ok := r.rw.splitOps[op]; ok {
 		seg := r.rw.segs[note.cut]
 		return fmt.Sprintf("piece %d/%d of the batch split at %s (%s)", note.piece+1, seg.pieces(note.k), note.cut.Def().Name(), note.cut.Def().Pos)
+	}
+	if r.rw.hoisted[op] {
+		switch {
+		case updates(op):
+			return "runs early: right after the last op it must follow"
+		case op.NumOperands() > 0:
+			return "moved up: only an update reads it"
+		}
 	}
 	if fwd := r.rw.loops[op]; fwd != nil {
 		return fmt.Sprintf("recomputes the trips of the loop of %s from its checkpoints", name(fwd.Result(0)))
@@ -737,5 +749,13 @@ func (f *fitter) result(res *Result, st *state) *Result {
 	res.Program, res.Peak, res.Plan, res.RecomputedFlops, res.rw = st.rw.prog, st.plan.Peak, st.plan, st.cost, st.rw
 	res.Recomputed, res.Checkpointed = f.report(st)
 	res.Splits = f.reportSplits(st)
+	for op := range st.rw.hoisted {
+		switch {
+		case updates(op):
+			res.EarlyUpdates++
+		case op.NumOperands() > 0:
+			res.EarlyGradients++
+		}
+	}
 	return res
 }

@@ -38,7 +38,7 @@ func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 	}
 	movable := map[*ir.Op]bool{}
 	for _, op := range all[from:] {
-		if d, ok := ops.Lookup(op.Name()); ok && len(d.Writes) > 0 && len(op.Regions()) == 0 && !ops.Collective(op) && !ops.Random(op) && op != b.Terminator() {
+		if updates(op) && len(op.Regions()) == 0 && !ops.Collective(op) && !ops.Random(op) && op != b.Terminator() {
 			movable[op] = true
 		}
 	}
@@ -155,6 +155,12 @@ func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 		return nil, err
 	}
 	return moved, nil
+}
+
+// updates reports whether op updates an operand in place (ops.Def.Writes).
+func updates(op *ir.Op) bool {
+	d, ok := ops.Lookup(op.Name())
+	return ok && len(d.Writes) > 0
 }
 
 func boolInt(b bool) int {

@@ -57,6 +57,7 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops, s.Kept})
 			}
 			m["recomputed"], m["checkpointed"], m["splits"] = recs, loops, splits
+			m["early_updates"], m["early_gradients"] = res.EarlyUpdates, res.EarlyGradients
 		}
 		line, err := json.Marshal(map[string]any{"remat": m})
 		if err != nil {
@@ -93,6 +94,13 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 		}
 		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece, keeping %s, then %d backward ops, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
 			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, kept, s.BackOps, float64(s.Flops)/1e6)
+	}
+	if res.EarlyUpdates > 0 {
+		fmt.Fprintf(out, "%d updates run early, each right after the last op it must follow (what makes its gradient, the last read of its parameter)", res.EarlyUpdates)
+		if res.EarlyGradients > 0 {
+			fmt.Fprintf(out, ", %d ops making what only an update reads moved up with them", res.EarlyGradients)
+		}
+		fmt.Fprintln(out)
 	}
 	return printPlan(out, p, false)
 }

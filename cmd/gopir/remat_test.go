@@ -108,9 +108,10 @@ func TestTrainRefusesUnderTheFloor(t *testing.T) {
 }
 
 // lenet at half its natural peak splits its conv trunk over the batch (at
-// the second block's pool or the ReLU before it, keeping that whole):
-// gopir plan says where and in how many pieces (text and JSON), gopir
-// print notes every op of the pieces and still prints a program that
+// the second block's pool or the ReLU before it, keeping that whole) and
+// runs its updates early: gopir plan says where and in how many pieces,
+// and how many updates moved (text and JSON), gopir print notes every op
+// of the pieces and every update moved and still prints a program that
 // parses, and --remat=off refuses the budget as before.
 func TestPlanShowsTheSplitOverTheBatch(t *testing.T) {
 	const budget = "1949184" // half of lenet's 3898368 at batch 64
@@ -122,18 +123,19 @@ func TestPlanShowsTheSplitOverTheBatch(t *testing.T) {
 	var plan struct {
 		Remat struct {
 			Planned int64 `json:"planned_peak"`
+			Early   int   `json:"early_updates"`
 			Splits  []struct {
 				Op     string `json:"op"`
 				Pieces int    `json:"pieces"`
 			} `json:"splits"`
 		} `json:"remat"`
 	}
-	if err := json.Unmarshal([]byte(pj.stdout), &plan); err != nil || plan.Remat.Planned > 1949184 || len(plan.Remat.Splits) != 1 || plan.Remat.Splits[0].Pieces < 2 {
+	if err := json.Unmarshal([]byte(pj.stdout), &plan); err != nil || plan.Remat.Planned > 1949184 || len(plan.Remat.Splits) != 1 || plan.Remat.Splits[0].Pieces < 2 || plan.Remat.Early == 0 || !strings.Contains(pl.stdout, "updates run early") {
 		t.Fatalf("plan --json: %v: %s", err, pj.stdout)
 	}
 	pr := gopir("print", "--model", "lenet", "--backward", "--mem-limit", budget)
 	last := fmt.Sprintf("// piece %d/%d of the batch split at %s", plan.Remat.Splits[0].Pieces, plan.Remat.Splits[0].Pieces, plan.Remat.Splits[0].Op)
-	if pr.code != 0 || !strings.Contains(pr.stdout, last) {
+	if pr.code != 0 || !strings.Contains(pr.stdout, last) || !strings.Contains(pr.stdout, "// runs early") {
 		t.Fatalf("print: exit %d: %.300s%s", pr.code, pr.stdout, pr.stderr)
 	}
 	if _, err := ir.Parse("printed", []byte(pr.stdout)); err != nil {
