@@ -242,21 +242,10 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 					kernels.BatchNormStats(x.F64(), outer, ch, inner, mean, variance, th)
 				}
 			}
-			for i := range ch {
-				invStd[i] = 1 / math.Sqrt(variance[i]+a.eps)
-				mul[i] = scale[i] * invStd[i]
-				add[i] = bias[i] - mean[i]*mul[i]
-			}
+			bnCoefs(a.eps, scale, bias, mean, variance, invStd, mul, add)
 			if a.training {
 				newMean, newVar := vec(), vec()
-				for i := range ch {
-					newMean[i], newVar[i] = runMean[i], runVar[i]
-					if count > 0 {
-						unbiased := variance[i] * float64(count) / float64(count-1)
-						newMean[i] = (1-a.momentum)*runMean[i] + a.momentum*mean[i]
-						newVar[i] = (1-a.momentum)*runVar[i] + a.momentum*unbiased
-					}
-				}
+				bnRunning(a.momentum, count, runMean, runVar, mean, variance, newMean, newVar)
 				nnSetFloats(out[1], newMean)
 				nnSetFloats(out[2], newVar)
 				nnSetFloats(out[3], mean)
@@ -279,6 +268,30 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 		},
 		View: view,
 	}, nil
+}
+
+// bnCoefs writes each channel's inverse deviation and the factor and
+// term that normalise it (y = x·mul + add), from its mean and variance:
+// batch_norm's and batch_norm_finish's arithmetic, one for both.
+func bnCoefs(eps float64, scale, bias, mean, variance, invStd, mul, add []float64) {
+	for i := range invStd {
+		invStd[i] = 1 / math.Sqrt(variance[i]+eps)
+		mul[i] = scale[i] * invStd[i]
+		add[i] = bias[i] - mean[i]*mul[i]
+	}
+}
+
+// bnRunning writes the running statistics that a training batch of count
+// values per channel leaves (unchanged without values).
+func bnRunning(momentum float64, count int, runMean, runVar, mean, variance, newMean, newVar []float64) {
+	for i := range newMean {
+		newMean[i], newVar[i] = runMean[i], runVar[i]
+		if count > 0 {
+			unbiased := variance[i] * float64(count) / float64(count-1)
+			newMean[i] = (1-momentum)*runMean[i] + momentum*mean[i]
+			newVar[i] = (1-momentum)*runVar[i] + momentum*unbiased
+		}
+	}
 }
 
 // nnFloatsInto copies the small float tensor t into dst, of its length,
