@@ -288,6 +288,16 @@ var zdCases = map[string][]zdCase{
 		{attrs: ir.A("strides", 2, "paddings", 1, "groups", 2), in: []zdOperand{zdF(2, 4, 3, 2), zdF(4, 2, 3, 3), zdF(2, 4, 5, 4)}}},
 	"conv2d_grad_filter_acc": {{attrs: zdConvAttrs, in: []zdOperand{zdF(3, 2, 4, 5), zdF(1, 3, 8, 6), zdF(1, 2, 11, 10)}}},
 	"reduce_sum_to_acc":      {{in: []zdOperand{zdF(1, 3), zdF(4, 2, 3)}}, {in: []zdOperand{zdD(3), zdD(5, 3)}}},
+	// Batch norm in pieces: states of 33 and 65 f64 per channel; the
+	// count a finish reads is a value (one per channel is refused), 32
+	// in the example (i%33 puts 32 in every channel's last element).
+	"batch_norm_sum_acc":      {{in: []zdOperand{zdD(3, 33), zdF(2, 3, 4, 5)}}},
+	"batch_norm_sqdev_acc":    {{in: []zdOperand{zdD(3, 33), zdD(2, 3, 5), zdD(3, 33)}}},
+	"batch_norm_finish":       {{attrs: ir.A("epsilon", 1e-5, "momentum", 0.1), in: []zdOperand{{t: ir.TensorOf(ir.F64, 3, 33), fill: "idx:33"}, zdD(3, 33), zdF(3), zdF(3), zdF(3), zdPos(3)}, dataDep: true}},
+	"batch_norm_apply":        {{in: []zdOperand{zdF(2, 3, 4, 5), zdD(2, 3)}}},
+	"batch_norm_grad_sum_acc": {{in: []zdOperand{zdD(3, 65), zdF(2, 3, 4, 5), zdF(2, 3, 4, 5), zdF(3)}}},
+	"batch_norm_grad_finish":  {{in: []zdOperand{zdD(3, 65), zdPos(3)}}},
+	"batch_norm_grad_x":       {{in: []zdOperand{zdF(2, 3, 4, 5), zdF(2, 3, 4, 5), zdF(3), zdF(3), zdPos(3), zdD(3, 65)}}},
 	"conv2d_grad_filter": {{attrs: zdConvAttrs.With("filter_size", ir.List{ir.Int(4), ir.Int(5)}), in: []zdOperand{zdF(1, 3, 8, 6), zdF(1, 2, 11, 10)}, sizes: []string{"filter_size"}},
 		{attrs: ir.A("strides", 2, "paddings", 1, "groups", 2), in: []zdOperand{zdF(2, 4, 3, 2), zdF(2, 4, 5, 4), zdF(4, 2, 3, 3)}}},
 	"max_pool2d": {{attrs: ir.A("kernel_size", []int{2, 5}), in: []zdOperand{zdF(1, 3, 8, 10)}},
