@@ -120,6 +120,10 @@ type rewriter struct {
 	ckpt map[*ir.Op][]*ir.Value
 	// keptPieces holds the forward pieces of each value a split keeps.
 	keptPieces map[*ir.Value][]*ir.Value
+	// normCoef maps each batch norm a split runs in passes to its
+	// finished statistics' coefficients, normAcc each batch_norm_grad to
+	// its finished sums.
+	normCoef, normAcc map[*ir.Op]*ir.Value
 	// running maps each sum over the batch of the backward pieces being
 	// built to its running sum so far.
 	running map[*ir.Op]*ir.Value
@@ -127,7 +131,7 @@ type rewriter struct {
 
 // rewrite applies schedule s to the analysed program.
 func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
-	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{}, keptPieces: map[*ir.Value][]*ir.Value{}, running: map[*ir.Op]*ir.Value{},
+	r := &rewriter{copier: newCopier(), a: a, s: s, fwd: map[*ir.Value]*ir.Value{}, clones: map[*ir.Value]*ir.Value{}, ckpt: map[*ir.Op][]*ir.Value{}, keptPieces: map[*ir.Value][]*ir.Value{}, running: map[*ir.Op]*ir.Value{}, normCoef: map[*ir.Op]*ir.Value{}, normAcc: map[*ir.Op]*ir.Value{},
 		out: &rewritten{recomputes: map[*ir.Op]*ir.Value{}, origin: map[*ir.Op]*ir.Op{}, loops: map[*ir.Op]*ir.Op{}, fwdLoops: map[*ir.Op]*ir.Op{}, source: map[*ir.Op]*ir.Op{}, madeAt: map[*ir.Value][]int{},
 			splitOps: map[*ir.Op]splitNote{}, cuts: map[*ir.Value]*ir.Value{}, segs: a.segs}}
 	r.out.prog = r.prog
@@ -136,8 +140,17 @@ func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	deferred := map[*ir.Op]bool{}
+	for cut := range s.Split {
+		for _, op := range a.segs[cut].deferred {
+			deferred[op] = true
+		}
+	}
 	for i, op := range a.ops {
 		r.at = i
+		if deferred[op] {
+			continue // after its split's forward pieces (norms.go)
+		}
 		if seg := split[op]; seg != nil {
 			switch {
 			case op == seg.cut.Def():
@@ -267,6 +280,9 @@ func (r *rewriter) here() *ir.Builder {
 func (r *rewriter) materialize(v *ir.Value) *ir.Value {
 	if n, ok := r.clones[v]; ok {
 		return n
+	}
+	if seg := r.a.segs[v]; seg != nil && r.s.Split[v] > 0 {
+		return r.cutAgain(seg)
 	}
 	op := v.Def()
 	if op == nil || op.Block() != r.a.top || !recomputable(op) || r.a.residuals[v] != nil {

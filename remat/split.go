@@ -50,6 +50,14 @@ type segment struct {
 	sums []*ir.Value
 	// n is the batch, group the samples of the sums' canonical groups.
 	n, group int
+	// lvl is the phase of each op of the segment (norms.go): that of its
+	// values for a per-sample op, of its (first) pass over the pieces for
+	// a batch norm, a batch_norm_grad or a sum over the batch.
+	lvl map[*ir.Op]int
+	// deferred are the forward ops outside the segment that read a batch
+	// norm's running statistics (assign_into): they run right after the
+	// forward pieces, which make them.
+	deferred []*ir.Op
 }
 
 // pieces is how many pieces of k samples the batch runs in.
@@ -113,7 +121,7 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 	for len(work) > 0 {
 		op := work[len(work)-1]
 		work = work[:len(work)-1]
-		if !perSample(op) {
+		if !perSample(op) && !f.splitNorm(op, n) {
 			return nil
 		}
 		for _, u := range op.Operands() {
@@ -142,6 +150,14 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 	var vals []*ir.Value
 	for _, op := range s.fwd {
 		for _, v := range op.Results() {
+			if !batchy(v) {
+				// A batch norm's statistics, made whole by the forward
+				// pieces: the forward may read them after those.
+				if !s.deferUses(a, v) {
+					return nil
+				}
+				continue
+			}
 			for _, u := range a.uses[v] {
 				if u < a.bwd && !s.in[a.ops[u]] && v != cut {
 					return nil
@@ -163,6 +179,13 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 				return nil
 			}
 			bwd[op] = true
+			if f.splitNormGrad(op, n) {
+				if !sameBatch(op.Result(0)) {
+					return nil
+				}
+				vals = append(vals, op.Result(0))
+				continue
+			}
 			if perSample(op) {
 				for _, r := range op.Results() {
 					if !sameBatch(r) {
@@ -199,6 +222,22 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 				return nil
 			}
 		}
+		if isNormGrad(op) {
+			// dx stays in the segment, dscale and dbias leave it.
+			for _, u := range a.uses[op.Result(0)] {
+				if !s.in[a.ops[u]] {
+					return nil
+				}
+			}
+			for _, r := range op.Results()[1:] {
+				for _, u := range a.uses[r] {
+					if s.in[a.ops[u]] {
+						return nil
+					}
+				}
+			}
+			continue
+		}
 		if !perSample(op) {
 			r := op.Result(0)
 			for _, u := range a.uses[r] {
@@ -225,37 +264,32 @@ func (f *fitter) segmentOf(cut *ir.Value) *segment {
 	if s.group <= 0 {
 		s.group = defaultGroup
 	}
-	if s.pieces(s.group) < 2 {
+	if s.pieces(s.group) < 2 || !s.deferSafe(a) {
 		return nil
 	}
+	s.levels()
 	return s
 }
 
-// need lists the forward ops whose values the backward pieces recompute
-// when the forward keeps the pieces of the values of keep: those the
-// backward reads and, from op to op, those they are made from. A kept
+// need lists the ops the pieces run again when the forward keeps the
+// pieces of the values of keep: the forward ops of the forward's phases
+// before its last (batch norms' passes), the forward ops each backward
+// phase recomputes, and the backward ops a later phase runs again. A kept
 // cut is sliced from its concatenation.
 func (s *segment) need(keep map[*ir.Value]bool) []*ir.Op {
-	needed := map[*ir.Op]bool{}
-	mark := func(op *ir.Op) {
-		for _, u := range op.Operands() {
-			if d := u.Def(); d != nil && s.in[d] && !s.isBackward(d) && !keep[u] {
-				needed[d] = true
-			}
-		}
-	}
-	for _, op := range s.bwd {
-		mark(op)
-	}
 	var out []*ir.Op
-	for i := len(s.fwd) - 1; i >= 0; i-- {
-		if needed[s.fwd[i]] {
-			mark(s.fwd[i])
-		}
+	for p := range s.lastPhase(false) {
+		list, _ := s.phase(p, false, nil)
+		out = append(out, list...)
 	}
-	for _, op := range s.fwd {
-		if needed[op] {
-			out = append(out, op)
+	ran := map[*ir.Op]bool{}
+	for p := range s.lastPhase(true) + 1 {
+		list, _ := s.phase(p, true, keep)
+		for _, op := range list {
+			if !s.isBackward(op) || ran[op] {
+				out = append(out, op)
+			}
+			ran[op] = true
 		}
 	}
 	return out
@@ -330,24 +364,20 @@ func (s *segment) bounds(i, k int) (lo, hi int) {
 // outside and reading the others whole.
 func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*ir.Value, cut map[*ir.Value]*ir.Value) {
 	k := r.s.Split[s.cut]
-	lo, hi := s.bounds(i, k)
 	for _, op := range list {
 		operands := make([]*ir.Value, op.NumOperands())
 		for j, u := range op.Operands() {
-			switch {
-			case local[u] != nil:
-				operands[j] = local[u]
-			case batchy(u):
-				if cut[u] == nil {
-					r.top.SetPos(op.Pos)
-					cut[u] = r.top.Op1("slice", ir.A("axes", []int{0}, "starts", []int{lo}, "ends", []int{hi}), r.val(u))
-					r.out.splitOps[cut[u].Def()] = splitNote{s.cut, i, k}
-					r.out.copied += r.a.elems(u) / int64(s.pieces(k))
-				}
-				operands[j] = cut[u]
-			default:
-				operands[j] = r.val(u)
+			r.top.SetPos(op.Pos)
+			operands[j] = r.pieceOf(s, i, u, local, cut)
+		}
+		if isNorm(op) || isNormGrad(op) {
+			n := r.normPiece(op, operands)
+			if n == nil {
+				return
 			}
+			r.out.splitOps[n] = splitNote{s.cut, i, k}
+			local[op.Result(0)] = n.Result(0)
+			continue
 		}
 		if acc := r.running[op]; acc != nil {
 			// A later piece adds its sum over the batch into the running
@@ -369,14 +399,55 @@ func (r *rewriter) piece(s *segment, i int, list []*ir.Op, local map[*ir.Value]*
 	}
 }
 
+// pieceOf is what piece i reads for u: the piece's own value, a slice of
+// a batch value from outside (cut holds the piece's slices), or u whole.
+func (r *rewriter) pieceOf(s *segment, i int, u *ir.Value, local, cut map[*ir.Value]*ir.Value) *ir.Value {
+	switch {
+	case local[u] != nil:
+		return local[u]
+	case !batchy(u):
+		return r.val(u)
+	case cut[u] == nil:
+		k := r.s.Split[s.cut]
+		lo, hi := s.bounds(i, k)
+		cut[u] = r.top.Op1("slice", ir.A("axes", []int{0}, "starts", []int{lo}, "ends", []int{hi}), r.val(u))
+		r.out.splitOps[cut[u].Def()] = splitNote{s.cut, i, k}
+		r.out.copied += r.a.elems(u) / int64(s.pieces(k))
+	}
+	return cut[u]
+}
+
 // forwardSplit runs the forward segment of s piece by piece and
-// concatenates the pieces of its cut.
+// concatenates the pieces of its cut: first the passes of its batch
+// norms' statistics, each over every piece, then every op; the ops that
+// read the statistics outside the segment follow.
 func (r *rewriter) forwardSplit(s *segment) *ir.Op {
+	k := r.s.Split[s.cut]
+	state := map[*ir.Op][2]*ir.Value{}
+	for p := range s.lastPhase(false) {
+		list, passes := s.phase(p, false, nil)
+		r.startPasses(s, p, passes, state)
+		for i := range s.pieces(k) {
+			local, cut := map[*ir.Value]*ir.Value{}, map[*ir.Value]*ir.Value{}
+			r.piece(s, i, list, local, cut)
+			for _, op := range passes {
+				r.pass(s, i, p, op, state, local, cut)
+			}
+			if r.err != nil {
+				return nil
+			}
+		}
+		r.out.cloned = append(r.out.cloned, list...)
+		r.finishPasses(s, p, passes, state)
+	}
 	kept := s.kept(r.s.Keep)
 	var parts []*ir.Value
-	for i := range s.pieces(r.s.Split[s.cut]) {
+	for i := range s.pieces(k) {
 		local := map[*ir.Value]*ir.Value{}
 		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
+		if r.err != nil {
+			return nil
+		}
 		parts = append(parts, local[s.cut])
 		for _, v := range kept {
 			r.keptPieces[v] = append(r.keptPieces[v], local[v])
@@ -387,12 +458,48 @@ func (r *rewriter) forwardSplit(s *segment) *ir.Op {
 	r.vals[s.cut] = c
 	r.out.cuts[s.cut] = c
 	r.out.copied += r.a.elems(s.cut)
-	return c.Def()
+	last := c.Def()
+	for _, op := range s.deferred {
+		last = r.copyTop(op)
+		r.out.origin[last] = op
+	}
+	return last
 }
 
-// backwardSplit runs the backward segment of s piece by piece: each piece
-// recomputes the forward values it reads and adds its sums over the batch
-// to the running ones. It returns the last op it emits.
+// cutAgain recomputes the dropped cut of split s for the backward ops
+// outside the segment that read it: the last phase of the forward pieces
+// again (its batch norms normalising with the statistics the forward
+// finished), concatenated. It runs between top-level ops.
+func (r *rewriter) cutAgain(s *segment) *ir.Value {
+	if r.cur != nil {
+		r.fail(fmt.Errorf("remat: %s, a cut of a split over the batch, cannot be recomputed inside a region", describe(s.cut)))
+		return nil
+	}
+	k := r.s.Split[s.cut]
+	var parts []*ir.Value
+	for i := range s.pieces(k) {
+		local := map[*ir.Value]*ir.Value{}
+		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
+		if r.err != nil {
+			return nil
+		}
+		parts = append(parts, local[s.cut])
+	}
+	r.top.SetPos(s.cut.Def().Pos)
+	c := ops.Concat(r.top, 0, parts...)
+	r.out.cloned = append(r.out.cloned, s.fwd...)
+	r.out.copied += r.a.elems(s.cut)
+	r.out.recomputes[c.Def()] = r.out.cuts[s.cut]
+	r.clones[s.cut], r.vals[s.cut] = c, c
+	r.out.madeAt[s.cut] = append(r.out.madeAt[s.cut], r.at)
+	return c
+}
+
+// backwardSplit runs the backward segment of s piece by piece, phase by
+// phase: each piece recomputes the forward values it reads, adds its
+// sums over the batch to the running ones and its batch_norm_grads' sums
+// to theirs, which are finished after the phase's last piece. It returns
+// the last op it emits.
 func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 	for _, op := range s.bwd {
 		for _, u := range op.Operands() {
@@ -401,23 +508,33 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 			}
 		}
 	}
-	need := s.need(r.s.Keep)
-	for i := range s.pieces(r.s.Split[s.cut]) {
-		local := map[*ir.Value]*ir.Value{}
-		for _, v := range s.kept(r.s.Keep) {
-			local[v] = r.keptPieces[v][i]
+	k := r.s.Split[s.cut]
+	state := map[*ir.Op][2]*ir.Value{}
+	for p := range s.lastPhase(true) + 1 {
+		list, passes := s.phase(p, true, r.s.Keep)
+		r.startPasses(s, p, passes, state)
+		for i := range s.pieces(k) {
+			local := map[*ir.Value]*ir.Value{}
+			for _, v := range s.kept(r.s.Keep) {
+				local[v] = r.keptPieces[v][i]
+			}
+			cut := map[*ir.Value]*ir.Value{}
+			r.piece(s, i, list, local, cut)
+			for _, op := range passes {
+				r.pass(s, i, p, op, state, local, cut)
+			}
+			for _, v := range s.sums {
+				if local[v] != nil {
+					r.running[v.Def()] = local[v]
+				}
+			}
+			if r.err != nil {
+				return nil
+			}
 		}
-		cut := map[*ir.Value]*ir.Value{}
-		r.piece(s, i, need, local, cut)
-		r.piece(s, i, s.bwd, local, cut)
-		for _, v := range s.sums {
-			r.running[v.Def()] = local[v]
-		}
-		if r.err != nil {
-			return nil
-		}
+		r.finishPasses(s, p, passes, state)
 	}
-	r.out.cloned = append(r.out.cloned, need...)
+	r.out.cloned = append(r.out.cloned, s.need(r.s.Keep)...)
 	for _, v := range s.sums {
 		r.vals[v] = r.running[v.Def()]
 		delete(r.running, v.Def())
@@ -466,7 +583,7 @@ func (r *rewriter) splits() map[*ir.Op]*segment {
 			}
 			of[op] = seg
 			for _, v := range op.Results() {
-				if r.s.Drop[v] {
+				if r.s.Drop[v] && (v != cut || r.s.Keep[v]) {
 					r.fail(fmt.Errorf("remat: %s is both dropped and split over the batch", describe(v)))
 					return nil
 				}
@@ -498,10 +615,13 @@ func (f *fitter) splitAt(s Schedule, cut *ir.Value, k int) Schedule {
 	}
 	for op := range seg.in {
 		for _, v := range op.Results() {
-			delete(n.Drop, v)
-			delete(n.Again, v)
+			if v != cut {
+				delete(n.Drop, v)
+				delete(n.Again, v)
+			}
 		}
 	}
+	delete(n.Keep, cut)
 	n.Split[cut] = k
 	f.dropKeeps(n)
 	return n
