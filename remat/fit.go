@@ -86,7 +86,11 @@ type Split struct {
 	Samples    int    `json:"samples"`     // per piece
 	ForwardOps int    `json:"forward_ops"` // ops of the forward segment
 	BackOps    int    `json:"backward_ops"`
-	Flops      int64  `json:"flops"` // the forward work the backward pieces recompute
+	// ForwardPasses and BackPasses count the passes over the pieces: one,
+	// or more through batch norms (their statistics' sums, then the rest).
+	ForwardPasses int   `json:"forward_passes"`
+	BackPasses    int   `json:"backward_passes"`
+	Flops         int64 `json:"flops"` // the forward work the backward pieces recompute
 	// Kept lists the values of the forward segment whose pieces the
 	// forward keeps for the backward pieces instead of their recomputing
 	// them (the cut first, when its concatenation is sliced instead).

@@ -714,7 +714,8 @@ func (f *fitter) reportSplits(st *state) []Split {
 		}
 		k := st.s.Split[cut]
 		out = append(out, Split{Cut: f.names[cut], Op: cut.Def().Name(), Pos: cut.Def().Pos, Pieces: seg.pieces(k), Samples: k,
-			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops, Kept: kept})
+			ForwardOps: len(seg.fwd), BackOps: len(seg.bwd), Flops: flops, Kept: kept,
+			ForwardPasses: seg.lastPhase(false) + 1, BackPasses: seg.lastPhase(true) + 1})
 	}
 	return out
 }

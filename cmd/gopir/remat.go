@@ -51,10 +51,12 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 				Bwd     int      `json:"backward_ops"`
 				Flops   int64    `json:"flops"`
 				Kept    []string `json:"kept,omitempty"`
+				FwdPass int      `json:"forward_passes"`
+				BwdPass int      `json:"backward_passes"`
 			}
 			var splits []split
 			for _, s := range res.Splits {
-				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops, s.Kept})
+				splits = append(splits, split{s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, s.BackOps, s.Flops, s.Kept, s.ForwardPasses, s.BackPasses})
 			}
 			m["recomputed"], m["checkpointed"], m["splits"] = recs, loops, splits
 			m["early_updates"], m["early_gradients"] = res.EarlyUpdates, res.EarlyGradients
@@ -92,8 +94,8 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 		if len(s.Kept) > 0 {
 			kept = fmt.Sprintf("the cut and the pieces of %s", strings.Join(s.Kept, ", "))
 		}
-		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece, keeping %s, then %d backward ops, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
-			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, kept, s.BackOps, float64(s.Flops)/1e6)
+		fmt.Fprintf(out, "split over the batch at %s (%s %s): %d pieces of %d samples; %d forward ops run piece by piece%s, keeping %s, then %d backward ops%s, each piece recomputing the forward values it reads (%.3g MFLOP)\n",
+			s.Cut, s.Op, shortPos(s.Pos), s.Pieces, s.Samples, s.ForwardOps, passes(s.ForwardPasses), kept, s.BackOps, passes(s.BackPasses), float64(s.Flops)/1e6)
 	}
 	if res.EarlyUpdates > 0 {
 		fmt.Fprintf(out, "%d updates run early, each right after the last op it must follow (what makes its gradient, the last read of its parameter)", res.EarlyUpdates)
@@ -103,6 +105,16 @@ func printRemat(out io.Writer, res *remat.Result, p *exec.Plan, limit int64, asJ
 		fmt.Fprintln(out)
 	}
 	return printPlan(out, p, false)
+}
+
+// passes says in how many passes over the pieces a split runs, when
+// batch norms (whose statistics are sums over the batch) make it more
+// than one.
+func passes(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" in %d passes (batch norms' sums over the batch first)", n)
 }
 
 // ordinal says "trip's" for 1 and "2nd trip's", "11th trip's", ...
