@@ -281,9 +281,6 @@ func (r *rewriter) materialize(v *ir.Value) *ir.Value {
 	if n, ok := r.clones[v]; ok {
 		return n
 	}
-	if seg := r.a.segs[v]; seg != nil && r.s.Split[v] > 0 {
-		return r.cutAgain(seg)
-	}
 	op := v.Def()
 	if op == nil || op.Block() != r.a.top || !recomputable(op) || r.a.residuals[v] != nil {
 		r.fail(fmt.Errorf("remat: %s cannot be recomputed at the top level", describe(v)))

@@ -466,35 +466,6 @@ func (r *rewriter) forwardSplit(s *segment) *ir.Op {
 	return last
 }
 
-// cutAgain recomputes the dropped cut of split s for the backward ops
-// outside the segment that read it: the last phase of the forward pieces
-// again (its batch norms normalising with the statistics the forward
-// finished), concatenated. It runs between top-level ops.
-func (r *rewriter) cutAgain(s *segment) *ir.Value {
-	if r.cur != nil {
-		r.fail(fmt.Errorf("remat: %s, a cut of a split over the batch, cannot be recomputed inside a region", describe(s.cut)))
-		return nil
-	}
-	k := r.s.Split[s.cut]
-	var parts []*ir.Value
-	for i := range s.pieces(k) {
-		local := map[*ir.Value]*ir.Value{}
-		r.piece(s, i, s.fwd, local, map[*ir.Value]*ir.Value{})
-		if r.err != nil {
-			return nil
-		}
-		parts = append(parts, local[s.cut])
-	}
-	r.top.SetPos(s.cut.Def().Pos)
-	c := ops.Concat(r.top, 0, parts...)
-	r.out.cloned = append(r.out.cloned, s.fwd...)
-	r.out.copied += r.a.elems(s.cut)
-	r.out.recomputes[c.Def()] = r.out.cuts[s.cut]
-	r.clones[s.cut], r.vals[s.cut] = c, c
-	r.out.madeAt[s.cut] = append(r.out.madeAt[s.cut], r.at)
-	return c
-}
-
 // backwardSplit runs the backward segment of s piece by piece, phase by
 // phase: each piece recomputes the forward values it reads, adds its
 // sums over the batch to the running ones and its batch_norm_grads' sums
@@ -583,7 +554,7 @@ func (r *rewriter) splits() map[*ir.Op]*segment {
 			}
 			of[op] = seg
 			for _, v := range op.Results() {
-				if r.s.Drop[v] && (v != cut || r.s.Keep[v]) {
+				if r.s.Drop[v] {
 					r.fail(fmt.Errorf("remat: %s is both dropped and split over the batch", describe(v)))
 					return nil
 				}
@@ -615,13 +586,10 @@ func (f *fitter) splitAt(s Schedule, cut *ir.Value, k int) Schedule {
 	}
 	for op := range seg.in {
 		for _, v := range op.Results() {
-			if v != cut {
-				delete(n.Drop, v)
-				delete(n.Again, v)
-			}
+			delete(n.Drop, v)
+			delete(n.Again, v)
 		}
 	}
-	delete(n.Keep, cut)
 	n.Split[cut] = k
 	f.dropKeeps(n)
 	return n
