@@ -282,6 +282,12 @@ func (s *segment) need(keep map[*ir.Value]bool) []*ir.Op {
 		list, _ := s.phase(p, false, nil)
 		out = append(out, list...)
 	}
+	return append(out, s.backNeed(keep)...)
+}
+
+// backNeed is the part of need that the backward pieces run again.
+func (s *segment) backNeed(keep map[*ir.Value]bool) []*ir.Op {
+	var out []*ir.Op
 	ran := map[*ir.Op]bool{}
 	for p := range s.lastPhase(true) + 1 {
 		list, _ := s.phase(p, true, keep)
@@ -505,7 +511,7 @@ func (r *rewriter) backwardSplit(s *segment) *ir.Op {
 		}
 		r.finishPasses(s, p, passes, state)
 	}
-	r.out.cloned = append(r.out.cloned, s.need(r.s.Keep)...)
+	r.out.cloned = append(r.out.cloned, s.backNeed(r.s.Keep)...)
 	for _, v := range s.sums {
 		r.vals[v] = r.running[v.Def()]
 		delete(r.running, v.Def())
