@@ -24,7 +24,10 @@
 //     cut, and the backward ops that read their values run piece by piece
 //     too, each piece recomputing what it reads and adding its sums over
 //     the batch into the running ones (in the kernels' canonical order,
-//     ops.BatchGroup, so that the bits are the whole batch's).
+//     ops.BatchGroup, so that the bits are the whole batch's). Training
+//     batch norms are run in passes over the pieces (norms.go): their
+//     statistics, and their gradient's sums, summed in float64 lanes
+//     carried from piece to piece, then each piece normalised.
 //
 // The choice is greedy against the planner (Fit): while the planned peak
 // is above the budget, it tries each candidate alive at the peak and takes
