@@ -6,7 +6,10 @@ package kernels
 // let the additions overlap instead of waiting on one accumulator, and
 // the AVX-512 loops (norm_amd64.s) compute the same lanes, so the sums do
 // not depend on which loop ran, nor on the thread count (channels are
-// split between threads, never a channel's elements).
+// split between threads, never a channel's elements). A channel's lanes
+// take its rows image by image: batch norm run over pieces of the batch
+// (norm_pieces.go, for remat's splits) carries the lanes from one piece
+// to the next and relies on that order to give the whole batch's bits.
 
 // bnLanes are one channel's 32 partial sums.
 type bnLanes [32]float64
