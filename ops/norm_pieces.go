@@ -37,6 +37,13 @@ import (
 // accumulating ops' result takes over acc's buffer when acc dies there.
 // They are made by rematerialization after autodiff: their Grad says so.
 
+// BNStatsWidth and BNGradWidth are a channel's share of a statistics
+// state and of a gradient-sums state (their second dim).
+const (
+	BNStatsWidth = kernels.BNStatsWidth
+	BNGradWidth  = kernels.BNGradWidth
+)
+
 func init() {
 	register(&Def{Name: "batch_norm_sum_acc", Infer: inferBNSumAcc, Compute: bindBNSumAcc, Grad: bnPieceNoGrad})
 	register(&Def{Name: "batch_norm_sqdev_acc", Infer: inferBNSqDevAcc, Compute: bindBNSqDevAcc, Grad: bnPieceNoGrad})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gopir/gopir/ir"
-	"github.com/gopir/gopir/kernels"
 	"github.com/gopir/gopir/ops"
 )
 
@@ -288,11 +287,11 @@ func (r *rewriter) startPasses(s *segment, p int, passes []*ir.Op, state map[*ir
 		st := state[op]
 		switch {
 		case isNormGrad(op):
-			st[0] = r.zeros(op, op.Operand(1), kernels.BNGradWidth)
+			st[0] = r.zeros(op, op.Operand(1), ops.BNGradWidth)
 		case s.lvl[op] == p:
-			st[0] = r.zeros(op, op.Operand(0), kernels.BNStatsWidth)
+			st[0] = r.zeros(op, op.Operand(0), ops.BNStatsWidth)
 		default:
-			st[1] = r.zeros(op, op.Operand(0), kernels.BNStatsWidth)
+			st[1] = r.zeros(op, op.Operand(0), ops.BNStatsWidth)
 		}
 		state[op] = st
 	}
