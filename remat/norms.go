@@ -224,12 +224,15 @@ func (s *segment) phase(p int, backward bool, keep map[*ir.Value]bool) (list, pa
 	if backward {
 		own = s.bwd
 	}
+	last := p == s.lastPhase(true)
 	for _, op := range own {
 		switch {
 		case isNorm(op) && (s.lvl[op] == p || s.lvl[op]+1 == p), isNormGrad(op) && s.lvl[op] == p:
 			passes = append(passes, op)
 			mark(op)
-		case backward && !isNormGrad(op) && s.lvl[op] == p:
+		case backward && !isNormGrad(op) && s.lvl[op] == p && (last || s.isSum(op)):
+			// Before the last phase a per-sample op runs only for
+			// what reads it in the same phase.
 			needed[op] = true
 			mark(op)
 		}
@@ -245,6 +248,16 @@ func (s *segment) phase(p int, backward bool, keep map[*ir.Value]bool) (list, pa
 		}
 	}
 	return list, passes
+}
+
+// isSum reports whether op makes one of the segment's sums over the batch.
+func (s *segment) isSum(op *ir.Op) bool {
+	for _, v := range s.sums {
+		if v.Def() == op {
+			return true
+		}
+	}
+	return false
 }
 
 // zeros appends a zero state of the given width for batch norm op's
