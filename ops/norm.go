@@ -184,6 +184,12 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
+	return bnCompute(a, false), nil
+}
+
+// bnCompute is batch_norm's kernel, and with silu batch_norm_silu's (in
+// training mode), which applies SiLU to y as it writes it.
+func bnCompute(a nnBNAttrs, silu bool) Compute {
 	vecs := 7
 	var view []int
 	if a.training {
@@ -251,10 +257,14 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 				nnSetFloats(out[3], mean)
 			}
 			nnSetFloats(out[4], invStd)
-			switch x.DType() {
-			case tensor.F32:
+			switch {
+			case silu && x.DType() == tensor.F32:
+				kernels.BatchNormSiluApply(x.F32(), out[0].F32(), outer, ch, inner, mul, add, th)
+			case silu:
+				kernels.BatchNormSiluApply(x.F64(), out[0].F64(), outer, ch, inner, mul, add, th)
+			case x.DType() == tensor.F32:
 				kernels.BatchNormApply(x.F32(), out[0].F32(), outer, ch, inner, mul, add, th)
-			case tensor.F64:
+			default:
 				kernels.BatchNormApply(x.F64(), out[0].F64(), outer, ch, inner, mul, add, th)
 			}
 			return nil
@@ -267,7 +277,7 @@ func bindBatchNorm(op *ir.Op) (Compute, error) {
 			return WorkBytes(vecs*ch, 8)
 		},
 		View: view,
-	}, nil
+	}
 }
 
 // bnCoefs writes each channel's inverse deviation and the factor and

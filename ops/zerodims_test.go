@@ -339,6 +339,9 @@ var zdCases = map[string][]zdCase{
 	"batch_norm_grad": {{attrs: ir.A("training", true), in: []zdOperand{zdF(2, 3, 4, 5), zdF(2, 3, 4, 5), zdF(3), zdF(3), zdPos(3)}},
 		{attrs: ir.A("training", true, "sync", true), in: []zdOperand{zdF(2, 3, 4), zdF(2, 3, 4), zdF(3), zdF(3), zdPos(3)}},
 		{attrs: ir.A("training", false), in: []zdOperand{zdF(4, 3), zdF(4, 3), zdF(3), zdF(3), zdPos(3)}}},
+	"batch_norm_silu": {{attrs: ir.A("epsilon", 1e-5, "momentum", 0.1), in: []zdOperand{zdF(2, 3, 4, 5), zdF(3), zdF(3), zdF(3), zdPos(3)}},
+		{in: []zdOperand{zdD(2, 3, 4), zdD(3), zdD(3), zdD(3), zdD(3)}}},
+	"batch_norm_silu_grad": {{in: []zdOperand{zdF(2, 3, 4, 5), zdF(2, 3, 4, 5), zdF(3), zdF(3), zdD(3), {t: ir.TensorOf(ir.F64, 3), fill: "pos"}}}},
 	"layer_norm": {{attrs: ir.A("begin_norm_axis", 1, "epsilon", 1e-5), in: []zdOperand{zdF(2, 3, 4), zdF(3, 4), zdF(3, 4)}},
 		{in: []zdOperand{zdD(2, 3), zdD(3), zdD(3)}}},
 	"layer_norm_grad":  {{attrs: ir.A("begin_norm_axis", 1), in: []zdOperand{zdF(2, 3), zdF(2, 3), zdF(3), zdF(2), zdPos(2)}}},
@@ -896,7 +899,7 @@ func zdExpect(name string, c zdCase, v zdVariant, st zdOutcome) []*float64 {
 			return nil
 		}
 		return []*float64{nil, zdVal(0), zdVal(1 / math.Sqrt(zdFloatAttr(v.attrs, "epsilon", 1e-5)))}
-	case "batch_norm":
+	case "batch_norm", "batch_norm_silu":
 		// No value per channel: the running statistics are kept, the saved
 		// mean is 0 and the inverse deviation 1/√epsilon (documented).
 		train, _ := v.attrs.Bool("training")
@@ -907,7 +910,7 @@ func zdExpect(name string, c zdCase, v zdVariant, st zdOutcome) []*float64 {
 			return nil
 		}
 		return []*float64{nil, nil, nil, zdVal(0), zdVal(1 / math.Sqrt(zdFloatAttr(v.attrs, "epsilon", 1e-5)))}
-	case "batch_norm_grad", "layer_norm_grad":
+	case "batch_norm_grad", "batch_norm_silu_grad", "layer_norm_grad":
 		// dx is empty whenever an operand is; dscale and dbias sum nothing
 		// unless scale is the empty one.
 		if v.in[2].t.NumElements() == 0 || v.in[1].t.NumElements() != 0 && v.in[0].t.NumElements() != 0 {
