@@ -42,13 +42,24 @@ func (n *net) conv(name string, x *ir.Value, out, k, stride int, bias bool, w, b
 // batchNorm normalizes x per channel: batch statistics while training (the
 // running statistics updated in place, momentum 0.1), running statistics
 // otherwise; epsilon 1e-5. PyTorch's BatchNorm2d with its parameter names.
-func (n *net) batchNorm(name string, x *ir.Value) *ir.Value {
+// With silu, SiLU follows: while training as one op (batch_norm_silu,
+// whose backward keeps x and the result but not the normalised values).
+func (n *net) batchNorm(name string, x *ir.Value, silu bool) *ir.Value {
 	c := x.Type().Dims[1]
 	scale := n.m.Param(n.b, name+".weight", nn.Ones, true, c, c, c)
 	bias := n.m.Param(n.b, name+".bias", nn.Zeros, true, c, c, c)
 	mean := n.m.Param(n.b, name+".running_mean", nn.Zeros, false, c, c, c)
 	variance := n.m.Param(n.b, name+".running_var", nn.Ones, false, c, c, c)
-	y, meanOut, varOut, _, _ := ops.BatchNorm(n.b, x, scale, bias, mean, variance, bnEpsilon, bnMomentum, n.m.Training)
+	var y, meanOut, varOut *ir.Value
+	switch {
+	case silu && n.m.Training:
+		y, meanOut, varOut, _, _ = ops.BatchNormSilu(n.b, x, scale, bias, mean, variance, bnEpsilon, bnMomentum)
+	case silu:
+		y, _, _, _, _ = ops.BatchNorm(n.b, x, scale, bias, mean, variance, bnEpsilon, bnMomentum, false)
+		y = ops.Silu(n.b, y)
+	default:
+		y, meanOut, varOut, _, _ = ops.BatchNorm(n.b, x, scale, bias, mean, variance, bnEpsilon, bnMomentum, n.m.Training)
+	}
 	if n.m.Training {
 		ops.AssignInto(n.b, mean, meanOut)
 		ops.AssignInto(n.b, variance, varOut)
@@ -67,12 +78,10 @@ const (
 // batch norm, and swish (SiLU) when act is set. Deployed, it is one
 // convolution with a bias.
 func (n *net) convBN(name string, x *ir.Value, out, k, stride int, act bool) *ir.Value {
-	var y *ir.Value
-	if n.deploy {
-		y = n.conv(name+".fused", x, out, k, stride, true, nn.Zeros, nn.Zeros)
-	} else {
-		y = n.batchNorm(name+".bn", n.conv(name+".conv", x, out, k, stride, false, nn.KaimingNormal{}, nil))
+	if !n.deploy {
+		return n.batchNorm(name+".bn", n.conv(name+".conv", x, out, k, stride, false, nn.KaimingNormal{}, nil), act)
 	}
+	y := n.conv(name+".fused", x, out, k, stride, true, nn.Zeros, nn.Zeros)
 	if act {
 		y = ops.Silu(n.b, y)
 	}
