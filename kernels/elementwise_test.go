@@ -344,21 +344,22 @@ func TestEwFastF32(t *testing.T) {
 		name string
 		loop func(o, a []float32)
 		ref  func(float64) float64
+		ulps int64 // the bound; 1 if 0
 	}{
-		{"exp", ewExpF32, math.Exp},
-		{"sigmoid", ewSigmoidF32, sigmoid},
-		{"silu", ewSiluF32, ewSilu},
-		{"tanh", ewTanhF32, math.Tanh},
+		{"exp", ewExpF32, math.Exp, 0},
+		{"sigmoid", ewSigmoidF32, sigmoid, 0},
+		{"silu", ewSiluF32, ewSilu, 2}, // float32 arithmetic (ewSiluF32At)
+		{"tanh", ewTanhF32, math.Tanh, 0},
 		{"gelu_tanh", ewGeluTanhF32, func(x float64) float64 {
 			u := 0.7978845608028654 * (x + 0.044715*x*x*x)
 			if u < -10 || math.IsInf(x, 0) { // the textbook form cancels or is NaN
 				return ewGeluTanh(x)
 			}
 			return 0.5 * x * (1 + math.Tanh(u))
-		}},
-		{"log", ewLogF32, math.Log},
-		{"gelu", ewGeluF32, ewGelu},
-		{"softplus", ewSoftplusF32, ewSoftplus},
+		}, 0},
+		{"log", ewLogF32, math.Log, 0},
+		{"gelu", ewGeluF32, ewGelu, 0},
+		{"softplus", ewSoftplusF32, ewSoftplus, 0},
 	}
 	got := make([]float32, len(xs))
 	for _, c := range cases {
@@ -369,7 +370,7 @@ func TestEwFastF32(t *testing.T) {
 				worst, at = d, i
 			}
 		}
-		if worst > 1 {
+		if worst > max(c.ulps, 1) {
 			t.Errorf("%s: %d ulps at x=%v: got %v, want %v", c.name, worst, xs[at], got[at], float32(c.ref(float64(xs[at]))))
 		}
 	}

@@ -4,10 +4,11 @@
 
 package kernels
 
-// siluF32AVX512 is ewSiluBlock32 on n%8 == 0 elements, eight at a time; out may be x.
+// siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an
+// element under siluLo32 or NaN; it returns how many it did. out may be x.
 //
 //go:noescape
-func siluF32AVX512(out *float32, x *float32, n int, c *[32]float64)
+func siluF32AVX512(out *float32, x *float32, n int, c *[48]float32) int
 
 // siluGradF32AVX512 is ewgSiluRun32's formula on n%8 == 0 elements, eight at a time; out may be x or dy.
 //

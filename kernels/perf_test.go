@@ -404,8 +404,8 @@ func TestConvDirectMatchesReference(t *testing.T) {
 }
 
 // siluSpecial are inputs around the SiLU loops' branches: the clamp at
-// ±120, the -Inf limit, the exponential's table edges, overflow of x·e^-x.
-var siluSpecial = []float32{-120, 120, -119.99999, 120.00001, -121, 121, -88, 88, -87.5, 89, -104, -1000, 1000,
+// ±120 (the gradient) and ±80 (the forward), the -Inf limit, the exponential's table edges, overflow of x·e^-x.
+var siluSpecial = []float32{-80, 80, -80.00001, 79.99999, -79.99999, 80.00001, -120, 120, -119.99999, 120.00001, -121, 121, -88, 88, -87.5, 89, -104, -1000, 1000,
 	0.0054152, -0.0054152, 0.5, -0.5, 20, -20, 1e-7, -1e-7}
 
 // TestSiluVectorMatchesGo checks that the AVX-512 SiLU loops (forward and

@@ -2,11 +2,12 @@
 // AVX-512 loops of float32 SiLU and its gradient, the activation of
 // ppyoloe_s, which spent a fifth of its training step in them before they
 // existed and a seventh with their first form (a gather from a 64-entry
-// table, two divisions in the gradient). They run
-// ewNegExpArg32's exponential eight float64 lanes at a time and compute
-// exactly what the portable loops (ewSiluBlock32, ewgSiluRun32) compute,
-// operation for operation, so results are bitwise the same with or
-// without them.
+// table, two divisions in the gradient). SiLU runs ewSiluF32At's float32
+// arithmetic sixteen lanes at a time; the gradient runs ewNegExpArg32's
+// float64 exponential eight lanes at a time (its 1 + x·(1−s) cancels
+// near x = −1.28, which float32 would not resolve). Both compute exactly
+// what the portable loops (ewSiluGo32, ewgSiluRun32) compute, operation
+// for operation, so results are bitwise the same with or without them.
 //
 // It lives in its own module so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
@@ -32,7 +33,6 @@ const (
 	cMinArg         // -120
 	cMaxArg         // 120
 	cNegZero        // -0 (the sign bit)
-	cTiny           // -1e300
 	cBias           // 1023, as int64 bits
 	cZero           // 0
 	cTable   = 16   // 16 entries
@@ -49,14 +49,14 @@ func main() {
 // two registers, so that a permute (VPERMI2PD) looks them up instead of a
 // gather from memory (a quarter of the forward loop's time).
 type regs struct {
-	inv, shifter, ln2, one, half, sixth, c24, c120, minArg, maxArg, negZero, tiny, bias, zero VecPhysical
-	tabLo, tabHi                                                                              VecPhysical
+	inv, shifter, ln2, one, half, sixth, c24, c120, minArg, maxArg, negZero, bias, zero VecPhysical
+	tabLo, tabHi                                                                        VecPhysical
 }
 
 func loadConsts(c GPPhysical) regs {
-	r := regs{Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	r := regs{Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z30, Z31}
 	for i, z := range []VecPhysical{r.inv, r.shifter, r.ln2, r.one, r.half, r.sixth, r.c24, r.c120,
-		r.minArg, r.maxArg, r.negZero, r.tiny, r.bias, r.zero} {
+		r.minArg, r.maxArg, r.negZero, r.bias, r.zero} {
 		VBROADCASTSD(Mem{Base: c, Disp: 8 * i}, z)
 	}
 	VMOVUPD(Mem{Base: c, Disp: 8 * cTable}, r.tabLo)
@@ -103,36 +103,96 @@ func negExpArg(r regs, x, b, t0, t1, t2, t3, t4 VecPhysical) {
 	VMULPD(ki, rr, b)
 }
 
-// siluF32 emits siluF32AVX512(out, x *float32, n int, c *expConsts):
-// ewSiluBlock32 on n elements, n a multiple of 8; out may be x.
+// The layout of siluF32AVX512's constants (siluConsts32 in package
+// kernels): float32s by index, then 2^(j/16) as float32 pairs, the high
+// parts then the low ones.
+const (
+	sInv     = iota // 16/ln2
+	sShifter        // 1.5·2^23
+	sLn2Hi          // ln2/16, high part
+	sLn2Lo          // ln2/16, low part
+	sC24            // 1/24
+	sC6             // 1/6
+	sHalf           // 1/2
+	sOne            // 1
+	sLo             // -80, the clamp of -x and the least x the loop takes
+	sNegZero        // -0 (the sign bit)
+	sBias           // 127, as int32 bits
+	sTabHi   = 16   // 16 entries
+	sTabLo   = 32   // 16 entries
+)
+
+// siluF32 emits siluF32AVX512(out, x *float32, n int, c *siluConsts32)
+// int: ewSiluF32At sixteen float32 lanes at a time, step for step, on
+// blocks of 16 of the n elements (n a multiple of 16); it stops before
+// the first block with an x under -80 or NaN, which the float32 formula
+// does not take, and returns how many elements it did. out may be x.
 func siluF32() {
-	TEXT("siluF32AVX512", NOSPLIT, "func(out, x *float32, n int, c *[32]float64)")
+	TEXT("siluF32AVX512", NOSPLIT, "func(out, x *float32, n int, c *[48]float32) int")
 	Pragma("noescape")
-	Doc("siluF32AVX512 is ewSiluBlock32 on n%8 == 0 elements, eight at a time; out may be x.")
+	Doc("siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an",
+		"element under siluLo32 or NaN; it returns how many it did. out may be x.")
 	out, x, n, c := RDI, RSI, RCX, RDX
 	Load(Param("out"), out)
 	Load(Param("x"), x)
 	Load(Param("n"), n)
 	Load(Param("c"), c)
-	r := loadConsts(c)
+	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
+	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias} {
+		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
+	}
+	tabHi, tabLo := Z27, Z28
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabHi}, tabHi)
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabLo}, tabLo)
 	XORQ(RAX, RAX)
-	SHRQ(U8(3), n)
+	SHRQ(U8(4), n)
 	JE(LabelRef("done"))
 	Label("loop")
-	xi, e := Z0, Z1
-	VCVTPS2PD(Mem{Base: x, Index: RAX, Scale: 4}, xi)
-	negExpArg(r, xi, e, Z2, Z3, Z4, Z5, Z6)
-	// x/(1+e), or -0 where x < -1e300 (x = -Inf)
-	VADDPD(r.one, e, e)
-	VDIVPD(e, xi, e)
-	VCMPPD(U8(0x11), r.tiny, xi, K2) // x < -1e300, ordered
-	VMOVAPD(r.negZero, K2, e)
-	VCVTPD2PS(e, Y7)
-	VMOVUPS(Y7, Mem{Base: out, Index: RAX, Scale: 4})
-	ADDQ(U8(8), RAX)
+	xi, t, k, r, p, q, hi, tlo := Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7
+	VMOVUPS(Mem{Base: x, Index: RAX, Scale: 4}, xi)
+	VCMPPS(U8(0x19), lo, xi, K1) // !(x >= -80): NGE, unordered
+	KORTESTW(K1, K1)
+	JNE(LabelRef("done"))
+	// t = max(-x, -80)
+	VXORPS(negZero, xi, t)
+	VMAXPS(t, lo, t)
+	// k = (t·inv + shifter) − shifter; r = (t − k·hi) − k·lo
+	VMULPS(inv, t, k)
+	VADDPS(shifter, k, k)
+	VSUBPS(shifter, k, k)
+	VMULPS(ln2Hi, k, r)
+	VSUBPS(r, t, r)
+	VMULPS(ln2Lo, k, p)
+	VSUBPS(p, r, r)
+	VCVTTPS2DQ(k, k)
+	// q = r²·((r/24 + 1/6)·r + 1/2) + r
+	VMULPS(c24, r, p)
+	VADDPS(c6, p, p)
+	VMULPS(r, p, p)
+	VADDPS(half, p, p)
+	VMULPS(r, r, q)
+	VMULPS(p, q, q)
+	VADDPS(r, q, q)
+	// e = (hi + (lo + hi·q)) · 2^(k>>4), the table indexed by k's low
+	// four bits
+	VPERMPS(tabHi, k, hi)
+	VPERMPS(tabLo, k, tlo)
+	VMULPS(q, hi, q)
+	VADDPS(q, tlo, q)
+	VADDPS(q, hi, q)
+	VPSRAD(U8(4), k, k)
+	VPADDD(bias, k, k)
+	VPSLLD(U8(23), k, k)
+	VMULPS(k, q, q)
+	// x/(1+e)
+	VADDPS(one, q, q)
+	VDIVPS(q, xi, q)
+	VMOVUPS(q, Mem{Base: out, Index: RAX, Scale: 4})
+	ADDQ(U8(16), RAX)
 	DECQ(n)
 	JNE(LabelRef("loop"))
 	Label("done")
+	Store(RAX, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
