@@ -287,12 +287,16 @@ func (j *convGemmJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 				epi, span, from := j.epi && pc+kb == j.k, convEpiSpan(rows, nr), 0
 				for jr := 0; jr < nb; jr += nr {
 					nw := min(nr, nb-jr)
-					convPack(bp, xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
-					if j.scratch {
-						macroKernel(kern, a, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
-						continue
+					if base, ok := j.inPlace(cols[jr:], s, nw, (jc+jr)%j.ohw); ok && !j.scratch {
+						j.tilesInPlace(a, xg, base, kt, g, r0, rows, jc+jr, kb, beta)
+					} else {
+						convPack(bp, xg, kt, kb, cols[jr:], s, nr, p.H, p.W)
+						if j.scratch {
+							macroKernel(kern, a, bp, tmp, rows, nw, kb, 1, beta, cs[jr:], nb)
+							continue
+						}
+						j.tiles(a, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta)
 					}
-					j.tiles(a, bp, tmp, g, r0, rows, jc+jr, nw, kb, beta)
 					if epi && (jr+nw == nb || jr+nw-from >= span) {
 						j.epiBlock(g, r0, rows, jc+from, jc+jr+nw)
 						from = jr + nw

@@ -14,6 +14,12 @@ type float interface{ float32 | float64 }
 // ldc. With beta == 0 it must not read C.
 type microKernel[T float] func(k int, a, b, c *T, ldc int, alpha, beta T)
 
+// indirectKernel is a microKernel whose B is read in place: its row for k
+// step s is the nr consecutive elements at b + koff[4s] (see the
+// generator's indirectKernel), for convolution panels that need no
+// packing (conv_gemm_direct.go).
+type indirectKernel[T float] func(k int, a, b *T, koff *int32, c *T, ldc int, alpha, beta T)
+
 // rowKernel computes one row of C over p whole packed B panels, pstride
 // bytes apart, from A's row in memory (k elements), each column as the
 // 1×nr edge kernel computes it (see the generator's rowKernel).
@@ -37,6 +43,9 @@ type gemmKernel[T float] struct {
 	pack  panelPackers[T]
 	// row[p-1], when set, is the row kernel over p panels (gemv.go).
 	row []rowKernel[T]
+	// indirect[h-1], when set, computes h rows and all nr columns of the
+	// tile with B read in place (indirectKernel).
+	indirect []indirectKernel[T]
 }
 
 // panelPackers are the two ways to fill a packed panel (see gemm_pack.go);

@@ -414,6 +414,76 @@ func dgemmAVX2_6x4(k int, a *float64, b *float64, c *float64, ldc int, alpha flo
 //go:noescape
 func dgemmAVX2_6x8(k int, a *float64, b *float64, c *float64, ldc int, alpha float64, beta float64)
 
+// sgemmAVX512i_1x32 is sgemmAVX512_1x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_1x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_2x32 is sgemmAVX512_2x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_2x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_3x32 is sgemmAVX512_3x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_3x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_4x32 is sgemmAVX512_4x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_4x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_5x32 is sgemmAVX512_5x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_5x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_6x32 is sgemmAVX512_6x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_6x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_7x32 is sgemmAVX512_7x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_7x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_8x32 is sgemmAVX512_8x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_8x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_9x32 is sgemmAVX512_9x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_9x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_10x32 is sgemmAVX512_10x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_10x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_11x32 is sgemmAVX512_11x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_11x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_12x32 is sgemmAVX512_12x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_12x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_13x32 is sgemmAVX512_13x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_13x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512i_14x32 is sgemmAVX512_14x32 with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512i_14x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512_row32 computes one row of C = alpha*A·B + beta*C over 1 packed B panels (see rowKernel in the generator).
 //
 //go:noescape

@@ -59,3 +59,21 @@ var dgemmAVX2Kernels = [][]microKernel[float64]{
 	{dgemmAVX2_5x4, dgemmAVX2_5x8},
 	{dgemmAVX2_6x4, dgemmAVX2_6x8},
 }
+
+// sgemmAVX512iKernels[h-1] computes h rows of the 14×32 tile with B read in place.
+var sgemmAVX512iKernels = []indirectKernel[float32]{
+	sgemmAVX512i_1x32,
+	sgemmAVX512i_2x32,
+	sgemmAVX512i_3x32,
+	sgemmAVX512i_4x32,
+	sgemmAVX512i_5x32,
+	sgemmAVX512i_6x32,
+	sgemmAVX512i_7x32,
+	sgemmAVX512i_8x32,
+	sgemmAVX512i_9x32,
+	sgemmAVX512i_10x32,
+	sgemmAVX512i_11x32,
+	sgemmAVX512i_12x32,
+	sgemmAVX512i_13x32,
+	sgemmAVX512i_14x32,
+}

@@ -9,7 +9,10 @@ import (
 // perfLoop runs f b.N times and reports, besides wall time, the CPU time
 // of the calling thread per op (cpu-ns/op): on a loaded machine it tracks
 // the work a single-threaded kernel does much better than wall time.
-func perfLoop(b *testing.B, f func()) {
+func perfLoop(b *testing.B, f func()) { perfLoopCPU(b, f) }
+
+// perfLoopCPU is perfLoop returning the CPU nanoseconds per call.
+func perfLoopCPU(b *testing.B, f func()) float64 {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var r0, r1 syscall.Rusage
@@ -20,7 +23,9 @@ func perfLoop(b *testing.B, f func()) {
 		f()
 	}
 	syscall.Getrusage(1, &r1)
-	b.ReportMetric(float64(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano())/float64(b.N), "cpu-ns/op")
+	ns := float64(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / float64(b.N)
+	b.ReportMetric(ns, "cpu-ns/op")
+	return ns
 }
 
 // The training-step kernels of LeNet on MNIST (batch 64), one thread and

@@ -23,6 +23,9 @@ func main() {
 	for _, f := range families {
 		f.generate()
 	}
+	for h := 1; h <= families[0].mr; h++ {
+		families[0].indirectKernel(h)
+	}
 	for p := 1; p <= rowKernelMax; p++ {
 		families[0].rowKernel(p)
 	}

@@ -26,6 +26,14 @@ func writeTable(path string, fams []family) error {
 		}
 		b.WriteString("}\n")
 	}
+	f := fams[0]
+	fmt.Fprintf(&b, "\n// %siKernels[h-1] computes h rows of the %d×%d tile with B read in place.\n",
+		f.name, f.mr, f.nv*f.lanes())
+	fmt.Fprintf(&b, "var %siKernels = []indirectKernel[%s]{\n", f.name, f.typ())
+	for h := 1; h <= f.mr; h++ {
+		fmt.Fprintf(&b, "%s,\n", f.indirectName(h))
+	}
+	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
