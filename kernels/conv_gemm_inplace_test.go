@@ -82,3 +82,20 @@ func convInPlacePanels(p Conv2DParams, kern *gemmKernel[float32]) int {
 	}
 	return n * p.Groups
 }
+
+// TestConvGemmInPlaceAllocatesNothing: once warm, a convolution whose
+// panels are read in place makes no Go allocation, on one thread and two.
+func TestConvGemmInPlaceAllocatesNothing(t *testing.T) {
+	p := convGemmParams(convInPlaceCases[0].p)
+	r := rand.New(rand.NewPCG(33, 34))
+	x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+	w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
+	p.Epilogue = Epilogue{Act: ActSilu, Bias32: perfRandom(r, p.O, false)}
+	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	for _, th := range []int{1, 2} {
+		conv2DGemm(p, x, w, out, th)
+		if n := testing.AllocsPerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
+			t.Errorf("threads=%d: %v allocations per call, want 0", th, n)
+		}
+	}
+}
