@@ -17,7 +17,7 @@ type microKernel[T float] func(k int, a, b, c *T, ldc int, alpha, beta T)
 // indirectKernel is a microKernel whose B is read in place: its row for k
 // step s is the nr consecutive elements at b + koff[4s] (see the
 // generator's indirectKernel), for convolution panels that need no
-// packing (conv_gemm_direct.go).
+// packing (conv_gemm_inplace.go).
 type indirectKernel[T float] func(k int, a, b *T, koff *int32, c *T, ldc int, alpha, beta T)
 
 // rowKernel computes one row of C over p whole packed B panels, pstride

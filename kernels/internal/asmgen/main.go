@@ -1,7 +1,10 @@
 // Command asmgen generates the amd64 assembly of package kernels: the GEMM
-// micro-kernels and the float32 row kernels of matrix–vector products, the packing transposes and the CPUID/XGETBV probes used to
+// micro-kernels, their float32 variants that read B in place (convolution
+// panels that need no packing), the float32 row kernels of matrix–vector
+// products, the packing transposes and the CPUID/XGETBV probes used to
 // pick a kernel at run time. Besides avo's -out and -stubs files it writes,
-// with -table, the Go file that lists each family's edge kernels.
+// with -table, the Go file that lists each family's edge kernels and the
+// in-place variants.
 //
 // It lives in its own module so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
