@@ -128,6 +128,42 @@ func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxO
 	convRowsF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors)
 }
 
+// convRowsEpiF32Kernels[ob-1][rows-1] is convRowsEpiF32_<ob>x<rows>.
+var convRowsEpiF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int){
+	{convRowsEpiF32_1x1, convRowsEpiF32_1x2, convRowsEpiF32_1x3, convRowsEpiF32_1x4, convRowsEpiF32_1x5, convRowsEpiF32_1x6},
+	{convRowsEpiF32_2x1, convRowsEpiF32_2x2, convRowsEpiF32_2x3, convRowsEpiF32_2x4, convRowsEpiF32_2x5, convRowsEpiF32_2x6},
+	{convRowsEpiF32_3x1, convRowsEpiF32_3x2, convRowsEpiF32_3x3, convRowsEpiF32_3x4, convRowsEpiF32_3x5, convRowsEpiF32_3x6},
+	{convRowsEpiF32_4x1, convRowsEpiF32_4x2, convRowsEpiF32_4x3, convRowsEpiF32_4x4, convRowsEpiF32_4x5, convRowsEpiF32_4x6},
+	{convRowsEpiF32_5x1, convRowsEpiF32_5x2, convRowsEpiF32_5x3, convRowsEpiF32_5x4, convRowsEpiF32_5x5},
+	{convRowsEpiF32_6x1, convRowsEpiF32_6x2, convRowsEpiF32_6x3, convRowsEpiF32_6x4},
+	{convRowsEpiF32_7x1, convRowsEpiF32_7x2, convRowsEpiF32_7x3, convRowsEpiF32_7x4},
+	{convRowsEpiF32_8x1, convRowsEpiF32_8x2, convRowsEpiF32_8x3},
+	{convRowsEpiF32_9x1, convRowsEpiF32_9x2, convRowsEpiF32_9x3},
+	{convRowsEpiF32_10x1, convRowsEpiF32_10x2},
+	{convRowsEpiF32_11x1, convRowsEpiF32_11x2},
+	{convRowsEpiF32_12x1, convRowsEpiF32_12x2},
+	{convRowsEpiF32_13x1, convRowsEpiF32_13x2},
+	{convRowsEpiF32_14x1, convRowsEpiF32_14x2},
+	{convRowsEpiF32_15x1},
+	{convRowsEpiF32_16x1},
+}
+
+// convRowsEpi runs convRowsEpiF32_<ob>x<rows>: reps×rows output rows
+// (rows at a time, down the map) of convRows with the bias (and with relu
+// ReLU) applied before the stores, after checking its loads and stores.
+func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu bool) {
+	all := reps * rows
+	if reps <= 0 || at+minOff < 0 || at+(all-1)*rs+maxOff+16 > len(in) || len(offs) == 0 || len(w) < len(offs)*ob ||
+		(all-1)*ors+(ob-1)*ostride+lanes > len(out) || lanes <= 0 || lanes > 16 || len(bias) < ob {
+		panic("kernels: direct convolution rows out of range")
+	}
+	r := 0
+	if relu {
+		r = 1
+	}
+	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, &bias[0], r, reps)
+}
+
 // convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.
 var convFilterF32Kernels = [7][]func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int){
 	{convFilterF32_1x1, convFilterF32_2x1, convFilterF32_3x1, convFilterF32_4x1, convFilterF32_5x1},

@@ -5544,6 +5544,8334 @@ store:
 	VZEROUPPER
 	RET
 
+// func convRowsEpiF32_1x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_1x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z1
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_1x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z1
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z2
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_1x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z1
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z3
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_1x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x5(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z1
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z4
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_1x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_1x6(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z1
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z4
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z5
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000004, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z2
+	VFMADD231PS.BCST 4(BX), Z29, Z3
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z2
+	VFMADD231PS.BCST 4(BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z4
+	VFMADD231PS.BCST 4(BX), Z28, Z5
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z2
+	VFMADD231PS.BCST 4(BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z4
+	VFMADD231PS.BCST 4(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x5(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z2
+	VFMADD231PS.BCST 4(BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z4
+	VFMADD231PS.BCST 4(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_2x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_2x6(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z2
+	VFMADD231PS.BCST 4(BX), Z29, Z3
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z4
+	VFMADD231PS.BCST 4(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z10
+	VFMADD231PS.BCST 4(BX), Z29, Z11
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000008, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VFMADD231PS.BCST 4(BX), Z29, Z4
+	VFMADD231PS.BCST 8(BX), Z29, Z5
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VFMADD231PS.BCST 4(BX), Z29, Z4
+	VFMADD231PS.BCST 8(BX), Z29, Z5
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z6
+	VFMADD231PS.BCST 4(BX), Z28, Z7
+	VFMADD231PS.BCST 8(BX), Z28, Z8
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VFMADD231PS.BCST 4(BX), Z29, Z4
+	VFMADD231PS.BCST 8(BX), Z29, Z5
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z6
+	VFMADD231PS.BCST 4(BX), Z28, Z7
+	VFMADD231PS.BCST 8(BX), Z28, Z8
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z9
+	VFMADD231PS.BCST 4(BX), Z29, Z10
+	VFMADD231PS.BCST 8(BX), Z29, Z11
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x5(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VFMADD231PS.BCST 4(BX), Z29, Z4
+	VFMADD231PS.BCST 8(BX), Z29, Z5
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z6
+	VFMADD231PS.BCST 4(BX), Z28, Z7
+	VFMADD231PS.BCST 8(BX), Z28, Z8
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z9
+	VFMADD231PS.BCST 4(BX), Z29, Z10
+	VFMADD231PS.BCST 8(BX), Z29, Z11
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z12
+	VFMADD231PS.BCST 4(BX), Z28, Z13
+	VFMADD231PS.BCST 8(BX), Z28, Z14
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_3x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_3x6(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z3
+	VFMADD231PS.BCST 4(BX), Z29, Z4
+	VFMADD231PS.BCST 8(BX), Z29, Z5
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z6
+	VFMADD231PS.BCST 4(BX), Z28, Z7
+	VFMADD231PS.BCST 8(BX), Z28, Z8
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z9
+	VFMADD231PS.BCST 4(BX), Z29, Z10
+	VFMADD231PS.BCST 8(BX), Z29, Z11
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z12
+	VFMADD231PS.BCST 4(BX), Z28, Z13
+	VFMADD231PS.BCST 8(BX), Z28, Z14
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z15
+	VFMADD231PS.BCST 4(BX), Z29, Z16
+	VFMADD231PS.BCST 8(BX), Z29, Z17
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000000c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z4
+	VFMADD231PS.BCST 4(BX), Z29, Z5
+	VFMADD231PS.BCST 8(BX), Z29, Z6
+	VFMADD231PS.BCST 12(BX), Z29, Z7
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z4
+	VFMADD231PS.BCST 4(BX), Z29, Z5
+	VFMADD231PS.BCST 8(BX), Z29, Z6
+	VFMADD231PS.BCST 12(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	VFMADD231PS.BCST 8(BX), Z28, Z10
+	VFMADD231PS.BCST 12(BX), Z28, Z11
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z4
+	VFMADD231PS.BCST 4(BX), Z29, Z5
+	VFMADD231PS.BCST 8(BX), Z29, Z6
+	VFMADD231PS.BCST 12(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	VFMADD231PS.BCST 8(BX), Z28, Z10
+	VFMADD231PS.BCST 12(BX), Z28, Z11
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z12
+	VFMADD231PS.BCST 4(BX), Z29, Z13
+	VFMADD231PS.BCST 8(BX), Z29, Z14
+	VFMADD231PS.BCST 12(BX), Z29, Z15
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x5(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z4
+	VFMADD231PS.BCST 4(BX), Z29, Z5
+	VFMADD231PS.BCST 8(BX), Z29, Z6
+	VFMADD231PS.BCST 12(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	VFMADD231PS.BCST 8(BX), Z28, Z10
+	VFMADD231PS.BCST 12(BX), Z28, Z11
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z12
+	VFMADD231PS.BCST 4(BX), Z29, Z13
+	VFMADD231PS.BCST 8(BX), Z29, Z14
+	VFMADD231PS.BCST 12(BX), Z29, Z15
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z16
+	VFMADD231PS.BCST 4(BX), Z28, Z17
+	VFMADD231PS.BCST 8(BX), Z28, Z18
+	VFMADD231PS.BCST 12(BX), Z28, Z19
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_4x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_4x6(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z4
+	VFMADD231PS.BCST 4(BX), Z29, Z5
+	VFMADD231PS.BCST 8(BX), Z29, Z6
+	VFMADD231PS.BCST 12(BX), Z29, Z7
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z8
+	VFMADD231PS.BCST 4(BX), Z28, Z9
+	VFMADD231PS.BCST 8(BX), Z28, Z10
+	VFMADD231PS.BCST 12(BX), Z28, Z11
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z12
+	VFMADD231PS.BCST 4(BX), Z29, Z13
+	VFMADD231PS.BCST 8(BX), Z29, Z14
+	VFMADD231PS.BCST 12(BX), Z29, Z15
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z16
+	VFMADD231PS.BCST 4(BX), Z28, Z17
+	VFMADD231PS.BCST 8(BX), Z28, Z18
+	VFMADD231PS.BCST 12(BX), Z28, Z19
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z20
+	VFMADD231PS.BCST 4(BX), Z29, Z21
+	VFMADD231PS.BCST 8(BX), Z29, Z22
+	VFMADD231PS.BCST 12(BX), Z29, Z23
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000010, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+	VADDPS.BCST (R11), Z20, Z20
+	VADDPS.BCST 4(R11), Z21, Z21
+	VADDPS.BCST 8(R11), Z22, Z22
+	VADDPS.BCST 12(R11), Z23, Z23
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_5x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_5x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000014, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_5x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_5x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z5
+	VFMADD231PS.BCST 4(BX), Z29, Z6
+	VFMADD231PS.BCST 8(BX), Z29, Z7
+	VFMADD231PS.BCST 12(BX), Z29, Z8
+	VFMADD231PS.BCST 16(BX), Z29, Z9
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000014, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_5x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_5x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z5
+	VFMADD231PS.BCST 4(BX), Z29, Z6
+	VFMADD231PS.BCST 8(BX), Z29, Z7
+	VFMADD231PS.BCST 12(BX), Z29, Z8
+	VFMADD231PS.BCST 16(BX), Z29, Z9
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z10
+	VFMADD231PS.BCST 4(BX), Z28, Z11
+	VFMADD231PS.BCST 8(BX), Z28, Z12
+	VFMADD231PS.BCST 12(BX), Z28, Z13
+	VFMADD231PS.BCST 16(BX), Z28, Z14
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000014, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_5x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_5x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z5
+	VFMADD231PS.BCST 4(BX), Z29, Z6
+	VFMADD231PS.BCST 8(BX), Z29, Z7
+	VFMADD231PS.BCST 12(BX), Z29, Z8
+	VFMADD231PS.BCST 16(BX), Z29, Z9
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z10
+	VFMADD231PS.BCST 4(BX), Z28, Z11
+	VFMADD231PS.BCST 8(BX), Z28, Z12
+	VFMADD231PS.BCST 12(BX), Z28, Z13
+	VFMADD231PS.BCST 16(BX), Z28, Z14
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z15
+	VFMADD231PS.BCST 4(BX), Z29, Z16
+	VFMADD231PS.BCST 8(BX), Z29, Z17
+	VFMADD231PS.BCST 12(BX), Z29, Z18
+	VFMADD231PS.BCST 16(BX), Z29, Z19
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000014, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+	VADDPS.BCST 12(R11), Z18, Z18
+	VADDPS.BCST 16(R11), Z19, Z19
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_5x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_5x5(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z5
+	VFMADD231PS.BCST 4(BX), Z29, Z6
+	VFMADD231PS.BCST 8(BX), Z29, Z7
+	VFMADD231PS.BCST 12(BX), Z29, Z8
+	VFMADD231PS.BCST 16(BX), Z29, Z9
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z10
+	VFMADD231PS.BCST 4(BX), Z28, Z11
+	VFMADD231PS.BCST 8(BX), Z28, Z12
+	VFMADD231PS.BCST 12(BX), Z28, Z13
+	VFMADD231PS.BCST 16(BX), Z28, Z14
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z15
+	VFMADD231PS.BCST 4(BX), Z29, Z16
+	VFMADD231PS.BCST 8(BX), Z29, Z17
+	VFMADD231PS.BCST 12(BX), Z29, Z18
+	VFMADD231PS.BCST 16(BX), Z29, Z19
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z20
+	VFMADD231PS.BCST 4(BX), Z28, Z21
+	VFMADD231PS.BCST 8(BX), Z28, Z22
+	VFMADD231PS.BCST 12(BX), Z28, Z23
+	VFMADD231PS.BCST 16(BX), Z28, Z24
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000014, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+	VADDPS.BCST 12(R11), Z18, Z18
+	VADDPS.BCST 16(R11), Z19, Z19
+	VADDPS.BCST (R11), Z20, Z20
+	VADDPS.BCST 4(R11), Z21, Z21
+	VADDPS.BCST 8(R11), Z22, Z22
+	VADDPS.BCST 12(R11), Z23, Z23
+	VADDPS.BCST 16(R11), Z24, Z24
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+	VCMPPS      $0x06, Z31, Z24, K2
+	VPANDD.Z    Z30, Z24, K2, Z24
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z24, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_6x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_6x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000018, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_6x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_6x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	VFMADD231PS.BCST 8(BX), Z29, Z8
+	VFMADD231PS.BCST 12(BX), Z29, Z9
+	VFMADD231PS.BCST 16(BX), Z29, Z10
+	VFMADD231PS.BCST 20(BX), Z29, Z11
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000018, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_6x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_6x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	VFMADD231PS.BCST 8(BX), Z29, Z8
+	VFMADD231PS.BCST 12(BX), Z29, Z9
+	VFMADD231PS.BCST 16(BX), Z29, Z10
+	VFMADD231PS.BCST 20(BX), Z29, Z11
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z12
+	VFMADD231PS.BCST 4(BX), Z28, Z13
+	VFMADD231PS.BCST 8(BX), Z28, Z14
+	VFMADD231PS.BCST 12(BX), Z28, Z15
+	VFMADD231PS.BCST 16(BX), Z28, Z16
+	VFMADD231PS.BCST 20(BX), Z28, Z17
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000018, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_6x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_6x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z6
+	VFMADD231PS.BCST 4(BX), Z29, Z7
+	VFMADD231PS.BCST 8(BX), Z29, Z8
+	VFMADD231PS.BCST 12(BX), Z29, Z9
+	VFMADD231PS.BCST 16(BX), Z29, Z10
+	VFMADD231PS.BCST 20(BX), Z29, Z11
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z12
+	VFMADD231PS.BCST 4(BX), Z28, Z13
+	VFMADD231PS.BCST 8(BX), Z28, Z14
+	VFMADD231PS.BCST 12(BX), Z28, Z15
+	VFMADD231PS.BCST 16(BX), Z28, Z16
+	VFMADD231PS.BCST 20(BX), Z28, Z17
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z18
+	VFMADD231PS.BCST 4(BX), Z29, Z19
+	VFMADD231PS.BCST 8(BX), Z29, Z20
+	VFMADD231PS.BCST 12(BX), Z29, Z21
+	VFMADD231PS.BCST 16(BX), Z29, Z22
+	VFMADD231PS.BCST 20(BX), Z29, Z23
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000018, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+	VADDPS.BCST (R11), Z18, Z18
+	VADDPS.BCST 4(R11), Z19, Z19
+	VADDPS.BCST 8(R11), Z20, Z20
+	VADDPS.BCST 12(R11), Z21, Z21
+	VADDPS.BCST 16(R11), Z22, Z22
+	VADDPS.BCST 20(R11), Z23, Z23
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_7x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_7x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000001c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_7x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_7x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z7
+	VFMADD231PS.BCST 4(BX), Z29, Z8
+	VFMADD231PS.BCST 8(BX), Z29, Z9
+	VFMADD231PS.BCST 12(BX), Z29, Z10
+	VFMADD231PS.BCST 16(BX), Z29, Z11
+	VFMADD231PS.BCST 20(BX), Z29, Z12
+	VFMADD231PS.BCST 24(BX), Z29, Z13
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000001c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_7x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_7x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z7
+	VFMADD231PS.BCST 4(BX), Z29, Z8
+	VFMADD231PS.BCST 8(BX), Z29, Z9
+	VFMADD231PS.BCST 12(BX), Z29, Z10
+	VFMADD231PS.BCST 16(BX), Z29, Z11
+	VFMADD231PS.BCST 20(BX), Z29, Z12
+	VFMADD231PS.BCST 24(BX), Z29, Z13
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z14
+	VFMADD231PS.BCST 4(BX), Z28, Z15
+	VFMADD231PS.BCST 8(BX), Z28, Z16
+	VFMADD231PS.BCST 12(BX), Z28, Z17
+	VFMADD231PS.BCST 16(BX), Z28, Z18
+	VFMADD231PS.BCST 20(BX), Z28, Z19
+	VFMADD231PS.BCST 24(BX), Z28, Z20
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000001c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_7x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_7x4(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z7
+	VFMADD231PS.BCST 4(BX), Z29, Z8
+	VFMADD231PS.BCST 8(BX), Z29, Z9
+	VFMADD231PS.BCST 12(BX), Z29, Z10
+	VFMADD231PS.BCST 16(BX), Z29, Z11
+	VFMADD231PS.BCST 20(BX), Z29, Z12
+	VFMADD231PS.BCST 24(BX), Z29, Z13
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z14
+	VFMADD231PS.BCST 4(BX), Z28, Z15
+	VFMADD231PS.BCST 8(BX), Z28, Z16
+	VFMADD231PS.BCST 12(BX), Z28, Z17
+	VFMADD231PS.BCST 16(BX), Z28, Z18
+	VFMADD231PS.BCST 20(BX), Z28, Z19
+	VFMADD231PS.BCST 24(BX), Z28, Z20
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z21
+	VFMADD231PS.BCST 4(BX), Z29, Z22
+	VFMADD231PS.BCST 8(BX), Z29, Z23
+	VFMADD231PS.BCST 12(BX), Z29, Z24
+	VFMADD231PS.BCST 16(BX), Z29, Z25
+	VFMADD231PS.BCST 20(BX), Z29, Z26
+	VFMADD231PS.BCST 24(BX), Z29, Z27
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000001c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+	VADDPS.BCST (R11), Z21, Z21
+	VADDPS.BCST 4(R11), Z22, Z22
+	VADDPS.BCST 8(R11), Z23, Z23
+	VADDPS.BCST 12(R11), Z24, Z24
+	VADDPS.BCST 16(R11), Z25, Z25
+	VADDPS.BCST 20(R11), Z26, Z26
+	VADDPS.BCST 24(R11), Z27, Z27
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+	VCMPPS      $0x06, Z31, Z24, K2
+	VPANDD.Z    Z30, Z24, K2, Z24
+	VCMPPS      $0x06, Z31, Z25, K2
+	VPANDD.Z    Z30, Z25, K2, Z25
+	VCMPPS      $0x06, Z31, Z26, K2
+	VPANDD.Z    Z30, Z26, K2, Z26
+	VCMPPS      $0x06, Z31, Z27, K2
+	VPANDD.Z    Z30, Z27, K2, Z27
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z24, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z25, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z26, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z27, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_8x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_8x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000020, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_8x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_8x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z8
+	VFMADD231PS.BCST 4(BX), Z29, Z9
+	VFMADD231PS.BCST 8(BX), Z29, Z10
+	VFMADD231PS.BCST 12(BX), Z29, Z11
+	VFMADD231PS.BCST 16(BX), Z29, Z12
+	VFMADD231PS.BCST 20(BX), Z29, Z13
+	VFMADD231PS.BCST 24(BX), Z29, Z14
+	VFMADD231PS.BCST 28(BX), Z29, Z15
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000020, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST 16(R11), Z12, Z12
+	VADDPS.BCST 20(R11), Z13, Z13
+	VADDPS.BCST 24(R11), Z14, Z14
+	VADDPS.BCST 28(R11), Z15, Z15
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_8x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_8x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z8
+	VFMADD231PS.BCST 4(BX), Z29, Z9
+	VFMADD231PS.BCST 8(BX), Z29, Z10
+	VFMADD231PS.BCST 12(BX), Z29, Z11
+	VFMADD231PS.BCST 16(BX), Z29, Z12
+	VFMADD231PS.BCST 20(BX), Z29, Z13
+	VFMADD231PS.BCST 24(BX), Z29, Z14
+	VFMADD231PS.BCST 28(BX), Z29, Z15
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z16
+	VFMADD231PS.BCST 4(BX), Z28, Z17
+	VFMADD231PS.BCST 8(BX), Z28, Z18
+	VFMADD231PS.BCST 12(BX), Z28, Z19
+	VFMADD231PS.BCST 16(BX), Z28, Z20
+	VFMADD231PS.BCST 20(BX), Z28, Z21
+	VFMADD231PS.BCST 24(BX), Z28, Z22
+	VFMADD231PS.BCST 28(BX), Z28, Z23
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000020, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST 16(R11), Z12, Z12
+	VADDPS.BCST 20(R11), Z13, Z13
+	VADDPS.BCST 24(R11), Z14, Z14
+	VADDPS.BCST 28(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+	VADDPS.BCST 16(R11), Z20, Z20
+	VADDPS.BCST 20(R11), Z21, Z21
+	VADDPS.BCST 24(R11), Z22, Z22
+	VADDPS.BCST 28(R11), Z23, Z23
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_9x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_9x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000024, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_9x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_9x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z9
+	VFMADD231PS.BCST 4(BX), Z29, Z10
+	VFMADD231PS.BCST 8(BX), Z29, Z11
+	VFMADD231PS.BCST 12(BX), Z29, Z12
+	VFMADD231PS.BCST 16(BX), Z29, Z13
+	VFMADD231PS.BCST 20(BX), Z29, Z14
+	VFMADD231PS.BCST 24(BX), Z29, Z15
+	VFMADD231PS.BCST 28(BX), Z29, Z16
+	VFMADD231PS.BCST 32(BX), Z29, Z17
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000024, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST 12(R11), Z12, Z12
+	VADDPS.BCST 16(R11), Z13, Z13
+	VADDPS.BCST 20(R11), Z14, Z14
+	VADDPS.BCST 24(R11), Z15, Z15
+	VADDPS.BCST 28(R11), Z16, Z16
+	VADDPS.BCST 32(R11), Z17, Z17
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_9x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_9x3(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VMOVUPS          (SI)(AX*4), Z29
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z29, Z9
+	VFMADD231PS.BCST 4(BX), Z29, Z10
+	VFMADD231PS.BCST 8(BX), Z29, Z11
+	VFMADD231PS.BCST 12(BX), Z29, Z12
+	VFMADD231PS.BCST 16(BX), Z29, Z13
+	VFMADD231PS.BCST 20(BX), Z29, Z14
+	VFMADD231PS.BCST 24(BX), Z29, Z15
+	VFMADD231PS.BCST 28(BX), Z29, Z16
+	VFMADD231PS.BCST 32(BX), Z29, Z17
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z18
+	VFMADD231PS.BCST 4(BX), Z28, Z19
+	VFMADD231PS.BCST 8(BX), Z28, Z20
+	VFMADD231PS.BCST 12(BX), Z28, Z21
+	VFMADD231PS.BCST 16(BX), Z28, Z22
+	VFMADD231PS.BCST 20(BX), Z28, Z23
+	VFMADD231PS.BCST 24(BX), Z28, Z24
+	VFMADD231PS.BCST 28(BX), Z28, Z25
+	VFMADD231PS.BCST 32(BX), Z28, Z26
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000024, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST 12(R11), Z12, Z12
+	VADDPS.BCST 16(R11), Z13, Z13
+	VADDPS.BCST 20(R11), Z14, Z14
+	VADDPS.BCST 24(R11), Z15, Z15
+	VADDPS.BCST 28(R11), Z16, Z16
+	VADDPS.BCST 32(R11), Z17, Z17
+	VADDPS.BCST (R11), Z18, Z18
+	VADDPS.BCST 4(R11), Z19, Z19
+	VADDPS.BCST 8(R11), Z20, Z20
+	VADDPS.BCST 12(R11), Z21, Z21
+	VADDPS.BCST 16(R11), Z22, Z22
+	VADDPS.BCST 20(R11), Z23, Z23
+	VADDPS.BCST 24(R11), Z24, Z24
+	VADDPS.BCST 28(R11), Z25, Z25
+	VADDPS.BCST 32(R11), Z26, Z26
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+	VCMPPS      $0x06, Z31, Z24, K2
+	VPANDD.Z    Z30, Z24, K2, Z24
+	VCMPPS      $0x06, Z31, Z25, K2
+	VPANDD.Z    Z30, Z25, K2, Z25
+	VCMPPS      $0x06, Z31, Z26, K2
+	VPANDD.Z    Z30, Z26, K2, Z26
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z24, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z25, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z26, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_10x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_10x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000028, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_10x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_10x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z10
+	VFMADD231PS.BCST 4(BX), Z29, Z11
+	VFMADD231PS.BCST 8(BX), Z29, Z12
+	VFMADD231PS.BCST 12(BX), Z29, Z13
+	VFMADD231PS.BCST 16(BX), Z29, Z14
+	VFMADD231PS.BCST 20(BX), Z29, Z15
+	VFMADD231PS.BCST 24(BX), Z29, Z16
+	VFMADD231PS.BCST 28(BX), Z29, Z17
+	VFMADD231PS.BCST 32(BX), Z29, Z18
+	VFMADD231PS.BCST 36(BX), Z29, Z19
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000028, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST 20(R11), Z15, Z15
+	VADDPS.BCST 24(R11), Z16, Z16
+	VADDPS.BCST 28(R11), Z17, Z17
+	VADDPS.BCST 32(R11), Z18, Z18
+	VADDPS.BCST 36(R11), Z19, Z19
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_11x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_11x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000002c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_11x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_11x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z11
+	VFMADD231PS.BCST 4(BX), Z29, Z12
+	VFMADD231PS.BCST 8(BX), Z29, Z13
+	VFMADD231PS.BCST 12(BX), Z29, Z14
+	VFMADD231PS.BCST 16(BX), Z29, Z15
+	VFMADD231PS.BCST 20(BX), Z29, Z16
+	VFMADD231PS.BCST 24(BX), Z29, Z17
+	VFMADD231PS.BCST 28(BX), Z29, Z18
+	VFMADD231PS.BCST 32(BX), Z29, Z19
+	VFMADD231PS.BCST 36(BX), Z29, Z20
+	VFMADD231PS.BCST 40(BX), Z29, Z21
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000002c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST (R11), Z11, Z11
+	VADDPS.BCST 4(R11), Z12, Z12
+	VADDPS.BCST 8(R11), Z13, Z13
+	VADDPS.BCST 12(R11), Z14, Z14
+	VADDPS.BCST 16(R11), Z15, Z15
+	VADDPS.BCST 20(R11), Z16, Z16
+	VADDPS.BCST 24(R11), Z17, Z17
+	VADDPS.BCST 28(R11), Z18, Z18
+	VADDPS.BCST 32(R11), Z19, Z19
+	VADDPS.BCST 36(R11), Z20, Z20
+	VADDPS.BCST 40(R11), Z21, Z21
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_12x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_12x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000030, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_12x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_12x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z12
+	VFMADD231PS.BCST 4(BX), Z29, Z13
+	VFMADD231PS.BCST 8(BX), Z29, Z14
+	VFMADD231PS.BCST 12(BX), Z29, Z15
+	VFMADD231PS.BCST 16(BX), Z29, Z16
+	VFMADD231PS.BCST 20(BX), Z29, Z17
+	VFMADD231PS.BCST 24(BX), Z29, Z18
+	VFMADD231PS.BCST 28(BX), Z29, Z19
+	VFMADD231PS.BCST 32(BX), Z29, Z20
+	VFMADD231PS.BCST 36(BX), Z29, Z21
+	VFMADD231PS.BCST 40(BX), Z29, Z22
+	VFMADD231PS.BCST 44(BX), Z29, Z23
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000030, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+	VADDPS.BCST 24(R11), Z18, Z18
+	VADDPS.BCST 28(R11), Z19, Z19
+	VADDPS.BCST 32(R11), Z20, Z20
+	VADDPS.BCST 36(R11), Z21, Z21
+	VADDPS.BCST 40(R11), Z22, Z22
+	VADDPS.BCST 44(R11), Z23, Z23
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_13x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_13x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000034, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_13x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_13x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z13
+	VFMADD231PS.BCST 4(BX), Z29, Z14
+	VFMADD231PS.BCST 8(BX), Z29, Z15
+	VFMADD231PS.BCST 12(BX), Z29, Z16
+	VFMADD231PS.BCST 16(BX), Z29, Z17
+	VFMADD231PS.BCST 20(BX), Z29, Z18
+	VFMADD231PS.BCST 24(BX), Z29, Z19
+	VFMADD231PS.BCST 28(BX), Z29, Z20
+	VFMADD231PS.BCST 32(BX), Z29, Z21
+	VFMADD231PS.BCST 36(BX), Z29, Z22
+	VFMADD231PS.BCST 40(BX), Z29, Z23
+	VFMADD231PS.BCST 44(BX), Z29, Z24
+	VFMADD231PS.BCST 48(BX), Z29, Z25
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000034, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST (R11), Z13, Z13
+	VADDPS.BCST 4(R11), Z14, Z14
+	VADDPS.BCST 8(R11), Z15, Z15
+	VADDPS.BCST 12(R11), Z16, Z16
+	VADDPS.BCST 16(R11), Z17, Z17
+	VADDPS.BCST 20(R11), Z18, Z18
+	VADDPS.BCST 24(R11), Z19, Z19
+	VADDPS.BCST 28(R11), Z20, Z20
+	VADDPS.BCST 32(R11), Z21, Z21
+	VADDPS.BCST 36(R11), Z22, Z22
+	VADDPS.BCST 40(R11), Z23, Z23
+	VADDPS.BCST 44(R11), Z24, Z24
+	VADDPS.BCST 48(R11), Z25, Z25
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+	VCMPPS      $0x06, Z31, Z24, K2
+	VPANDD.Z    Z30, Z24, K2, Z24
+	VCMPPS      $0x06, Z31, Z25, K2
+	VPANDD.Z    Z30, Z25, K2, Z25
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z24, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z25, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_14x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_14x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	VFMADD231PS.BCST 52(BX), Z28, Z13
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000038, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_14x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_14x2(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	ADDQ             R9, AX
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	VFMADD231PS.BCST 52(BX), Z28, Z13
+	VMOVUPS          (SI)(AX*4), Z29
+	VFMADD231PS.BCST (BX), Z29, Z14
+	VFMADD231PS.BCST 4(BX), Z29, Z15
+	VFMADD231PS.BCST 8(BX), Z29, Z16
+	VFMADD231PS.BCST 12(BX), Z29, Z17
+	VFMADD231PS.BCST 16(BX), Z29, Z18
+	VFMADD231PS.BCST 20(BX), Z29, Z19
+	VFMADD231PS.BCST 24(BX), Z29, Z20
+	VFMADD231PS.BCST 28(BX), Z29, Z21
+	VFMADD231PS.BCST 32(BX), Z29, Z22
+	VFMADD231PS.BCST 36(BX), Z29, Z23
+	VFMADD231PS.BCST 40(BX), Z29, Z24
+	VFMADD231PS.BCST 44(BX), Z29, Z25
+	VFMADD231PS.BCST 48(BX), Z29, Z26
+	VFMADD231PS.BCST 52(BX), Z29, Z27
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000038, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+	VADDPS.BCST 28(R11), Z21, Z21
+	VADDPS.BCST 32(R11), Z22, Z22
+	VADDPS.BCST 36(R11), Z23, Z23
+	VADDPS.BCST 40(R11), Z24, Z24
+	VADDPS.BCST 44(R11), Z25, Z25
+	VADDPS.BCST 48(R11), Z26, Z26
+	VADDPS.BCST 52(R11), Z27, Z27
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+	VCMPPS      $0x06, Z31, Z16, K2
+	VPANDD.Z    Z30, Z16, K2, Z16
+	VCMPPS      $0x06, Z31, Z17, K2
+	VPANDD.Z    Z30, Z17, K2, Z17
+	VCMPPS      $0x06, Z31, Z18, K2
+	VPANDD.Z    Z30, Z18, K2, Z18
+	VCMPPS      $0x06, Z31, Z19, K2
+	VPANDD.Z    Z30, Z19, K2, Z19
+	VCMPPS      $0x06, Z31, Z20, K2
+	VPANDD.Z    Z30, Z20, K2, Z20
+	VCMPPS      $0x06, Z31, Z21, K2
+	VPANDD.Z    Z30, Z21, K2, Z21
+	VCMPPS      $0x06, Z31, Z22, K2
+	VPANDD.Z    Z30, Z22, K2, Z22
+	VCMPPS      $0x06, Z31, Z23, K2
+	VPANDD.Z    Z30, Z23, K2, Z23
+	VCMPPS      $0x06, Z31, Z24, K2
+	VPANDD.Z    Z30, Z24, K2, Z24
+	VCMPPS      $0x06, Z31, Z25, K2
+	VPANDD.Z    Z30, Z25, K2, Z25
+	VCMPPS      $0x06, Z31, Z26, K2
+	VPANDD.Z    Z30, Z26, K2, Z26
+	VCMPPS      $0x06, Z31, Z27, K2
+	VPANDD.Z    Z30, Z27, K2, Z27
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	MOVQ    DI, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z17, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z18, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z20, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z21, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z23, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z24, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z25, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z26, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z27, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_15x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	VFMADD231PS.BCST 52(BX), Z28, Z13
+	VFMADD231PS.BCST 56(BX), Z28, Z14
+	ADDQ             $0x08, DX
+	ADDQ             $0x0000003c, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST 56(R11), Z14, Z14
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
+// func convRowsEpiF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// Requires: AVX, AVX512F
+TEXT ·convRowsEpiF32_16x1(SB), NOSPLIT, $0-104
+	MOVQ         in+0(FP), SI
+	MOVQ         out+40(FP), DI
+	MOVQ         ostride+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         rs+64(FP), R9
+	MOVQ         ors+72(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         at+8(FP), R12
+	MOVQ         bias+80(FP), R11
+	MOVQ         reps+96(FP), R13
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	VPXORD       Z31, Z31, Z31
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z30
+	TESTQ        R13, R13
+	JE           done
+
+rep:
+	MOVQ   offs+16(FP), DX
+	MOVQ   w+24(FP), BX
+	MOVQ   nsteps+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ  CX, CX
+	JE     store
+
+step:
+	MOVQ             (DX), AX
+	ADDQ             R12, AX
+	VMOVUPS          (SI)(AX*4), Z28
+	VFMADD231PS.BCST (BX), Z28, Z0
+	VFMADD231PS.BCST 4(BX), Z28, Z1
+	VFMADD231PS.BCST 8(BX), Z28, Z2
+	VFMADD231PS.BCST 12(BX), Z28, Z3
+	VFMADD231PS.BCST 16(BX), Z28, Z4
+	VFMADD231PS.BCST 20(BX), Z28, Z5
+	VFMADD231PS.BCST 24(BX), Z28, Z6
+	VFMADD231PS.BCST 28(BX), Z28, Z7
+	VFMADD231PS.BCST 32(BX), Z28, Z8
+	VFMADD231PS.BCST 36(BX), Z28, Z9
+	VFMADD231PS.BCST 40(BX), Z28, Z10
+	VFMADD231PS.BCST 44(BX), Z28, Z11
+	VFMADD231PS.BCST 48(BX), Z28, Z12
+	VFMADD231PS.BCST 52(BX), Z28, Z13
+	VFMADD231PS.BCST 56(BX), Z28, Z14
+	VFMADD231PS.BCST 60(BX), Z28, Z15
+	ADDQ             $0x08, DX
+	ADDQ             $0x00000040, BX
+	DECQ             CX
+	JNE              step
+
+store:
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST 56(R11), Z14, Z14
+	VADDPS.BCST 60(R11), Z15, Z15
+	MOVQ        relu+88(FP), AX
+	TESTQ       AX, AX
+	JE          put
+	VCMPPS      $0x06, Z31, Z0, K2
+	VPANDD.Z    Z30, Z0, K2, Z0
+	VCMPPS      $0x06, Z31, Z1, K2
+	VPANDD.Z    Z30, Z1, K2, Z1
+	VCMPPS      $0x06, Z31, Z2, K2
+	VPANDD.Z    Z30, Z2, K2, Z2
+	VCMPPS      $0x06, Z31, Z3, K2
+	VPANDD.Z    Z30, Z3, K2, Z3
+	VCMPPS      $0x06, Z31, Z4, K2
+	VPANDD.Z    Z30, Z4, K2, Z4
+	VCMPPS      $0x06, Z31, Z5, K2
+	VPANDD.Z    Z30, Z5, K2, Z5
+	VCMPPS      $0x06, Z31, Z6, K2
+	VPANDD.Z    Z30, Z6, K2, Z6
+	VCMPPS      $0x06, Z31, Z7, K2
+	VPANDD.Z    Z30, Z7, K2, Z7
+	VCMPPS      $0x06, Z31, Z8, K2
+	VPANDD.Z    Z30, Z8, K2, Z8
+	VCMPPS      $0x06, Z31, Z9, K2
+	VPANDD.Z    Z30, Z9, K2, Z9
+	VCMPPS      $0x06, Z31, Z10, K2
+	VPANDD.Z    Z30, Z10, K2, Z10
+	VCMPPS      $0x06, Z31, Z11, K2
+	VPANDD.Z    Z30, Z11, K2, Z11
+	VCMPPS      $0x06, Z31, Z12, K2
+	VPANDD.Z    Z30, Z12, K2, Z12
+	VCMPPS      $0x06, Z31, Z13, K2
+	VPANDD.Z    Z30, Z13, K2, Z13
+	VCMPPS      $0x06, Z31, Z14, K2
+	VPANDD.Z    Z30, Z14, K2, Z14
+	VCMPPS      $0x06, Z31, Z15, K2
+	VPANDD.Z    Z30, Z15, K2, Z15
+
+put:
+	MOVQ    DI, AX
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z11, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z12, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z14, K1, (AX)
+	ADDQ    R8, AX
+	VMOVUPS Z15, K1, (AX)
+	ADDQ    R10, DI
+	ADDQ    R9, R12
+	DECQ    R13
+	JNE     rep
+
+done:
+	VZEROUPPER
+	RET
+
 // func convFilterF32_1x1(dy *float32, x *float32, tab *int64, nt int, out *float32, ostride int, dystride int, dw int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·convFilterF32_1x1(SB), NOSPLIT, $0-64

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"runtime"
 	"syscall"
 	"testing"
@@ -110,5 +111,27 @@ func BenchmarkPerfPool(b *testing.B) {
 		b.Run("maxgrad"+string(rune('0'+sz[1]/10)), func(b *testing.B) {
 			perfLoop(b, func() { MaxPool2DGrad(p.N*p.C, p.H*p.W, p.OutH()*p.OutW(), out, idx, dx, 1) })
 		})
+	}
+}
+
+// BenchmarkConvSmallCNN times the small CNN's two convolutions (bench/run
+// -inference's cnn: 3→32 on 32×32 and 32→64 on 16×16, each with its bias
+// and ReLU fused) as Conv2D picks their kernel, at the batches of the
+// inference table; with -cpu 1 the cpu-ns/op metric is the steadier one.
+func BenchmarkConvSmallCNN(b *testing.B) {
+	for _, l := range convBenchLayers[:2] {
+		for _, n := range []int{1, 8, 64} {
+			p := l.p
+			p.N, p.SH, p.SW, p.DH, p.DW, p.Groups = n, 1, 1, 1, 1, 1
+			p.Epilogue = Epilogue{Act: ActRelu, Bias32: perfFill(p.O, 3)}
+			x := perfFill(p.N*p.C*p.H*p.W, 7)
+			w := perfFill(p.O*p.C*p.KH*p.KW, 5)
+			out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+			threads := runtime.GOMAXPROCS(0)
+			ws := make([]float32, Conv2DWorkspace(p, threads))
+			b.Run(fmt.Sprintf("%s/batch=%d", l.name, n), func(b *testing.B) {
+				perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
+			})
+		}
 	}
 }

@@ -25,9 +25,9 @@ import "sync"
 // direct kernels are used.
 const convDirectMaxCh = 16
 
-// convDirectOff turns the direct kernels off (benchmarks compare the
-// paths).
-var convDirectOff struct{ fwd, bwd, filter bool }
+// convDirectOff turns the direct kernels off, or the forward's epilogue in
+// its kernel (epi), so that benchmarks and tests compare the paths.
+var convDirectOff struct{ fwd, bwd, filter, epi bool }
 
 // convDirectFwd reports whether Conv2D on float32 uses the direct kernel:
 // few output channels per group, or a shallow depth (C/G·KH·KW up to
@@ -78,23 +78,45 @@ type convPadded struct {
 
 func (c convPadded) size() int { return c.ch*c.hp*c.wp + 16 }
 
-// fill writes src (ch planes of h×w) into buf with zero borders.
-func (c convPadded) fill(buf, src []float32) {
+// fill writes src (ch planes of h×w) into buf's interior and, when
+// borders is set, zeroes its borders and slack. Nothing but fill writes a
+// padded buffer, so one already filled with the same geometry keeps its
+// zero borders and a refill may skip them (the forward's workers refill
+// theirs for every sample).
+func (c convPadded) fill(buf, src []float32, borders bool) {
 	buf = buf[:c.size()]
 	plane := c.hp * c.wp
 	for ch := range c.ch {
 		bp := buf[ch*plane : (ch+1)*plane]
-		clear(bp[:c.top*c.wp])
-		clear(bp[(c.top+c.h)*c.wp:])
 		sp := src[ch*c.h*c.w : (ch+1)*c.h*c.w]
+		if borders {
+			clear(bp[:c.top*c.wp])
+			clear(bp[(c.top+c.h)*c.wp:])
+		}
 		for r := range c.h {
 			row := bp[(c.top+r)*c.wp : (c.top+r+1)*c.wp]
-			clear(row[:c.left])
-			copy(row[c.left:c.left+c.w], sp[r*c.w:(r+1)*c.w])
-			clear(row[c.left+c.w:])
+			if borders {
+				clear(row[:c.left])
+				clear(row[c.left+c.w:])
+			}
+			copyRowF32(row[c.left:c.left+c.w], sp[r*c.w:(r+1)*c.w])
 		}
 	}
-	clear(buf[c.ch*plane:])
+	if borders {
+		clear(buf[c.ch*plane:])
+	}
+}
+
+// copyRowF32 is copy(dst, src) for the short rows of small maps, 16
+// elements at a time as fixed-size moves, without a call per row.
+func copyRowF32(dst, src []float32) {
+	for len(src) >= 16 {
+		*(*[16]float32)(dst) = *(*[16]float32)(src)
+		dst, src = dst[16:], src[16:]
+	}
+	if len(src) > 0 {
+		copy(dst, src)
+	}
 }
 
 // convDirectFwdPad is the padded input of the forward.
@@ -145,8 +167,19 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	}
 	items, _ := p.convDirectItems()
 	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
+	job.epi = p.convDirectEpi()
 	nnForWorkersRanger(p.convDirectParts(threads), items, job)
 	putConvDirectJob(job)
+}
+
+// convDirectEpi reports whether conv2DDirect applies its epilogue in the
+// kernel (convRowsEpi) as it stores each vector: a bias and ReLU or no
+// activation, no residual (epiPlanes' one-pass case, with the same bits).
+// That spares a second pass over each block, a tenth of the small CNN's
+// first layer, whose blocks (16 planes of 32×32) outgrow L1.
+func (p Conv2DParams) convDirectEpi() bool {
+	ep := &p.Epilogue
+	return !convDirectOff.epi && ep.Bias32 != nil && ep.Residual32 == nil && (ep.Act == ActNone || ep.Act == ActRelu)
 }
 
 // convDirectItems is how conv2DDirect divides its work: items of one
@@ -176,6 +209,7 @@ type convDirectJob struct {
 	bufs           []float32 // per worker, a padded sample
 	offs           []int64   // per step, its offset in the padded sample
 	nsteps, maxOff int
+	epi            bool // the epilogue runs in the kernel (convDirectEpi)
 }
 
 var convDirectJobs = sync.Pool{New: func() any { return new(convDirectJob) }}
@@ -212,12 +246,28 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		ng, b0 := it/nb, it%nb*16
 		n, g := ng/p.Groups, ng%p.Groups
 		if ng != filled {
-			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W])
+			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W], filled < 0)
 			filled = ng
 		}
 		ob := min(16, og-b0)
 		blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
 		ob0 := j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
+		if j.epi {
+			// The bias and ReLU applied in registers, the rows looped over
+			// in the kernel: whole groups of rows, then the rest.
+			rows, bias, relu := convRowsMax(ob), p.Epilogue.Bias32[g*og+b0:], p.Epilogue.Act == ActRelu
+			full := oh / rows * rows
+			for x0 := 0; x0 < ow; x0 += 16 {
+				lanes := min(16, ow-x0)
+				if full > 0 {
+					convRowsEpi(ob, rows, full/rows, buf, x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[x0:], ohw, ow, lanes, bias, relu)
+				}
+				if full < oh {
+					convRowsEpi(ob, oh-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[full*ow+x0:], ohw, ow, lanes, bias, relu)
+				}
+			}
+			continue
+		}
 		for x0 := 0; x0 < ow; x0 += 16 {
 			for y := 0; y < oh; {
 				rows := min(convRowsMax(ob), oh-y)
@@ -304,7 +354,7 @@ func conv2DGradFilterDirect(p Conv2DParams, dy, x, dw, ws []float32, threads int
 		for s := range n1 - n0 {
 			one := pad
 			one.ch = p.C
-			one.fill(buf[s*sampleSize:s*sampleSize+one.size()], x[(n0+s)*p.C*p.H*p.W:(n0+s+1)*p.C*p.H*p.W])
+			one.fill(buf[s*sampleSize:s*sampleSize+one.size()], x[(n0+s)*p.C*p.H*p.W:(n0+s+1)*p.C*p.H*p.W], true)
 		}
 		clear(buf[(n1-n0)*sampleSize:])
 		k := n1 - n0
@@ -413,7 +463,7 @@ func conv2DGradInputDirect(p Conv2DParams, dy, w, dx, ws []float32, threads int)
 		buf := bufs[worker*pad.size() : (worker+1)*pad.size()]
 		for n := lo; n < hi; n++ {
 			for g := range p.Groups {
-				pad.fill(buf, dy[(n*p.O+g*og)*ohw:(n*p.O+(g+1)*og)*ohw])
+				pad.fill(buf, dy[(n*p.O+g*og)*ohw:(n*p.O+(g+1)*og)*ohw], true)
 				for c0 := 0; c0 < cg; c0 += 16 {
 					cb := min(16, cg-c0)
 					blk := wt[(g*cg+c0)*nsteps : (g*cg+c0+cb)*nsteps]

@@ -28,6 +28,10 @@ func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxO
 	panic("unreachable")
 }
 
+func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu bool) {
+	panic("unreachable")
+}
+
 func convFilterMaxOB(kw int) int { return 0 }
 
 func convFilter(ob, kw int, dy, x []float32, tab []int64, maxDY, maxX int, out []float32, ostride, dystride, dw int) {

@@ -34,6 +34,11 @@ func main() {
 			convRowsF32(ob, rows)
 		}
 	}
+	for ob := 1; ob <= 16; ob++ {
+		for rows := 1; rows <= convRows(ob); rows++ {
+			convRowsEpiF32(ob, rows)
+		}
+	}
 	for kw := 1; kw <= 7; kw++ {
 		for ob := 1; ob <= 5 && ob*kw <= 25; ob++ {
 			convFilterF32(ob, kw)
@@ -557,6 +562,103 @@ func convRowsF32(ob, rows int) {
 			ADDQ(R10, out)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// convRowsEpiF32 emits convRowsEpiF32_<ob>x<rows>(in *float32, at int,
+// offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs,
+// ors int, bias *float32, relu, reps int): reps calls of
+// convRowsF32_<ob>x<rows> down the map (the k-th at at + k·rows·rs,
+// storing at out + k·rows·ors), each output vector finished by a fused
+// convolution's epilogue before its store: v + bias[o] (the sum as first
+// operand), then with relu set ReLU as epiPlanesF32AVX512Relu computes it
+// (v kept where !(v <= 0), sign bit cleared; else +0). So the stored bits
+// are those of the plain kernel followed by epiPlanes' one-pass epilogue,
+// without a second pass over the output, and the loop over a block's rows
+// runs here instead of a Go call per row.
+func convRowsEpiF32(ob, rows int) {
+	name := fmt.Sprintf("convRowsEpiF32_%dx%d", ob, rows)
+	TEXT(name, NOSPLIT, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes reps×%d rows of %d output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).", name, rows, ob))
+	in, offs, w, n, out, os, rs, ors, bias, reps := RSI, RDX, RBX, RCX, RDI, R8, R9, R10, R11, R13
+	Load(Param("in"), in)
+	Load(Param("out"), out)
+	Load(Param("ostride"), os)
+	SHLQ(U8(2), os)
+	Load(Param("rs"), rs)
+	Load(Param("ors"), ors)
+	SHLQ(U8(2), ors)
+	Load(Param("at"), R12)
+	Load(Param("bias"), bias)
+	Load(Param("reps"), reps)
+	Load(Param("mask"), RAX)
+	KMOVW(EAX, K1)
+	VPXORD(Z31, Z31, Z31)
+	MOVL(U32(0x7fffffff), EAX)
+	VPBROADCASTD(EAX, Z30)
+	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27}
+	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
+	TESTQ(reps, reps)
+	JE(LabelRef("done"))
+	Label("rep")
+	Load(Param("offs"), offs)
+	Load(Param("w"), w)
+	Load(Param("nsteps"), n)
+	for i := 0; i < rows*ob; i++ {
+		VPXORD(z[i], z[i], z[i])
+	}
+	TESTQ(n, n)
+	JE(LabelRef("store"))
+	Label("step")
+	MOVQ(Mem{Base: offs}, RAX)
+	ADDQ(R12, RAX)
+	for r := 0; r < rows; r++ {
+		t := []VecPhysical{Z28, Z29}[r%2]
+		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
+		if r+1 < rows {
+			ADDQ(rs, RAX)
+		}
+		for o := 0; o < ob; o++ {
+			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
+		}
+	}
+	ADDQ(U8(8), offs)
+	ADDQ(U32(4*ob), w)
+	DECQ(n)
+	JNE(LabelRef("step"))
+	Label("store")
+	for r := 0; r < rows; r++ {
+		for o := 0; o < ob; o++ {
+			VADDPS_BCST(Mem{Base: bias, Disp: 4 * o}, acc(r, o), acc(r, o))
+		}
+	}
+	Load(Param("relu"), RAX)
+	TESTQ(RAX, RAX)
+	JE(LabelRef("put"))
+	for r := 0; r < rows; r++ {
+		for o := 0; o < ob; o++ {
+			VCMPPS(U8(6), Z31, acc(r, o), K2) // !(v <= 0): v > 0 or NaN
+			VPANDD_Z(Z30, acc(r, o), K2, acc(r, o))
+		}
+	}
+	Label("put")
+	for r := 0; r < rows; r++ {
+		MOVQ(out, RAX)
+		for o := 0; o < ob; o++ {
+			VMOVUPS(acc(r, o), K1, Mem{Base: RAX})
+			if o+1 < ob {
+				ADDQ(os, RAX)
+			}
+		}
+		ADDQ(ors, out)
+		ADDQ(rs, R12)
+	}
+	DECQ(reps)
+	JNE(LabelRef("rep"))
+	Label("done")
 	VZEROUPPER()
 	RET()
 }
