@@ -78,44 +78,29 @@ type convPadded struct {
 
 func (c convPadded) size() int { return c.ch*c.hp*c.wp + 16 }
 
-// fill writes src (ch planes of h×w) into buf's interior and, when
-// borders is set, zeroes its borders and slack. Nothing but fill writes a
-// padded buffer, so one already filled with the same geometry keeps its
-// zero borders and a refill may skip them (the forward's workers refill
-// theirs for every sample).
+// fill writes src (ch planes of h×w) into buf's interior, a strided
+// block copy per plane, and, when borders is set, zeroes its borders and
+// slack. Nothing but fill writes a padded buffer, so one already filled
+// with the same geometry keeps its zero borders and a refill may skip
+// them (the forward's workers refill theirs for every sample).
 func (c convPadded) fill(buf, src []float32, borders bool) {
 	buf = buf[:c.size()]
 	plane := c.hp * c.wp
 	for ch := range c.ch {
 		bp := buf[ch*plane : (ch+1)*plane]
-		sp := src[ch*c.h*c.w : (ch+1)*c.h*c.w]
 		if borders {
 			clear(bp[:c.top*c.wp])
 			clear(bp[(c.top+c.h)*c.wp:])
-		}
-		for r := range c.h {
-			row := bp[(c.top+r)*c.wp : (c.top+r+1)*c.wp]
-			if borders {
+			for r := range c.h {
+				row := bp[(c.top+r)*c.wp : (c.top+r+1)*c.wp]
 				clear(row[:c.left])
 				clear(row[c.left+c.w:])
 			}
-			copyRowF32(row[c.left:c.left+c.w], sp[r*c.w:(r+1)*c.w])
 		}
+		copy2D(bp[c.top*c.wp+c.left:], c.wp, src[ch*c.h*c.w:(ch+1)*c.h*c.w], c.w, c.h, c.w)
 	}
 	if borders {
 		clear(buf[c.ch*plane:])
-	}
-}
-
-// copyRowF32 is copy(dst, src) for the short rows of small maps, 16
-// elements at a time as fixed-size moves, without a call per row.
-func copyRowF32(dst, src []float32) {
-	for len(src) >= 16 {
-		*(*[16]float32)(dst) = *(*[16]float32)(src)
-		dst, src = dst[16:], src[16:]
-	}
-	if len(src) > 0 {
-		copy(dst, src)
 	}
 }
 
