@@ -14,6 +14,11 @@ type Conv2DParams struct {
 	// as it is complete (a fused convolution); the zero value does
 	// nothing, and the gradients ignore it.
 	Epilogue Epilogue
+	// Pool2 makes out the 2×2 stride-2 max pool of the convolution after
+	// its epilogue (conv_pool.go): N×O×⌊OH/2⌋×⌊OW/2⌋ elements, each the
+	// value MaxPool2DValues would write, so that the full-resolution
+	// output need not reach memory. The gradients ignore it.
+	Pool2 bool
 	// Packed, when it holds the weights packed by PackConv2D for a
 	// convolution of the same form (a weight constant at inference,
 	// packed once), gives the float32 batched GEMM its weight panels
@@ -110,6 +115,9 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
+	if p.Pool2 {
+		return p.convPoolWorkspace(threads, f32)
+	}
 	switch p.fwdAlgo(f32) {
 	case convDirect:
 		return convDirectWorkspace(p, p.convDirectFwdPad(), p.convDirectParts(threads))
@@ -146,6 +154,10 @@ func Conv2D[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 	oh, ow := p.OutH(), p.OutW()
 	ohw := oh * ow
 	if p.N == 0 || p.O == 0 || ohw == 0 {
+		return
+	}
+	if p.Pool2 {
+		conv2DPool(p, x, w, out, ws, threads)
 		return
 	}
 	if conv2DFast(p, x, w, out, ws, threads) {

@@ -117,7 +117,8 @@ func BenchmarkPerfPool(b *testing.B) {
 // BenchmarkConvSmallCNN times the small CNN's two convolutions (bench/run
 // -inference's cnn: 3→32 on 32×32 and 32→64 on 16×16, each with its bias
 // and ReLU fused) as Conv2D picks their kernel, at the batches of the
-// inference table; with -cpu 1 the cpu-ns/op metric is the steadier one.
+// inference table, alone, followed by the 2×2 max pool, and with the pool
+// fused (Pool2); with -cpu 1 the cpu-ns/op metric is the steadier one.
 func BenchmarkConvSmallCNN(b *testing.B) {
 	for _, l := range convBenchLayers[:2] {
 		for _, n := range []int{1, 8, 64} {
@@ -131,6 +132,21 @@ func BenchmarkConvSmallCNN(b *testing.B) {
 			ws := make([]float32, Conv2DWorkspace(p, threads))
 			b.Run(fmt.Sprintf("%s/batch=%d", l.name, n), func(b *testing.B) {
 				perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
+			})
+			// The 2×2 max pool after it: as a second call, and fused.
+			pp := p.convPoolParams()
+			pooled := make([]float32, pp.N*pp.C*pp.OutH()*pp.OutW())
+			b.Run(fmt.Sprintf("%s/batch=%d/then_pool", l.name, n), func(b *testing.B) {
+				perfLoop(b, func() {
+					Conv2D(p, x, w, out, ws, threads)
+					MaxPool2DValues(pp, out, pooled, threads)
+				})
+			})
+			fp := p
+			fp.Pool2 = true
+			fws := make([]float32, Conv2DWorkspace(fp, threads))
+			b.Run(fmt.Sprintf("%s/batch=%d/pooled", l.name, n), func(b *testing.B) {
+				perfLoop(b, func() { Conv2D(fp, x, w, pooled, fws, threads) })
 			})
 		}
 	}

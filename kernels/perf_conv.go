@@ -112,7 +112,17 @@ func (p Conv2DParams) convDirectFwdPad() convPadded {
 // convDirectWorkspace is the scratch of the direct kernels: the reordered
 // weights, then one padded sample per goroutine.
 func convDirectWorkspace(p Conv2DParams, pad convPadded, parts int) int {
-	return p.O*(p.C/p.Groups)*p.KH*p.KW + parts*pad.size()
+	return p.O*(p.C/p.Groups)*p.KH*p.KW + parts*(pad.size()+p.convDirectPoolBlock())
+}
+
+// convDirectPoolBlock is the scratch per goroutine of the direct forward
+// with the 2×2 max pool (conv_pool.go): one block of output channels at
+// full resolution, which the pool reads while it is in cache.
+func (p Conv2DParams) convDirectPoolBlock() int {
+	if !p.Pool2 {
+		return 0
+	}
+	return min(16, p.O/p.Groups) * p.OutH() * p.OutW()
 }
 
 // conv2DDirect is Conv2D for float32 through convRows: for each sample,
@@ -225,7 +235,9 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	ohw := oh * ow
 	_, nb := p.convDirectItems()
-	buf := j.bufs[worker*pad.size() : (worker+1)*pad.size()]
+	per := pad.size() + p.convDirectPoolBlock()
+	buf := j.bufs[worker*per : worker*per+pad.size()]
+	poolBlk := j.bufs[worker*per+pad.size() : (worker+1)*per]
 	filled := -1
 	for it := lo; it < hi; it++ {
 		ng, b0 := it/nb, it%nb*16
@@ -236,7 +248,12 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		}
 		ob := min(16, og-b0)
 		blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
-		ob0 := j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
+		var ob0 []float32
+		if p.Pool2 {
+			ob0 = poolBlk[:ob*ohw]
+		} else {
+			ob0 = j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
+		}
 		if j.epi {
 			// The bias and ReLU applied in registers, the rows looped over
 			// in the kernel: whole groups of rows, then the rest.
@@ -250,6 +267,11 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 				if full < oh {
 					convRowsEpi(ob, oh-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[full*ow+x0:], ohw, ow, lanes, bias, relu)
 				}
+			}
+			if p.Pool2 {
+				q, pq := n*p.O+g*og+b0, (oh/2)*(ow/2)
+				pp := Pool2DParams{N: 1, C: ob, H: oh, W: ow, KH: 2, KW: 2, SH: 2, SW: 2}
+				maxPoolValuePlanes(&pp, ob0, j.out[q*pq:(q+ob)*pq], 0, ob)
 			}
 			continue
 		}

@@ -64,6 +64,9 @@ func convFlops(op *ir.Op, in, out []ir.Type) int64 {
 		return elements(in) + elements(out)
 	}
 	perOut := int64(filter.NumElements() / filter.Dims[0])
+	if pool, _ := convPoolAttr(op.Attrs); pool && op.Name() == "conv2d_fused" {
+		return 2 * perOut * int64(act.NumElements()) * 4 // out is the 2×2 pool of the convolution's result
+	}
 	return 2 * perOut * int64(act.NumElements())
 }
 

@@ -12,7 +12,7 @@ import (
 // which package optimize makes from conv2d / matmul, add, the activation
 // ops and a residual add for inference.
 //
-//	conv2d_fused {strides, paddings, dilations, groups, bias, residual, activation, min, max}
+//	conv2d_fused {strides, paddings, dilations, groups, bias, residual, activation, min, max, pool}
 //	    (x, w[, b][, r]) -> out
 //	matmul_fused {transpose_x, transpose_y, bias, residual, activation, min, max}
 //	    (x, y[, b][, r]) -> out
@@ -29,7 +29,12 @@ import (
 // activation is "none" (the default), "relu", "sigmoid", "silu", "swish"
 // (x·sigmoid(x) with the sigmoid rounded first, as multiply(x, sigmoid(x))
 // computes it) or "clip", whose bounds are the attributes min and max (as
-// the clip op's; only clip takes them).
+// the clip op's; only clip takes them). conv2d_fused's pool is "none"
+// (the default) or "max2x2": out is then max_pool2d_values of act(p + b)
+// with a 2×2 window and stride 2 (floor: a last odd row or column is
+// dropped), bit for bit, computed block by block so that the
+// full-resolution result need not be written out (kernels.Conv2DParams'
+// Pool2); it takes no residual.
 //
 // Each step rounds to the dtype as the separate ops do and the activation
 // runs the same functions as its op, so out has the bits of the unfused
@@ -185,6 +190,23 @@ func (e fusedEpi) check(in []ir.Type, out ir.Type, channels int) error {
 	return nil
 }
 
+// shape is an epilogue with e's activation and, where e has them, a
+// bias and a residual without values (empty, not nil): what the kernels'
+// choice of path reads, to size a workspace from shapes alone.
+func (e fusedEpi) shape() kernels.Epilogue {
+	ep := kernels.Epilogue{Act: e.act, Min: e.lo, Max: e.hi}
+	if e.bias {
+		ep.Bias32 = noValues32
+	}
+	if e.residual {
+		ep.Residual32 = noValues32
+	}
+	return ep
+}
+
+// noValues32 is an empty, non-nil slice.
+var noValues32 = []float32{}
+
 // epilogue is the kernels' epilogue for the run-time operands in[2:] and
 // the result out.
 func (e fusedEpi) epilogue(name string, in []*tensor.Tensor, out *tensor.Tensor, channels int) (kernels.Epilogue, error) {
@@ -213,8 +235,34 @@ func (e fusedEpi) epilogue(name string, in []*tensor.Tensor, out *tensor.Tensor,
 	return ep, nil
 }
 
+// convPoolAttr decodes conv2d_fused's pool attribute: whether out is
+// the 2×2 stride-2 max pool of the fused convolution.
+func convPoolAttr(attrs ir.Attrs) (bool, error) {
+	if !attrs.Has("pool") {
+		return false, nil
+	}
+	name, err := attrs.Str("pool")
+	if err != nil {
+		return false, err
+	}
+	switch name {
+	case "none":
+		return false, nil
+	case "max2x2":
+		return true, nil
+	}
+	return false, fmt.Errorf("attribute pool:%q: want none or max2x2", name)
+}
+
+// convPool2x2 is the pool conv2d_fused's pool:"max2x2" applies.
+var convPool2x2 = nnPoolAttrs{kernel: [2]int{2, 2}, strides: [2]int{2, 2}}
+
 func inferConvFused(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	e, err := fusedDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := convPoolAttr(attrs)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +276,17 @@ func inferConvFused(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err := e.check(in, out[0], out[0].Dims[1]); err != nil {
 		return nil, err
 	}
-	return out, nil
+	if !pool {
+		return out, nil
+	}
+	if e.residual {
+		return nil, fmt.Errorf("pool:\"max2x2\" takes no residual (residual:true)")
+	}
+	dims, err := nnPoolShape(out[0], convPool2x2)
+	if err != nil {
+		return nil, fmt.Errorf("pool:\"max2x2\" on the convolution's result: %w", err)
+	}
+	return []ir.Type{ir.TensorOf(out[0].DType, dims...)}, nil
 }
 
 func bindConvFused(op *ir.Op) (Compute, error) {
@@ -237,6 +295,10 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 		return Compute{}, err
 	}
 	a, err := nnConvDecode(op.Attrs)
+	if err != nil {
+		return Compute{}, err
+	}
+	pool, err := convPoolAttr(op.Attrs)
 	if err != nil {
 		return Compute{}, err
 	}
@@ -254,7 +316,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 			if err != nil {
 				return err
 			}
-			p.Epilogue = ep
+			p.Epilogue, p.Pool2 = ep, pool
 			p.Packed = convPacked(c, f32)
 			n := kernels.Conv2DWorkspaceFor(p, th, f32)
 			switch dt {
@@ -267,6 +329,12 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 		},
 		Work: func(shapes [][]int, threads int) int64 {
 			p := nnConvParams(shapes[0], shapes[1], a)
+			p.Pool2 = pool
+			if pool {
+				// The kernel's path, and so its workspace, depends on
+				// which epilogue it applies, not on its values.
+				p.Epilogue = e.shape()
+			}
 			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
 		},
 		Pack: convPack(a, dt),

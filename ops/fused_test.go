@@ -26,6 +26,7 @@ type fusedCase struct {
 	lo, hi     float64
 	threads    int
 	dynamicRes bool // feed the residual with dynamic dims
+	pool       bool // conv2d_fused's pool:"max2x2", against max_pool2d_values after the ops
 }
 
 // unfused appends the ops the fused op replaces: the product, the bias
@@ -58,6 +59,9 @@ func (c fusedCase) unfused(b *ir.Builder, x, w, bias, res *ir.Value) *ir.Value {
 	case "clip":
 		y = ops.Clip(b, y, c.lo, c.hi)
 	}
+	if c.pool {
+		y = ops.MaxPool2DValues(b, y, []int{2, 2}, []int{2, 2}, []int{0, 0})
+	}
 	return y
 }
 
@@ -86,6 +90,8 @@ func (c fusedCase) program(t *testing.T, fused bool, outType ir.Type) *ir.Progra
 	switch {
 	case !fused:
 		y = c.unfused(b, x, w, bias, res)
+	case c.conv && c.pool:
+		y = ops.Conv2DFused(b, x, w, c.attrs.With("pool", ir.Str("max2x2")), ops.Epilogue{Bias: bias, Activation: c.act, Min: c.lo, Max: c.hi})
 	case c.conv:
 		y = ops.Conv2DFused(b, x, w, c.attrs, ops.Epilogue{Bias: bias, Residual: res, Activation: c.act, Min: c.lo, Max: c.hi})
 	default:
@@ -142,6 +148,14 @@ var fusedCases = func() []fusedCase {
 		fusedCase{conv: false, attrs: linear, x: []int{1, 784}, w: []int{128, 784}, dt: ir.F32, bias: true, act: "relu", threads: 2},
 		fusedCase{conv: false, attrs: linear, x: []int{3, 0}, w: []int{4, 0}, dt: ir.F32, bias: true, res: true, act: "clip", lo: 0, hi: 0.5, threads: 1},
 		fusedCase{conv: true, attrs: conv, x: []int{2, 3, 10, 9}, w: []int{8, 3, 3, 3}, dt: ir.F32, res: true, act: "relu", threads: 2, dynamicRes: true},
+		// With the 2×2 max pool: the direct kernel's path (a bias and
+		// ReLU or none, 16 + 4 channels, an odd width), and the others.
+		fusedCase{conv: true, attrs: conv, x: []int{2, 3, 10, 9}, w: []int{20, 3, 3, 3}, dt: ir.F32, bias: true, act: "relu", threads: 2, pool: true},
+		fusedCase{conv: true, attrs: conv, x: []int{3, 32, 16, 16}, w: []int{64, 32, 3, 3}, dt: ir.F32, bias: true, act: "relu", threads: 2, pool: true},
+		fusedCase{conv: true, attrs: conv, x: []int{2, 3, 10, 9}, w: []int{8, 3, 3, 3}, dt: ir.F32, bias: true, act: "none", threads: 1, pool: true},
+		fusedCase{conv: true, attrs: conv, x: []int{1, 16, 6, 6}, w: []int{32, 16, 3, 3}, dt: ir.F32, bias: true, act: "sigmoid", threads: 2, pool: true},
+		fusedCase{conv: true, attrs: strided, x: []int{3, 3, 16, 16}, w: []int{12, 3, 7, 7}, dt: ir.F64, bias: true, act: "relu", threads: 2, pool: true},
+		fusedCase{conv: true, attrs: depthwise, x: []int{2, 8, 7, 7}, w: []int{8, 1, 3, 3}, dt: ir.F32, act: "clip", lo: 0, hi: 1, threads: 2, pool: true},
 	)
 	return cs
 }()
@@ -213,6 +227,9 @@ func TestFusedOpsInferErrors(t *testing.T) {
 		{"conv2d_fused", ir.A("activation", "relu", "min", 0.0), []ir.Type{x, w}, []string{"min and max are clip's bounds"}},
 		{"conv2d_fused", ir.A("activation", "clip", "min", 0.0), []ir.Type{x, w}, []string{"max"}},
 		{"conv2d_fused", nil, []ir.Type{x}, []string{"takes 2 operands, got 1"}},
+		{"conv2d_fused", ir.A("pool", "avg2x2"), []ir.Type{x, w}, []string{`pool:"avg2x2"`, "want none or max2x2"}},
+		{"conv2d_fused", ir.A("pool", "max2x2", "residual", true), []ir.Type{x, w, f32(2, 4, 6, 6)}, []string{"takes no residual"}},
+		{"conv2d_fused", ir.A("pool", "max2x2"), []ir.Type{f32(2, 3, 3, 8), w}, []string{`pool:"max2x2" on the convolution's result`, "smaller than kernel_size"}},
 		{"conv2d_fused", nil, []ir.Type{x, f32(4, 2, 3, 3)}, []string{"channels"}},
 		{"matmul_fused", ir.A("bias", true), []ir.Type{f32(2, 3), f32(3, 4), f32(3)}, []string{"one value per output channel (4)"}},
 		{"matmul_fused", nil, []ir.Type{f32(3), f32(3, 4)}, []string{"rank >= 2"}},
@@ -225,6 +242,10 @@ func TestFusedOpsInferErrors(t *testing.T) {
 		nnT(ir.F32, ir.Dynamic, 3, 8, 8), w, f32(4), nnT(ir.F32, ir.Dynamic, 4, 6, 6))
 	if want := nnT(ir.F32, ir.Dynamic, 4, 6, 6); !got[0].Equal(want) {
 		t.Errorf("conv2d_fused: result %s, want %s", got[0], want)
+	}
+	got = nnInferOK(t, "conv2d_fused", ir.A("bias", true, "activation", "relu", "pool", "max2x2"), nnT(ir.F32, ir.Dynamic, 3, 9, 8), w, f32(4))
+	if want := nnT(ir.F32, ir.Dynamic, 4, 3, 3); !got[0].Equal(want) {
+		t.Errorf("conv2d_fused with pool: result %s, want %s", got[0], want)
 	}
 }
 
