@@ -378,3 +378,14 @@ func fusedMatmulFlops(op *ir.Op, in, out []ir.Type) int64 {
 func fusedNoGrad(g *GradContext) ([]*ir.Value, error) {
 	return nil, fmt.Errorf("%q is an inference op made by package optimize and has no gradient: differentiate the program before optimizing it", g.Op.Name())
 }
+
+// PoolsMax2x2 reports whether op is a max_pool2d_values that
+// conv2d_fused's pool:"max2x2" can stand for: a 2×2 window, stride 2, no
+// padding.
+func PoolsMax2x2(op *ir.Op) bool {
+	if op.Name() != "max_pool2d_values" || op.NumOperands() != 1 {
+		return false
+	}
+	a, err := nnPoolDecode(op.Attrs)
+	return err == nil && a == convPool2x2
+}

@@ -19,13 +19,15 @@ type Pass struct {
 // Passes are the passes Inference runs, in order: identities first, so
 // that the patterns after them are contiguous; the folds before the
 // fusion, which then takes the folded bias into the fused op; the
-// pooling rewrite is independent of the others.
+// pools without indices before the fusion of a pool into the fused
+// convolution that feeds it.
 var Passes = []Pass{
 	{"identities", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{"fold_batch_norm", FoldBatchNorm},
 	{"fold_scale_shift", FoldScaleShift},
 	{"fuse_epilogue", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FuseEpilogue(p) }},
 	{"drop_pool_indices", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
+	{"fuse_pool", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
 }
 
 // PassNames lists the passes' names, in order.

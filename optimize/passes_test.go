@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -38,6 +39,18 @@ func param(b *ir.Builder, name string, dims ...int) *ir.Value {
 func fetch(b *ir.Builder, v *ir.Value) { ops.Fetch(b, "y", v) }
 func conv(b *ir.Builder, x, w *ir.Value) *ir.Value {
 	return ops.Conv2D(b, x, w, nil, []int{1, 1}, nil, 0)
+}
+
+// fusedConv is a conv2d_fused 3×3 (padding 1) from c to o channels with
+// a bias and ReLU, and with the data "r" as residual when res is set.
+func fusedConv(b *ir.Builder, x *ir.Value, c, o int, res bool) *ir.Value {
+	w, bias := param(b, fmt.Sprintf("w%d", o), o, c, 3, 3), param(b, fmt.Sprintf("b%d", o), o)
+	e := ops.Epilogue{Bias: bias, Activation: "relu"}
+	if res {
+		d := x.Type().Dims
+		e.Residual = data(b, "r", d[0], o, d[2], d[3])
+	}
+	return ops.Conv2DFused(b, x, w, ir.A("paddings", []int{1, 1}), e)
 }
 func chanBias(b *ir.Builder, name string, c int) *ir.Value {
 	return ops.Reshape(b, param(b, name, c), c, 1, 1)
@@ -209,6 +222,31 @@ var passCases = []passCase{
 		ops.Fetch(b, "i", idx)
 		fetch(b, y)
 	}, 0, []string{"max_pool2d"}, true},
+	// a 2×2 max pool into the fused convolution before it
+	{"conv, bias, relu, 2×2 max pool", "fuse_pool", func(b *ir.Builder) {
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 20, false), []int{2, 2}, nil, nil))
+	}, 1, []string{"conv2d_fused"}, true},
+	{"two blocks", "fuse_pool", func(b *ir.Builder) {
+		y := ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 3, 3, 16, 16), 3, 32, false), []int{2, 2}, []int{2, 2}, []int{0, 0})
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, y, 32, 64, false), []int{2, 2}, nil, nil))
+	}, 2, []string{"conv2d_fused", "conv2d_fused"}, true},
+	{"a 3×3 pool", "fuse_pool", func(b *ir.Builder) {
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, false), []int{3, 3}, []int{2, 2}, nil))
+	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
+	{"a 2×2 pool with stride 1", "fuse_pool", func(b *ir.Builder) {
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, false), []int{2, 2}, []int{1, 1}, nil))
+	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
+	{"a padded 2×2 pool", "fuse_pool", func(b *ir.Builder) {
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, false), []int{2, 2}, nil, []int{1, 1}))
+	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
+	{"convolution result read twice", "fuse_pool", func(b *ir.Builder) {
+		y := fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, false)
+		ops.Fetch(b, "full", y)
+		fetch(b, ops.MaxPool2DValues(b, y, []int{2, 2}, nil, nil))
+	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
+	{"convolution with a residual", "fuse_pool", func(b *ir.Builder) {
+		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, true), []int{2, 2}, nil, nil))
+	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
 
 	{"conv used twice", "fuse_epilogue", func(b *ir.Builder) {
 		c := conv(b, data(b, "x", 2, 3, 6, 6), param(b, "w", 4, 3, 3, 3))

@@ -55,16 +55,18 @@ func TestPrintOptimize(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	first, _, _ := strings.Cut(r.stdout, "\n")
-	if first != "// optimized for inference: identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2" {
+	if first != "// optimized for inference: identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2" {
 		t.Errorf("first line %q", first)
 	}
-	for _, want := range []string{`"conv2d_fused"`, `activation:"relu"`, `"matmul_fused"`, `name:"conv1.weight:folded"`, `"max_pool2d_values"`} {
+	for _, want := range []string{`"conv2d_fused"`, `activation:"relu"`, `"matmul_fused"`, `name:"conv1.weight:folded"`, `pool:"max2x2"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no %s in\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, `"batch_norm"`) {
-		t.Errorf("batch_norm left in\n%s", r.stdout)
+	for _, gone := range []string{`"batch_norm"`, `"max_pool2d`} {
+		if strings.Contains(r.stdout, gone) {
+			t.Errorf("%s left in\n%s", gone, r.stdout)
+		}
 	}
 	tmp := filepath.Join(t.TempDir(), "p.pir")
 	os.WriteFile(tmp, []byte(r.stdout), 0o644)
