@@ -81,6 +81,43 @@ func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 	}
 }
 
+// TestConv2DPoolWindowRule feeds the pool values it must choose among
+// exactly (a 1×1 convolution by 1 plus a bias of −0 passes them through
+// unchanged): NaNs with different payloads, ties, ±0, so that the first
+// NaN of a window, else its first maximum, must win as in
+// MaxPool2DValues, on the fused kernel's path.
+func TestConv2DPoolWindowRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	negZero := float32(math.Copysign(0, -1))
+	vals := []float32{math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), 1, 1, negZero, 0, negZero, 0, 0, negZero, -1}
+	p := convGemmParams(Conv2DParams{N: 2, C: 1, H: 9, W: 35, O: 3, KH: 1, KW: 1, PH: 1, PW: 1})
+	x := make([]float32, p.N*p.C*p.H*p.W)
+	for i := range x {
+		x[i] = vals[r.IntN(len(vals))]
+	}
+	w := []float32{1, 1, 1}
+	for _, act := range []Activation{ActNone, ActRelu} {
+		fp := p
+		fp.Epilogue = Epilogue{Act: act, Bias32: []float32{negZero, negZero, negZero}}
+		full := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		Conv2D(fp, x, w, full, make([]float32, Conv2DWorkspaceFor(fp, 1, true)), 1)
+		pp := fp.convPoolParams()
+		want := make([]float32, pp.N*pp.C*pp.OutH()*pp.OutW())
+		MaxPool2DValues(pp, full, want, 1)
+		fp.Pool2 = true
+		if convRowOK() && !fp.convPoolDirect(true) {
+			t.Fatalf("%+v: not pooled on the direct kernel", fp)
+		}
+		got := make([]float32, len(want))
+		Conv2D(fp, x, w, got, make([]float32, Conv2DWorkspaceFor(fp, 1, true)), 1)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("act %d: out[%d] = %#x, want %#x", act, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}
+
 // TestConv2DPoolEmptyAndNoAllocs runs Conv2D with Pool2 where there is
 // nothing to write (no images, no channels, a convolution output or a
 // pool output that is empty) and checks that a call on either path makes
