@@ -110,7 +110,8 @@ func Conv2DWorkspace(p Conv2DParams, threads int) int {
 // own buffers: 0. Depthwise convolutions (conv_depthwise.go) need a padded
 // plane per goroutine with AVX-512 (float32), else nothing. Otherwise it is
 // one im2col block per goroutine, 0 for 1×1 convolutions without stride or
-// padding and for empty outputs.
+// padding and for empty outputs. With Pool2 it is convPoolWorkspace's
+// (conv_pool.go).
 func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0

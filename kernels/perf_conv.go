@@ -110,7 +110,8 @@ func (p Conv2DParams) convDirectFwdPad() convPadded {
 }
 
 // convDirectWorkspace is the scratch of the direct kernels: the reordered
-// weights, then one padded sample per goroutine.
+// weights, then per goroutine one padded sample (and with Pool2 one block
+// of output channels to pool).
 func convDirectWorkspace(p Conv2DParams, pad convPadded, parts int) int {
 	return p.O*(p.C/p.Groups)*p.KH*p.KW + parts*(pad.size()+p.convDirectPoolBlock())
 }
