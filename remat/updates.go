@@ -55,6 +55,21 @@ func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 			}
 		})
 	}
+	// onlyUpdatesRead: every result of op is read, and only by movable
+	// updates.
+	onlyUpdatesRead := func(op *ir.Op) bool {
+		for _, r := range op.Results() {
+			if len(users[r]) == 0 {
+				return false
+			}
+			for _, u := range users[r] {
+				if !movable[u] {
+					return false
+				}
+			}
+		}
+		return true
+	}
 	// held: leaves (no operands, no effects) that updates alone read.
 	held := map[*ir.Op]bool{}
 	for _, op := range all {
@@ -64,14 +79,7 @@ func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 		if d, ok := ops.Lookup(op.Name()); !ok || len(d.Writes) > 0 {
 			continue
 		}
-		only := true
-		for _, r := range op.Results() {
-			only = only && len(users[r]) > 0
-			for _, u := range users[r] {
-				only = only && movable[u]
-			}
-		}
-		held[op] = only
+		held[op] = onlyUpdatesRead(op)
 	}
 	// gradOf: pure ops that updates alone read (with grads).
 	gradOf := map[*ir.Op]bool{}
@@ -79,14 +87,7 @@ func hoistUpdates(b *ir.Block, from int, grads bool) (map[*ir.Op]bool, error) {
 		if !grads || !recomputable(op) || ops.Random(op) || op.NumResults() == 0 {
 			continue
 		}
-		only := true
-		for _, r := range op.Results() {
-			only = only && len(users[r]) > 0
-			for _, u := range users[r] {
-				only = only && movable[u]
-			}
-		}
-		gradOf[op] = only
+		gradOf[op] = onlyUpdatesRead(op)
 	}
 	aliases := viewsOf(all)
 	order := make([]*ir.Op, 0, len(all))
