@@ -96,14 +96,19 @@ func TestConvFilterGemmAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop objects at random")
 	}
-	p := convGemmParams(Conv2DParams{N: 3, C: 20, H: 9, W: 11, O: 34, KH: 3, KW: 3, PH: 1, PW: 1})
-	if !p.convFilterGemmOK() {
-		t.Fatalf("%+v does not take the batched GEMM", p)
-	}
-	dy := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-	x := make([]float32, p.N*p.C*p.H*p.W)
-	dw := make([]float32, p.filterSize())
-	if n := testing.AllocsPerRun(100, func() { Conv2DGradFilter(p, dy, x, dw, nil, 1) }); n != 0 {
-		t.Errorf("%v allocations per call", n)
+	for _, q := range []Conv2DParams{
+		{N: 3, C: 20, H: 9, W: 11, O: 34, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 9, C: 8, H: 16, W: 16, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}, // groups of several slices: a partial sum's scratch
+	} {
+		p := convGemmParams(q)
+		if !p.convFilterGemmOK() {
+			t.Fatalf("%+v does not take the batched GEMM", p)
+		}
+		dy := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		x := make([]float32, p.N*p.C*p.H*p.W)
+		dw := make([]float32, p.filterSize())
+		if n := testing.AllocsPerRun(100, func() { Conv2DGradFilter(p, dy, x, dw, nil, 1) }); n != 0 {
+			t.Errorf("%+v: %v allocations per call", p, n)
+		}
 	}
 }

@@ -19,10 +19,17 @@ import (
 // depth slice after another, instead of being read and written once per
 // image (on 10×10 maps a per-image product has a depth of 100).
 //
-// The depth is cut into slices fixed by the shape (whole images when an
-// image has at most kc positions, else equal pieces of one image), and
-// the tiles of dw are split between goroutines by columns, so each element
-// is summed in the same order whatever the thread count.
+// The sum over the batch is canonical (BatchGroup, conv_grad.go): each
+// group of BatchGroup images gets a partial sum of its own, computed from
+// zero, and the partials are added into dw in group order. Where a
+// group's positions fit one depth slice (kc), the partial is the
+// micro-kernel's registers and the store adds it to dw; otherwise the
+// group is cut into slices fixed by the shape and counted from the group's
+// first image (whole images when an image has at most kc positions, else
+// equal pieces of one image), summed into a scratch block that is then
+// added to dw. The tiles of dw are split between goroutines by columns,
+// so each element is summed in the same order whatever the thread count
+// or wherever the batch was cut into whole groups.
 
 // convFilterGemmOff turns this path off (benchmarks compare paths).
 var convFilterGemmOff bool
@@ -66,7 +73,6 @@ type convFilterJob struct {
 	k, og, ohw int // depth of the convolution (dw's columns), rows of dw per group, positions per image
 	imgs       int // images per depth slice, when an image has at most kc positions; else 0
 	sub        int // positions per slice otherwise
-	slices     int
 	maxKB      int // deepest slice
 	gridR      int // work items per group: gridR × gridC blocks of dw
 	gridC      int
@@ -98,12 +104,10 @@ func conv2DGradFilterGemm(p Conv2DParams, dy, x, dw []float32, threads int, into
 	j.ktab = convKTab(p, j.ktab[:cap(j.ktab)])
 	kc := j.kern.kc
 	if ohw <= kc {
-		j.imgs, j.sub = kc/ohw, 0
-		j.slices = ceilDiv(p.N, j.imgs)
+		j.imgs, j.sub = min(kc/ohw, BatchGroup), 0
 		j.maxKB = min(j.imgs, p.N) * ohw
 	} else {
 		j.imgs, j.sub = 0, balancedBlock(ohw, kc, 16)
-		j.slices = p.N * ceilDiv(ohw, j.sub)
 		j.maxKB = j.sub
 	}
 	// Rows in blocks whose packed slices stay in L2 (as gemmStreams), the
@@ -128,15 +132,25 @@ func conv2DGradFilterGemm(p Conv2DParams, dy, x, dw []float32, threads int, into
 	convFilterJobs.Put(j)
 }
 
-// slice returns depth slice s: its first column of the im2col matrix
-// (image · OH·OW + position) and its depth.
-func (j *convFilterJob) slice(s int) (q0, kb int) {
+// groupSlices returns how many depth slices the group of images [n0, n1)
+// is cut into.
+func (j *convFilterJob) groupSlices(n0, n1 int) int {
 	if j.imgs > 0 {
-		n0 := s * j.imgs
-		return n0 * j.ohw, (min(n0+j.imgs, j.p.N) - n0) * j.ohw
+		return ceilDiv(n1-n0, j.imgs)
+	}
+	return (n1 - n0) * ceilDiv(j.ohw, j.sub)
+}
+
+// slice returns depth slice s of the group whose first image is n0: its
+// first column of the im2col matrix (image · OH·OW + position) and its
+// depth.
+func (j *convFilterJob) slice(n0, n1, s int) (q0, kb int) {
+	if j.imgs > 0 {
+		a := n0 + s*j.imgs
+		return a * j.ohw, (min(a+j.imgs, n1) - a) * j.ohw
 	}
 	per := ceilDiv(j.ohw, j.sub)
-	n, pos := s/per, s%per*j.sub
+	n, pos := n0+s/per, s%per*j.sub
 	return n*j.ohw + pos, min(j.sub, j.ohw-pos)
 }
 
@@ -156,12 +170,15 @@ func (j *convFilterJob) item(_, i int) {
 }
 
 // block computes rows [r0, r1) and columns [c0, c1) of group g's dw: per
-// depth slice it packs the rows' dy once, then, nr columns at a time,
-// packs the im2col panel and runs its tiles while the panel is in L1.
+// group of images and depth slice it packs the rows' dy once, then, nr
+// columns at a time, packs the im2col panel and runs its tiles while the
+// panel is in L1. A group of several slices sums into part (rows ×
+// (c1−c0)), then added to dw; the first group writes dw itself unless
+// the gradient is added into dw (into).
 func (j *convFilterJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 	p, kern := j.p, j.kern
 	mr, nr := kern.mr, kern.nr
-	rows := r1 - r0
+	rows, width := r1-r0, c1-c0
 	cg := p.C / p.Groups
 	xg := j.x[g*cg*p.H*p.W:]
 	dwg := j.dw[(g*j.og+r0)*j.k:]
@@ -169,28 +186,64 @@ func (j *convFilterJob) block(ws *convScratch, g, r0, r1, c0, c1 int) {
 	blk := ws.cBlock(nr * nr) // one im2col block, before its transpose
 	pk := kern.pack.orDefault()
 	s := convColsStride(j.maxKB)
-	for sl := range j.slices {
-		q0, kb := j.slice(sl)
-		var beta float32
-		if sl > 0 || j.into {
-			beta = 1 // later slices accumulate onto the first
+	var (
+		pc   *convFilterPart
+		part []float32
+	)
+	for n0 := 0; n0 < p.N; n0 += BatchGroup {
+		n1 := min(n0+BatchGroup, p.N)
+		slices := j.groupSlices(n0, n1)
+		own := n0 == 0 && !j.into // the group's sum is dw's first term
+		dst, ldd := dwg[c0:], j.k
+		if slices > 1 && !own {
+			if pc == nil {
+				pc = convFilterParts.Get().(*convFilterPart)
+				part = pc.get(rows * width)
+			}
+			dst, ldd = part, width
 		}
-		j.packDY(ap, pk, g, r0, rows, q0, kb)
-		cols := convColTab(p, q0, kb, ws.colTab(3*s))
-		cs := convColsStride(kb)
-		for jc := c0; jc < c1; jc += nr {
-			nw := min(nr, c1-jc)
-			kt := j.ktab[4*jc : 4*(jc+nw)]
-			for qa := 0; qa < kb; qa += nr {
-				cw := min(nr, kb-qa)
-				convPack(blk, xg, kt, nw, cols[qa:], cs, cw, p.H, p.W)
-				pk.transpose(bp[qa*nr:], blk, cw, cw, nw, nr)
+		for sl := range slices {
+			q0, kb := j.slice(n0, n1, sl)
+			var beta float32
+			if sl > 0 || slices == 1 && !own {
+				beta = 1 // later slices accumulate onto the first; a lone slice onto dw
 			}
-			for ir := 0; ir < rows; ir += mr {
-				gemmTile(kern, ap, bp, tmp, rows, nw, kb, ir, 0, 1, beta, dwg[jc:], j.k)
+			j.packDY(ap, pk, g, r0, rows, q0, kb)
+			cols := convColTab(p, q0, kb, ws.colTab(3*s))
+			cs := convColsStride(kb)
+			for jc := c0; jc < c1; jc += nr {
+				nw := min(nr, c1-jc)
+				kt := j.ktab[4*jc : 4*(jc+nw)]
+				for qa := 0; qa < kb; qa += nr {
+					cw := min(nr, kb-qa)
+					convPack(blk, xg, kt, nw, cols[qa:], cs, cw, p.H, p.W)
+					pk.transpose(bp[qa*nr:], blk, cw, cw, nw, nr)
+				}
+				for ir := 0; ir < rows; ir += mr {
+					gemmTile(kern, ap, bp, tmp, rows, nw, kb, ir, 0, 1, beta, dst[jc-c0:], ldd)
+				}
 			}
+		}
+		if slices > 1 && !own {
+			add2D(dwg[c0:], j.k, part, width, rows, width)
 		}
 	}
+	if pc != nil {
+		convFilterParts.Put(pc)
+	}
+}
+
+// convFilterPart is block's scratch for a group's partial sum.
+type convFilterPart struct{ buf []float32 }
+
+var convFilterParts = sync.Pool{New: func() any { return new(convFilterPart) }}
+
+// get returns the buffer resized to n elements.
+func (c *convFilterPart) get(n int) []float32 {
+	if cap(c.buf) < n {
+		c.buf = make([]float32, n)
+	}
+	return c.buf[:n]
 }
 
 // packDY packs rows [r0, r0+rows) of group g's dy over the depth slice
