@@ -220,7 +220,7 @@ func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 
 // BatchGroup is how many samples each partial sum covers in the kernels
 // that sum over a batch the canonical way: Conv2DGradFilter (on all its
-// paths but the float32 batched GEMM, see BatchGroupOf) and
+// paths, the float32 batched GEMM included: conv_grad_gemm.go) and
 // ReduceSumBatch. The sum is the partial of samples [0, 4) plus that of
 // [4, 8) plus ..., added one after the other in the element type, each
 // partial computed the same way wherever it lies in the batch. It does
@@ -229,16 +229,6 @@ func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 // sum in order: remat splits a training step over the batch that way
 // (docs/memory.md). Four keeps two partials to run in parallel at batch 8.
 const BatchGroup = 4
-
-// BatchGroupOf returns the samples per partial sum of Conv2DGradFilter
-// for p on float32 (f32) or float64: BatchGroup, or 0 when the float32
-// batched GEMM serves p, whose depth slices follow the GEMM's blocking.
-func BatchGroupOf(p Conv2DParams, f32 bool) int {
-	if f32 && p.convFilterGemmOK() {
-		return 0
-	}
-	return BatchGroup
-}
 
 // conv2dFilterChunks is how many partial sums Conv2DGradFilter splits the
 // samples into: one per BatchGroup samples.
@@ -376,8 +366,7 @@ func Conv2DGradFilter[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int)
 // partial sum by partial sum in the same order, so that a batch cut into
 // pieces of whole BatchGroup groups, each piece's gradient added into the
 // running one in order, gives Conv2DGradFilter's bits for the whole batch
-// (on the paths BatchGroupOf reports; the batched GEMM continues dw's sum
-// slice by slice). ws must hold Conv2DGradFilterIntoWorkspaceFor elements.
+// ws must hold Conv2DGradFilterIntoWorkspaceFor elements.
 func Conv2DGradFilterInto[T nnFloat](p Conv2DParams, dy, x, dw, ws []T, threads int) {
 	conv2DGradFilter(p, dy, x, dw, ws, threads, true)
 }

@@ -65,15 +65,15 @@ var reduceSumToBatch = &BatchSum{
 	},
 }
 
-// convGradFilterBatch: conv2d_grad_filter sums the canonical way on the
-// kernels paths kernels.BatchGroupOf names.
+// convGradFilterBatch: conv2d_grad_filter sums the canonical way on every
+// kernels path.
 var convGradFilterBatch = &BatchSum{
 	Group: func(op *ir.Op, in []ir.Type) int {
-		a, _, _, out, err := nnConvGradTypes(false, in, op.Attrs)
+		_, _, _, out, err := nnConvGradTypes(false, in, op.Attrs)
 		if err != nil || !in[1].IsStatic() || !out.IsStatic() || in[0].DType != in[1].DType {
 			return 0
 		}
-		return kernels.BatchGroupOf(nnConvGradParams(false, a, in[1].Dims, out.Dims), in[0].DType == ir.F32)
+		return kernels.BatchGroup
 	},
 	Accumulate: func(b *ir.Builder, op *ir.Op, acc *ir.Value, operands []*ir.Value) *ir.Value {
 		attrs := ir.Attrs{}
