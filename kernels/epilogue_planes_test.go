@@ -62,6 +62,12 @@ func TestEpiPlanesOnePassMatchesScalar(t *testing.T) {
 				epiPlanes(&ep, got, channels, q0, q1, hw)
 				name := fmt.Sprintf("hw=%d res=%v relu=%v", hw, res, relu)
 				for i := range want {
+					if raceEnabled && got[i] != got[i] && want[i] != want[i] {
+						// The race build may commute the reference's
+						// additions, and x86 returns the first NaN operand's
+						// payload: only NaN-ness is compared there.
+						continue
+					}
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s: element %d (plane %d) = %v (%#x), want %v (%#x)", name, i, i/hw,
 							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
