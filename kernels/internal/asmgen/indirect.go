@@ -50,23 +50,7 @@ func (f family) indirectKernel(h int) {
 	Load(Param("ldc"), ldc)
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), ldc)
 
-	Comment("Warm the C tile while the k loop runs.")
-	row := R9
-	MOVQ(pc, row)
-	for i := 0; i < h; i++ {
-		for o := 0; o < v*vb; o += 64 {
-			PREFETCHT0(Mem{Base: row, Disp: o})
-		}
-		if i+1 < h {
-			ADDQ(ldc, row)
-		}
-	}
-	for i := 0; i < h; i++ {
-		for j := 0; j < v; j++ {
-			r := acc(i, j)
-			VPXORD(r, r, r)
-		}
-	}
+	f.warmAndZero(h, v, pc, ldc, acc)
 
 	step := func(u int) {
 		aOff := u * astep
@@ -85,65 +69,11 @@ func (f family) indirectKernel(h int) {
 		}
 	}
 
-	U := f.unroll
-	CMPQ(n, U8(U))
-	JL(LabelRef("tail"))
-	Label("loop")
-	for u := 0; u < U; u++ {
-		step(u)
-	}
-	ADDQ(U32(U*astep), pa)
-	ADDQ(U32(U*indirectTabStride), pt)
-	SUBQ(U8(U), n)
-	CMPQ(n, U8(U))
-	JGE(LabelRef("loop"))
-
-	Label("tail")
-	TESTQ(n, n)
-	JE(LabelRef("store"))
-	Label("tailloop")
-	step(0)
-	ADDQ(U32(astep), pa)
-	ADDQ(U32(indirectTabStride), pt)
-	DECQ(n)
-	JNZ(LabelRef("tailloop"))
+	f.kLoop(n, step, func(u int) {
+		ADDQ(U32(u*astep), pa)
+		ADDQ(U32(u*indirectTabStride), pt)
+	})
 
 	Label("store")
-	valpha, vbeta := bv(0), tv
-	alpha, _ := Param("alpha").Resolve()
-	beta, _ := Param("beta").Resolve()
-	f.bcast(alpha.Addr, valpha)
-	MOVL(beta.Addr, EAX)
-	ADDL(EAX, EAX)
-	JE(LabelRef("store0"))
-
-	Comment("C = alpha*acc + beta*C")
-	f.bcast(beta.Addr, vbeta)
-	for i := 0; i < h; i++ {
-		for j := 0; j < v; j++ {
-			m := Mem{Base: pc, Disp: j * vb}
-			f.mul(valpha, acc(i, j), acc(i, j))
-			f.fma(m, vbeta, acc(i, j))
-			VMOVUPS(acc(i, j), m)
-		}
-		if i+1 < h {
-			ADDQ(ldc, pc)
-		}
-	}
-	VZEROUPPER()
-	RET()
-
-	Label("store0")
-	Comment("beta == 0: C is write-only, so NaNs already there do not propagate.")
-	for i := 0; i < h; i++ {
-		for j := 0; j < v; j++ {
-			f.mul(valpha, acc(i, j), acc(i, j))
-			VMOVUPS(acc(i, j), Mem{Base: pc, Disp: j * vb})
-		}
-		if i+1 < h {
-			ADDQ(ldc, pc)
-		}
-	}
-	VZEROUPPER()
-	RET()
+	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
 }

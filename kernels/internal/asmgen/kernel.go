@@ -141,28 +141,7 @@ func (f family) kernel(h, v int) {
 	Load(Param("ldc"), ldc)
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), ldc) // elements → bytes
 
-	Comment("Warm the C tile while the k loop runs.")
-	row := R9
-	MOVQ(pc, row)
-	for i := 0; i < h; i++ {
-		for off := 0; off < v*vb; off += 64 {
-			PREFETCHT0(Mem{Base: row, Disp: off})
-		}
-		if i+1 < h {
-			ADDQ(ldc, row)
-		}
-	}
-
-	for i := 0; i < h; i++ {
-		for j := 0; j < v; j++ {
-			r := acc(i, j)
-			if f.zmm {
-				VPXORD(r, r, r)
-			} else {
-				VXORPS(r, r, r)
-			}
-		}
-	}
+	f.warmAndZero(h, v, pc, ldc, acc)
 
 	step := func(u int) {
 		aOff, bOff := u*astep, u*bstep
@@ -181,6 +160,46 @@ func (f family) kernel(h, v int) {
 		}
 	}
 
+	f.kLoop(n, step, func(u int) {
+		ADDQ(U32(u*astep), pa)
+		ADDQ(U32(u*bstep), pb)
+	})
+
+	Label("store")
+	// The B and broadcast registers are free now: reuse them for alpha, beta.
+	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
+}
+
+// warmAndZero prefetches the h rows of the C tile at pc (ldc bytes
+// apart) while the k loop runs, and clears the accumulators.
+func (f family) warmAndZero(h, v int, pc, ldc GPPhysical, acc func(i, j int) VecPhysical) {
+	Comment("Warm the C tile while the k loop runs.")
+	row := R9
+	MOVQ(pc, row)
+	for i := 0; i < h; i++ {
+		for off := 0; off < v*f.vb(); off += 64 {
+			PREFETCHT0(Mem{Base: row, Disp: off})
+		}
+		if i+1 < h {
+			ADDQ(ldc, row)
+		}
+	}
+
+	for i := 0; i < h; i++ {
+		for j := 0; j < v; j++ {
+			r := acc(i, j)
+			if f.zmm {
+				VPXORD(r, r, r)
+			} else {
+				VXORPS(r, r, r)
+			}
+		}
+	}
+}
+
+// kLoop runs step over the n k steps, f.unroll at a time and then one by
+// one; advance(u) moves the operands' pointers past u steps.
+func (f family) kLoop(n GPPhysical, step func(u int), advance func(u int)) {
 	U := f.unroll
 	CMPQ(n, U8(U))
 	JL(LabelRef("tail"))
@@ -188,8 +207,7 @@ func (f family) kernel(h, v int) {
 	for u := 0; u < U; u++ {
 		step(u)
 	}
-	ADDQ(U32(U*astep), pa)
-	ADDQ(U32(U*bstep), pb)
+	advance(U)
 	SUBQ(U8(U), n)
 	CMPQ(n, U8(U))
 	JGE(LabelRef("loop"))
@@ -199,14 +217,16 @@ func (f family) kernel(h, v int) {
 	JE(LabelRef("store"))
 	Label("tailloop")
 	step(0)
-	ADDQ(U32(astep), pa)
-	ADDQ(U32(bstep), pb)
+	advance(1)
 	DECQ(n)
 	JNZ(LabelRef("tailloop"))
+}
 
-	Label("store")
-	// The B and broadcast registers are free now: reuse them for alpha, beta.
-	valpha, vbeta := bv(0), tv
+// storeTile writes the accumulators to the C tile at pc: C = alpha*acc +
+// beta*C, or alpha*acc where beta is zero (C is then not read), with
+// valpha and vbeta as scratch registers.
+func (f family) storeTile(h, v int, pc, ldc GPPhysical, acc func(i, j int) VecPhysical, valpha, vbeta VecPhysical) {
+	vb := f.vb()
 	alpha, _ := Param("alpha").Resolve()
 	beta, _ := Param("beta").Resolve()
 	f.bcast(alpha.Addr, valpha)
