@@ -318,6 +318,9 @@ func TestFusedOpsOutOfMemory(t *testing.T) {
 	b, res := randTensor(t, host, r, tensor.F32, 4), randTensor(t, host, r, tensor.F32, 2, 4, 4, 4)
 	defer release(x, w, b, res)
 	checkOOMSweep(t, "conv2d_fused", ir.A("bias", true, "residual", true, "activation", "relu"), x, w, b, res)
+	// With the pool inside: its workspace (the full-resolution output on
+	// the paths that pool after) is released on every failure too.
+	checkOOMSweep(t, "conv2d_fused", ir.A("bias", true, "activation", "relu", "pool", "max2x2"), x, w, b)
 	xm, wm := randTensor(t, host, r, tensor.F32, 3, 5), randTensor(t, host, r, tensor.F32, 4, 5)
 	bm := randTensor(t, host, r, tensor.F32, 4)
 	defer release(xm, wm, bm)
