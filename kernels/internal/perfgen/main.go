@@ -524,29 +524,7 @@ func convRowsF32(ob, rows int) {
 	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27}
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
-	for i := 0; i < rows*ob; i++ {
-		VPXORD(z[i], z[i], z[i])
-	}
-	TESTQ(n, n)
-	JE(LabelRef("store"))
-	Label("step")
-	MOVQ(Mem{Base: offs}, RAX)
-	ADDQ(R12, RAX)
-	for r := 0; r < rows; r++ {
-		t := []VecPhysical{Z28, Z29, Z30, Z31}[r%4]
-		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
-		if r+1 < rows {
-			ADDQ(rs, RAX)
-		}
-		for o := 0; o < ob; o++ {
-			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
-		}
-	}
-	ADDQ(U8(8), offs)
-	ADDQ(U32(4*ob), w)
-	DECQ(n)
-	JNE(LabelRef("step"))
-	Label("store")
+	convRowsSteps(ob, rows, in, offs, w, n, rs, z, []VecPhysical{Z28, Z29, Z30, Z31})
 	SHLQ(U8(2), os)
 	Load(Param("ors"), R10)
 	SHLQ(U8(2), R10)
@@ -564,6 +542,38 @@ func convRowsF32(ob, rows int) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// convRowsSteps emits the k loop that convRowsF32 and convRowsEpiF32
+// share: it clears the rows·ob accumulators z[r·ob+o], then for each of
+// the n steps (offsets at offs, R12 added; weights at w) loads each row's
+// 16 lanes into one of temps in turn and multiply-adds them with the step's
+// ob broadcast weights; it ends at the label "store".
+func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z, temps []VecPhysical) {
+	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
+	for i := 0; i < rows*ob; i++ {
+		VPXORD(z[i], z[i], z[i])
+	}
+	TESTQ(n, n)
+	JE(LabelRef("store"))
+	Label("step")
+	MOVQ(Mem{Base: offs}, RAX)
+	ADDQ(R12, RAX)
+	for r := 0; r < rows; r++ {
+		t := temps[r%len(temps)]
+		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
+		if r+1 < rows {
+			ADDQ(rs, RAX)
+		}
+		for o := 0; o < ob; o++ {
+			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
+		}
+	}
+	ADDQ(U8(8), offs)
+	ADDQ(U32(4*ob), w)
+	DECQ(n)
+	JNE(LabelRef("step"))
+	Label("store")
 }
 
 // convRowsEpiF32 emits convRowsEpiF32_<ob>x<rows>(in *float32, at int,
@@ -607,29 +617,7 @@ func convRowsEpiF32(ob, rows int) {
 	Load(Param("offs"), offs)
 	Load(Param("w"), w)
 	Load(Param("nsteps"), n)
-	for i := 0; i < rows*ob; i++ {
-		VPXORD(z[i], z[i], z[i])
-	}
-	TESTQ(n, n)
-	JE(LabelRef("store"))
-	Label("step")
-	MOVQ(Mem{Base: offs}, RAX)
-	ADDQ(R12, RAX)
-	for r := 0; r < rows; r++ {
-		t := []VecPhysical{Z28, Z29}[r%2]
-		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
-		if r+1 < rows {
-			ADDQ(rs, RAX)
-		}
-		for o := 0; o < ob; o++ {
-			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
-		}
-	}
-	ADDQ(U8(8), offs)
-	ADDQ(U32(4*ob), w)
-	DECQ(n)
-	JNE(LabelRef("step"))
-	Label("store")
+	convRowsSteps(ob, rows, in, offs, w, n, rs, z, []VecPhysical{Z28, Z29})
 	for r := 0; r < rows; r++ {
 		for o := 0; o < ob; o++ {
 			VADDPS_BCST(Mem{Base: bias, Disp: 4 * o}, acc(r, o), acc(r, o))
