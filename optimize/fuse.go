@@ -19,9 +19,20 @@ import (
 // It returns the new program and how many ops it made.
 func FuseEpilogue(p *ir.Program) (*ir.Program, int, error) {
 	q := clone(p)
+	n, err := fuseEpilogues(q, everyOp, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return q, n, nil
+}
+
+// fuseEpilogues is FuseEpilogue on q itself, for the products whose ops
+// (the product and every op of its epilogue) all pass only; made, when
+// not nil, hears of each fused op and the ops it replaces.
+func fuseEpilogues(q *ir.Program, only func(*ir.Op) bool, made func(*ir.Op, []*ir.Op)) (int, error) {
 	var prods []*ir.Op
 	q.Walk(func(op *ir.Op) bool {
-		if fusible(op) {
+		if fusible(op) && only(op) {
 			prods = append(prods, op)
 		}
 		return true
@@ -29,15 +40,31 @@ func FuseEpilogue(p *ir.Program) (*ir.Program, int, error) {
 	n := 0
 	for _, op := range prods {
 		e, chain, end := epilogueOf(op)
-		if len(chain) == 0 {
+		if len(chain) == 0 || !all(chain, only) {
 			continue
 		}
-		if err := fuse(q, op, e, chain, end); err != nil {
-			return nil, 0, err
+		y, err := fuse(q, op, e, chain, end)
+		if err != nil {
+			return 0, err
+		}
+		if made != nil {
+			made(y, append([]*ir.Op{op}, chain...))
 		}
 		n++
 	}
-	return q, n, nil
+	return n, nil
+}
+
+// everyOp is the filter that takes every op.
+func everyOp(*ir.Op) bool { return true }
+
+func all(list []*ir.Op, only func(*ir.Op) bool) bool {
+	for _, op := range list {
+		if !only(op) {
+			return false
+		}
+	}
+	return true
 }
 
 // fusible reports whether op is a conv2d or matmul a fused op can stand
@@ -126,8 +153,9 @@ func swish(v *ir.Value, block *ir.Block) (s, mul *ir.Op, ok bool) {
 }
 
 // fuse puts the fused op for op and its epilogue e where its operands are
-// all ready, makes it stand for end, and erases op and chain.
-func fuse(q *ir.Program, op *ir.Op, e ops.Epilogue, chain []*ir.Op, end *ir.Value) error {
+// all ready, makes it stand for end, erases op and chain, and returns the
+// fused op.
+func fuse(q *ir.Program, op *ir.Op, e ops.Epilogue, chain []*ir.Op, end *ir.Value) (*ir.Op, error) {
 	block := op.Block()
 	at := block.IndexOf(op)
 	for _, v := range []*ir.Value{e.Bias, e.Residual} {
@@ -149,17 +177,17 @@ func fuse(q *ir.Program, op *ir.Op, e ops.Epilogue, chain []*ir.Op, end *ir.Valu
 		y = ops.MatmulFused(b, op.Operand(0), op.Operand(1), op.Attrs, e)
 	}
 	if err := b.Err(); err != nil {
-		return fmt.Errorf("optimize: fusing %q at %s: %w", op.Name(), op.Pos, err)
+		return nil, fmt.Errorf("optimize: fusing %q at %s: %w", op.Name(), op.Pos, err)
 	}
 	if !y.Type().Equal(out) {
-		return fmt.Errorf("optimize: fusing %q at %s: the fused op has type %s, not %s", op.Name(), op.Pos, y.Type(), out)
+		return nil, fmt.Errorf("optimize: fusing %q at %s: the fused op has type %s, not %s", op.Name(), op.Pos, y.Type(), out)
 	}
 	end.ReplaceAllUsesWith(y)
 	gone := []*ir.Op{}
 	for i := len(chain) - 1; i >= 0; i-- {
 		gone = append(gone, chain[i])
 	}
-	return erase(append(gone, op)...)
+	return y.Def(), erase(append(gone, op)...)
 }
 
 // vectorOf returns bias as the 1-D vector the fused ops take: the vector

@@ -17,9 +17,20 @@ import (
 // with a pool). It returns the new program and how many pools it fused.
 func FusePool(p *ir.Program) (*ir.Program, int, error) {
 	q := clone(p)
+	n, err := fusePools(q, everyOp, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return q, n, nil
+}
+
+// fusePools is FusePool on q itself, for the pools that pass only with
+// the convolutions they read; made, when not nil, hears of each new op
+// and the two it replaces.
+func fusePools(q *ir.Program, only func(*ir.Op) bool, made func(*ir.Op, []*ir.Op)) (int, error) {
 	var found []*ir.Op
 	q.Walk(func(op *ir.Op) bool {
-		if ops.PoolsMax2x2(op) && poolableConv(op.Operand(0), op.Block()) {
+		if ops.PoolsMax2x2(op) && only(op) && poolableConv(op.Operand(0), op.Block()) && only(op.Operand(0).Def()) {
 			found = append(found, op)
 		}
 		return true
@@ -31,17 +42,20 @@ func FusePool(p *ir.Program) (*ir.Program, int, error) {
 		b.SetPos(conv.Pos)
 		y := b.Op1("conv2d_fused", conv.Attrs.With("pool", ir.Str("max2x2")), conv.Operands()...)
 		if err := b.Err(); err != nil {
-			return nil, 0, fmt.Errorf("optimize: fusing max_pool2d_values at %s into conv2d_fused at %s: %w", pool.Pos, conv.Pos, err)
+			return 0, fmt.Errorf("optimize: fusing max_pool2d_values at %s into conv2d_fused at %s: %w", pool.Pos, conv.Pos, err)
 		}
 		if want := pool.Result(0).Type(); !y.Type().Equal(want) {
-			return nil, 0, fmt.Errorf("optimize: fusing max_pool2d_values at %s: the fused op has type %s, not %s", pool.Pos, y.Type(), want)
+			return 0, fmt.Errorf("optimize: fusing max_pool2d_values at %s: the fused op has type %s, not %s", pool.Pos, y.Type(), want)
 		}
 		pool.Result(0).ReplaceAllUsesWith(y)
 		if err := erase(pool, conv); err != nil {
-			return nil, 0, err
+			return 0, err
+		}
+		if made != nil {
+			made(y.Def(), []*ir.Op{conv, pool})
 		}
 	}
-	return q, len(found), nil
+	return len(found), nil
 }
 
 // poolableConv reports whether v is the result of a conv2d_fused in block

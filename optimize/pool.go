@@ -13,9 +13,19 @@ import (
 // returns the new program and how many ops it replaced.
 func DropPoolIndices(p *ir.Program) (*ir.Program, int, error) {
 	q := clone(p)
+	n, err := dropPoolIndices(q, everyOp, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return q, n, nil
+}
+
+// dropPoolIndices is DropPoolIndices on q itself, for the pools that pass
+// only; made, when not nil, hears of each new op and the pool it replaces.
+func dropPoolIndices(q *ir.Program, only func(*ir.Op) bool, made func(*ir.Op, []*ir.Op)) (int, error) {
 	var found []*ir.Op
 	q.Walk(func(op *ir.Op) bool {
-		if op.Name() == "max_pool2d" && op.NumOperands() == 1 && op.NumResults() == 2 && len(op.Result(1).Uses()) == 0 {
+		if op.Name() == "max_pool2d" && op.NumOperands() == 1 && op.NumResults() == 2 && len(op.Result(1).Uses()) == 0 && only(op) {
 			found = append(found, op)
 		}
 		return true
@@ -26,15 +36,18 @@ func DropPoolIndices(p *ir.Program) (*ir.Program, int, error) {
 		b.SetPos(op.Pos)
 		y := b.Op1("max_pool2d_values", op.Attrs, op.Operand(0))
 		if err := b.Err(); err != nil {
-			return nil, 0, fmt.Errorf("optimize: max_pool2d at %s: %w", op.Pos, err)
+			return 0, fmt.Errorf("optimize: max_pool2d at %s: %w", op.Pos, err)
 		}
 		if want := op.Result(0).Type(); !y.Type().Equal(want) {
-			return nil, 0, fmt.Errorf("optimize: max_pool2d at %s: max_pool2d_values has type %s, not %s", op.Pos, y.Type(), want)
+			return 0, fmt.Errorf("optimize: max_pool2d at %s: max_pool2d_values has type %s, not %s", op.Pos, y.Type(), want)
 		}
 		op.Result(0).ReplaceAllUsesWith(y)
 		if err := erase(op); err != nil {
-			return nil, 0, err
+			return 0, err
+		}
+		if made != nil {
+			made(y.Def(), []*ir.Op{op})
 		}
 	}
-	return q, len(found), nil
+	return len(found), nil
 }
