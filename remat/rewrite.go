@@ -206,6 +206,9 @@ func (a *analysis) rewrite(s Schedule) (*rewritten, error) {
 		}
 		r.out.hoisted = moved
 	}
+	if err := r.fusePieces(); err != nil {
+		return nil, err
+	}
 	return r.out, nil
 }
 

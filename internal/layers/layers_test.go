@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"autodiff":                 {"ir", "ops"},
 	"nn":                       {"ir", "memory", "ops", "tensor"},
 	"optim":                    {"autodiff", "ir", "memory", "ops", "tensor"},
-	"remat":                    {"exec", "ir", "ops"},
+	"remat":                    {"exec", "ir", "ops", "optimize"},
 	"optimize":                 {"exec", "ir", "memory", "ops", "tensor"},
 	"mpi":                      nil,
 	"dist":                     {"ir", "mpi", "ops"},
