@@ -161,10 +161,14 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 			}
 		}
 	}
-	items, _ := p.convDirectItems()
+	items, _, rows := p.convDirectItems(threads)
+	parts := p.convDirectParts(threads)
 	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
-	job.epi = p.convDirectEpi()
-	nnForWorkersRanger(p.convDirectParts(threads), items, job)
+	job.epi, job.bandRows = p.convDirectEpi(), rows
+	for range parts {
+		job.filled = append(job.filled, -1)
+	}
+	nnForWorkersRanger(parts, items, job)
 	putConvDirectJob(job)
 }
 
@@ -178,20 +182,36 @@ func (p Conv2DParams) convDirectEpi() bool {
 	return !convDirectOff.epi && ep.Bias32 != nil && ep.Residual32 == nil && (ep.Act == ActNone || ep.Act == ActRelu)
 }
 
-// convDirectItems is how conv2DDirect divides its work: items of one
-// block of up to 16 output channels of one group of one sample, nb
-// blocks per group. Splitting a sample's blocks, not just the samples,
-// lets a batch of one use more than one thread.
-func (p Conv2DParams) convDirectItems() (items, nb int) {
+// convDirectItems is how conv2DDirect divides its work on threads
+// goroutines: items of one band of rows output rows (the last band may
+// have fewer) of one block of up to 16 output channels of one group of
+// one sample, nb blocks per group. Splitting a sample's blocks, not just
+// the samples, lets a batch of one use more than one thread; where that
+// leaves fewer blocks than perfItemsPerWorker per goroutine (ppyoloe_s's
+// 16→16 layer on 160×160 and its 6-channel heads at batch 1: one block,
+// which ran on one goroutine; 16 and 4 channels: two blocks, one four
+// times the other), the rows are cut into bands too, enough for
+// perfItemsPerWorker items per goroutine, each a whole number of the
+// kernel's row groups. Every output element is the same chain of fused
+// multiply-adds whichever band holds it.
+func (p Conv2DParams) convDirectItems(threads int) (items, nb, rows int) {
 	nb = ceilDiv(p.O/p.Groups, 16)
-	return p.N * p.Groups * nb, nb
+	blocks := p.N * p.Groups * nb
+	oh := p.OutH()
+	rows = oh
+	if want := threads * perfItemsPerWorker; threads > 1 && blocks < want && !p.Pool2 {
+		group := convRowsMax(min(16, p.O/p.Groups))
+		bands := ceilDiv(want, blocks)
+		rows = max(group, ceilDiv(ceilDiv(oh, bands), group)*group)
+	}
+	return blocks * ceilDiv(oh, rows), nb, rows
 }
 
 // convDirectParts is how many goroutines conv2DDirect uses (each with a
 // padded sample in the workspace).
 func (p Conv2DParams) convDirectParts(threads int) int {
-	items, _ := p.convDirectItems()
-	cost := 2 * min(16, p.O/p.Groups) * (p.C / p.Groups) * p.KH * p.KW * p.OutH() * p.OutW()
+	items, _, rows := p.convDirectItems(threads)
+	cost := 2 * min(16, p.O/p.Groups) * (p.C / p.Groups) * p.KH * p.KW * rows * p.OutW()
 	return nnParts(threads, items, cost)
 }
 
@@ -205,7 +225,9 @@ type convDirectJob struct {
 	bufs           []float32 // per worker, a padded sample
 	offs           []int64   // per step, its offset in the padded sample
 	nsteps, maxOff int
-	epi            bool // the epilogue runs in the kernel (convDirectEpi)
+	epi            bool  // the epilogue runs in the kernel (convDirectEpi)
+	bandRows       int   // output rows per item (convDirectItems)
+	filled         []int // per worker, the sample and group its padded copy holds, or -1
 }
 
 var convDirectJobs = sync.Pool{New: func() any { return new(convDirectJob) }}
@@ -223,30 +245,33 @@ func getConvDirectJob(nsteps int) *convDirectJob {
 // putConvDirectJob drops what j points to but its offsets table, and
 // recycles it.
 func putConvDirectJob(j *convDirectJob) {
-	*j = convDirectJob{offs: j.offs[:0]}
+	*j = convDirectJob{offs: j.offs[:0], filled: j.filled[:0]}
 	convDirectJobs.Put(j)
 }
 
 // runWorker computes the items [lo, hi) (convDirectItems), filling the
 // worker's padded copy of a sample's group when the item moves to
-// another.
+// another (once per call and worker where all are one sample's bands).
 func (j *convDirectJob) runWorker(worker, lo, hi int) {
 	p, pad := &j.p, j.pad
 	oh, ow := p.OutH(), p.OutW()
 	cg, og := p.C/p.Groups, p.O/p.Groups
 	ohw := oh * ow
-	_, nb := p.convDirectItems()
+	nb, bands := ceilDiv(og, 16), ceilDiv(oh, j.bandRows)
 	per := pad.size() + p.convDirectPoolBlock()
 	buf := j.bufs[worker*per : worker*per+pad.size()]
 	poolBlk := j.bufs[worker*per+pad.size() : (worker+1)*per]
-	filled := -1
+	filled := &j.filled[worker]
 	for it := lo; it < hi; it++ {
-		ng, b0 := it/nb, it%nb*16
+		band := it % bands
+		ng, b0 := it/bands/nb, it/bands%nb*16
 		n, g := ng/p.Groups, ng%p.Groups
-		if ng != filled {
-			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W], filled < 0)
-			filled = ng
+		if ng != *filled {
+			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W], *filled < 0)
+			*filled = ng
 		}
+		y0 := band * j.bandRows
+		y1 := min(oh, y0+j.bandRows)
 		ob := min(16, og-b0)
 		blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
 		var ob0 []float32
@@ -259,14 +284,14 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 			// The bias and ReLU applied in registers, the rows looped over
 			// in the kernel: whole groups of rows, then the rest.
 			rows, bias, relu := convRowsMax(ob), p.Epilogue.Bias32[g*og+b0:], p.Epilogue.Act == ActRelu
-			full := oh / rows * rows
+			full := y0 + (y1-y0)/rows*rows
 			for x0 := 0; x0 < ow; x0 += 16 {
 				lanes := min(16, ow-x0)
-				if full > 0 {
-					convRowsEpi(ob, rows, full/rows, buf, x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[x0:], ohw, ow, lanes, bias, relu)
+				if full > y0 {
+					convRowsEpi(ob, rows, (full-y0)/rows, buf, y0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y0*ow+x0:], ohw, ow, lanes, bias, relu)
 				}
-				if full < oh {
-					convRowsEpi(ob, oh-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[full*ow+x0:], ohw, ow, lanes, bias, relu)
+				if full < y1 {
+					convRowsEpi(ob, y1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[full*ow+x0:], ohw, ow, lanes, bias, relu)
 				}
 			}
 			if p.Pool2 {
@@ -277,14 +302,22 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 			continue
 		}
 		for x0 := 0; x0 < ow; x0 += 16 {
-			for y := 0; y < oh; {
-				rows := min(convRowsMax(ob), oh-y)
+			for y := y0; y < y1; {
+				rows := min(convRowsMax(ob), y1-y)
 				convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
 				y += rows
 			}
 		}
 		q := n*p.O + g*og + b0
-		epiPlanes(&p.Epilogue, j.out, p.O, q, q+ob, ohw)
+		if bands == 1 {
+			epiPlanes(&p.Epilogue, j.out, p.O, q, q+ob, ohw)
+			continue
+		}
+		if p.Epilogue.on() {
+			for i := range ob {
+				convEpiRun(&p.Epilogue, j.out, p.O, q+i, y0*ow, y1*ow, ohw)
+			}
+		}
 	}
 }
 

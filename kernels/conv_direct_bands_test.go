@@ -1,0 +1,76 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/gopir/gopir/internal/allocs"
+)
+
+// TestConvDirectBandsSameBits: a direct convolution with fewer blocks of
+// output channels than goroutines, cut into bands of output rows on 2, 3
+// and 5 goroutines, gives the bits of one goroutine (one band) — with no
+// epilogue, the kernel's bias and ReLU, and a bias, residual and SiLU
+// applied band by band — and is cut into more than one band.
+func TestConvDirectBandsSameBits(t *testing.T) {
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, p := range []Conv2DParams{
+		{N: 1, C: 16, H: 40, W: 40, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},     // ppyoloe_s's 16→16 layer, smaller
+		{N: 1, C: 24, H: 10, W: 10, O: 6, KH: 3, KW: 3, PH: 1, PW: 1},      // a 6-channel head
+		{N: 1, C: 5, H: 23, W: 37, O: 11, KH: 5, KW: 3, PH: 2, PW: 0},      // rows not a multiple of the kernel's group
+		{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1},      // two blocks, 16 and 4 channels
+		{N: 1, C: 6, H: 9, W: 18, O: 8, KH: 3, KW: 3, DH: 2, PH: 2, PW: 1}, // dilated rows
+	} {
+		p = convGemmParams(p)
+		if !p.convDirectFwd() {
+			t.Fatalf("%+v: not on the direct kernel", p)
+		}
+		if _, _, rows := p.convDirectItems(2); rows >= p.OutH() {
+			t.Fatalf("%+v: one band on two goroutines", p)
+		}
+		ohw := p.OutH() * p.OutW()
+		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+		w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
+		bias, res := perfRandom(r, p.O, false), perfRandom(r, p.N*p.O*ohw, false)
+		for _, ep := range []Epilogue{{}, {Act: ActRelu, Bias32: bias}, {Act: ActSilu, Bias32: bias, Residual32: res}} {
+			fp := p
+			fp.Epilogue = ep
+			run := func(th int) []float32 {
+				out := make([]float32, p.N*p.O*ohw)
+				Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
+				return out
+			}
+			want := run(1)
+			for _, th := range []int{2, 3, 5} {
+				perfSameBits(t, fmt.Sprintf("%+v/act=%v/threads=%d", p, ep.Act, th), run(th), want)
+			}
+		}
+	}
+}
+
+// TestConvDirectBandsAllocateNothing: once warm, a direct convolution
+// cut into bands makes no Go allocation on two goroutines.
+func TestConvDirectBandsAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop objects at random")
+	}
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	p := convGemmParams(Conv2DParams{N: 1, C: 16, H: 40, W: 40, O: 16, KH: 3, KW: 3, PH: 1, PW: 1})
+	r := rand.New(rand.NewPCG(53, 54))
+	x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+	w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
+	p.Epilogue = Epilogue{Act: ActSilu, Bias32: perfRandom(r, p.O, false)}
+	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	ws := make([]float32, Conv2DWorkspaceFor(p, 2, true))
+	if n := allocs.PerRun(20, func() { Conv2D(p, x, w, out, ws, 2) }); n != 0 {
+		t.Errorf("%v allocations per call, want 0", n)
+	}
+}
