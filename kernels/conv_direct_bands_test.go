@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -10,10 +11,13 @@ import (
 )
 
 // TestConvDirectBandsSameBits: a direct convolution with fewer blocks of
-// output channels than goroutines, cut into bands of output rows on 2, 3
-// and 5 goroutines, gives the bits of one goroutine (one band) — with no
-// epilogue, the kernel's bias and ReLU, and a bias, residual and SiLU
-// applied band by band — and is cut into more than one band.
+// output channels than perfItemsPerWorker per goroutine, cut into bands
+// of output rows on 2, 3 and 5 goroutines, gives the bits of one
+// goroutine (one band) — with no epilogue, the kernel's bias and ReLU,
+// and a bias, residual and SiLU applied band by band — and is cut into
+// more than one band. The workspace starts as NaN and one goroutine's
+// output must hold none, so a worker reading a padded element it had not
+// written (a border left unzeroed) would show.
 func TestConvDirectBandsSameBits(t *testing.T) {
 	if !convRowOK() {
 		t.Skip("no AVX-512: no direct kernel")
@@ -26,6 +30,7 @@ func TestConvDirectBandsSameBits(t *testing.T) {
 		{N: 1, C: 5, H: 23, W: 37, O: 11, KH: 5, KW: 3, PH: 2, PW: 0},      // rows not a multiple of the kernel's group
 		{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1},      // two blocks, 16 and 4 channels
 		{N: 1, C: 6, H: 9, W: 18, O: 8, KH: 3, KW: 3, DH: 2, PH: 2, PW: 1}, // dilated rows
+		{N: 1, C: 3, H: 30, W: 20, O: 4, KH: 3, KW: 3, PH: 0, PW: 1},       // no rows of padding
 	} {
 		p = convGemmParams(p)
 		if !p.convDirectFwd() {
@@ -43,10 +48,19 @@ func TestConvDirectBandsSameBits(t *testing.T) {
 			fp.Epilogue = ep
 			run := func(th int) []float32 {
 				out := make([]float32, p.N*p.O*ohw)
-				Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
+				ws := make([]float32, Conv2DWorkspaceFor(fp, th, true))
+				for i := range ws {
+					ws[i] = float32(math.NaN())
+				}
+				Conv2D(fp, x, w, out, ws, th)
 				return out
 			}
 			want := run(1)
+			for i, v := range want {
+				if v != v {
+					t.Fatalf("%+v/act=%v: one goroutine wrote NaN at %d from finite operands", p, ep.Act, i)
+				}
+			}
 			for _, th := range []int{2, 3, 5} {
 				perfSameBits(t, fmt.Sprintf("%+v/act=%v/threads=%d", p, ep.Act, th), run(th), want)
 			}
