@@ -27,6 +27,7 @@ var convGradF32Cases = []Conv2DParams{
 	{N: 2, C: 20, H: 9, W: 9, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 7, C: 20, H: 12, W: 12, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},
 	{N: 2, C: 9, H: 5, W: 70, O: 12, KH: 3, KW: 3, PH: 1, PW: 1},
+	{N: 3, C: 9, H: 4, W: 66, O: 16, KH: 3, KW: 3, PH: 1, PW: 1}, // a wide map: the GEMM from 16 output channels
 }
 
 // TestConvGradF32MatchesReference checks Conv2DGradInput and
@@ -75,6 +76,9 @@ func TestConvGradF32MatchesReference(t *testing.T) {
 	}
 	if asConv < 6 {
 		t.Fatalf("only %d cases take the input gradient as a convolution", asConv)
+	}
+	if !convGemmParams(convGradF32Cases[len(convGradF32Cases)-1]).convFilterGemmOK() {
+		t.Fatal("the wide map's filter gradient does not take the batched GEMM")
 	}
 	if asGemm < 8 {
 		t.Fatalf("only %d cases take the filter gradient's batched GEMM", asGemm)

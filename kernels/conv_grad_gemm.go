@@ -46,21 +46,36 @@ var convFilterGemmOff bool
 // 24→24 6.6 against 8.3 and on 160×160 16→16 13 against 18. Against
 // im2col and a GEMM per image (strided): 3×3/2 256→384 on 20×20 21.4 →
 // 15.6 ms, 128→192 on 40×40 22.6 → 17.4, 64→96 on 80×80 22.1 → 19.3.
+// Those were on AMD Zen 4; on Zen 5 the GEMM wins on the wide maps too
+// from 16 output channels (convFilterGemmMinOWide).
 func (p Conv2DParams) convFilterGemmOK() bool {
-	if convFilterGemmOff || p.direct() || !p.convGemmOK() || p.O/p.Groups < convFilterGemmMinO {
+	og := p.O / p.Groups
+	if convFilterGemmOff || p.direct() || !p.convGemmOK() || og < convFilterGemmMinO {
 		return false
 	}
-	return !p.convDirectFilter() || p.O/p.Groups >= convFilterGemmMinODirect && p.OutW() < 64
+	if !p.convDirectFilter() {
+		return true
+	}
+	if p.OutW() >= 64 {
+		return og >= convFilterGemmMinOWide
+	}
+	return og >= convFilterGemmMinODirect
 }
 
 // convFilterGemmMinO is the fewest output channels per group for which
 // this path is taken: with fewer, most of the micro-kernel's rows are
-// padding. Where the direct kernel could run it takes more
-// (convFilterGemmMinODirect): on LeNet's 6→16 5×5 with 10×10 outputs
-// (batch 64, one thread) the direct kernel takes 0.55 ms, the GEMM 0.87.
+// padding. Where the direct kernel could run it takes more: on LeNet's
+// 6→16 5×5 with 10×10 outputs (batch 64, one thread) the direct kernel
+// takes 0.55 ms, the GEMM 0.87 (convFilterGemmMinODirect). On maps at
+// least 64 wide, which fill the direct kernel's 16-lane rows, the GEMM
+// still wins from 16 output channels (convFilterGemmMinOWide; ppyoloe_s at
+// batch 8 on Zen 5, CPU ms, one thread / two: 16→32 3×3 on 160×160 27–37
+// → 18–20 / 14.5–16 → 9.5–12.4, 16→16 on 160×160 16–21 → 14–18 / 8.3–8.6
+// → 7.8–8.8, 24→24 on 80×80 6.5–8.8 → 5.7–6.6 / 2.8–3.8 → 2.7–2.9).
 const (
 	convFilterGemmMinO       = 8
 	convFilterGemmMinODirect = 32
+	convFilterGemmMinOWide   = 16
 )
 
 // convFilterJob is one Conv2DGradFilter call on this path, recycled like
