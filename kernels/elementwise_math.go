@@ -269,6 +269,12 @@ var (
 // ewSiluF32At is silu(x) in float32 arithmetic for x >= siluLo32 (or
 // +Inf).
 func ewSiluF32At(x float32) float32 {
+	return x / (1 + siluNegExp32(x))
+}
+
+// siluNegExp32 is e^-x in float32 arithmetic for x >= siluLo32, -x
+// clamped at -80: the exponential of ewSiluF32At and ewgSiluF32At.
+func siluNegExp32(x float32) float32 {
 	const (
 		inv     = float32(16 / math.Ln2)
 		shifter = float32(0x1.8p23) // adding it rounds to an integer
@@ -287,8 +293,7 @@ func ewSiluF32At(x float32) float32 {
 	q := float32(float32(r*r)*p) + r // e^r − 1
 	hi, lo := siluTable32[ki&15], siluTable32[16+ki&15]
 	e := hi + (lo + float32(hi*q))
-	e = float32(e * math.Float32frombits(uint32(ki>>4+127)<<23))
-	return x / (1 + e)
+	return float32(e * math.Float32frombits(uint32(ki>>4+127)<<23))
 }
 
 // ewGeluTanhBlock32 is the tanh form of GELU written as x·sigmoid(2u)

@@ -25,8 +25,8 @@ func GeluGrad[T float32 | float64](threads int, out, x, dy []T, approximate bool
 }
 
 // SiluGrad computes out = dy·silu'(x), silu'(x) = s·(1 + x·(1−s)) with
-// s = sigmoid(x). float32 runs in blocks on the forward's exponential
-// (ewNegExpArg32), float64 element by element on math.Exp.
+// s = sigmoid(x). float32 runs in float32 arithmetic (ewgSiluF32At) in
+// blocks, float64 element by element on math.Exp.
 func SiluGrad[T float32 | float64](threads int, out, x, dy []T) error {
 	if o, ok := any(out).([]float32); ok {
 		return ewgSiluRun32(threads, o, any(x).([]float32), any(dy).([]float32))
@@ -34,10 +34,9 @@ func SiluGrad[T float32 | float64](threads int, out, x, dy []T) error {
 	return ewgRun(threads, "silu_grad", out, x, dy, ewgSilu)
 }
 
-// ewgSiluRun32 is SiluGrad for float32: the same formula in float64,
-// e^−x from the blocked exponential, rounded once; ±Inf take the limits 1
-// and 0 of silu' (NaN stays NaN). With AVX-512 all but the last len%8
-// elements of each block run eight at a time (siluGradF32Vec).
+// ewgSiluRun32 is SiluGrad for float32 (ewgSiluGo32). With AVX-512 all but
+// the last len%8 elements of each block run sixteen at a time
+// (siluGradF32Vec).
 func ewgSiluRun32(threads int, out, x, dy []float32) error {
 	if len(x) != len(out) || len(dy) != len(out) {
 		return fmt.Errorf("silu_grad: %d outputs for %d and %d inputs", len(out), len(x), len(dy))
@@ -60,19 +59,27 @@ func ewgSiluRun32(threads int, out, x, dy []float32) error {
 	return nil
 }
 
-// ewgSiluGo32 is one block of ewgSiluRun32 in Go, b scratch as long as o;
-// siluGradF32Vec computes the same, bit for bit, with AVX-512.
+// ewgSiluGo32 is one block of ewgSiluRun32 in Go: o = g·silu'(a) with
+// ewgSiluF32At for a >= siluLo32, the product rounded to float32; below
+// it, and for NaN, the float64 formula, rounded once (silu' is under
+// 2^-110 there; -Inf takes the limit 0, NaN stays NaN). b is scratch for
+// the latter, as long as o; o may be a or g. siluGradF32Vec computes the
+// same, bit for bit, with AVX-512.
 func ewgSiluGo32(o, a, g []float32, b []float64) {
-	b = b[:len(a)]
-	ewNegExpArg32(a, b) // b = e^−x
-	for i, ex := range b {
-		xi := float64(a[i])
+	o = o[:len(a)]
+	for i, x := range a {
+		if x >= siluLo32 {
+			o[i] = g[i] * ewgSiluF32At(x)
+			continue
+		}
+		ewNegExpArg32(a[i:i+1], b[i:i+1]) // e^−x
+		xi := float64(x)
 		if math.IsInf(xi, 0) {
 			o[i] = float32(float64(g[i]) * ewgInfLimit(xi))
 			continue
 		}
-		sig := 1 / (1 + ex)
-		sn := ex * sig
+		sig := 1 / (1 + b[i])
+		sn := b[i] * sig
 		if xi < -120 { // past the clamp: x·e^x is below float32's smallest
 			sig, sn = 0, 1
 		}

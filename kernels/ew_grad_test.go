@@ -114,19 +114,26 @@ func TestEwGradBroadcastScale(t *testing.T) {
 	}
 }
 
-// TestEwGradSiluF32 checks the blocked float32 silu' against the float64
-// element formula, over ordinary values, the tails, zeros, ±Inf and NaN,
-// with 1 and 4 threads.
+// TestEwGradSiluF32 checks the blocked float32 silu_grad against
+// float32(dy·silu'(x)) from siluGradRef: within 4 ulps (silu' within 3,
+// then the product's rounding) over ordinary values, the tails, zeros,
+// ±Inf and NaN and the neighbourhood of the root of silu', with 1 and 4
+// threads; under siluLo32, where the result is tiny or subnormal, within
+// 2e-7 relative or 1e-38.
 func TestEwGradSiluF32(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	n := 3*ewgGrain + 300
 	x, dy := make([]float32, n), make([]float32, n)
 	for i := range x {
 		x[i] = float32(r.NormFloat64() * 6)
+		if i%4 == 0 {
+			x[i] = siluRootHi32 + float32(r.NormFloat64()*0.3)
+		}
 		dy[i] = float32(r.Float64()*2 - 1)
 	}
 	special := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 30, -30, 87, -87, 119, -119, 121, -121,
-		1000, -1000, 3e38, -3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+		1000, -1000, 3e38, -3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		siluRootHi32, math.Nextafter32(siluRootHi32, 0), math.Nextafter32(siluRootHi32, -2), -80, 80, 81}
 	copy(x[100:], special)
 	for _, th := range []int{1, 4} {
 		out := make([]float32, n)
@@ -134,7 +141,7 @@ func TestEwGradSiluF32(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range x {
-			want := float32(float64(dy[i]) * ewgSilu(float64(x[i])))
+			want := float32(float64(dy[i]) * siluGradRef(float64(x[i])))
 			got := out[i]
 			if math.IsNaN(float64(want)) {
 				if !math.IsNaN(float64(got)) {
@@ -142,10 +149,62 @@ func TestEwGradSiluF32(t *testing.T) {
 				}
 				continue
 			}
+			if x[i] >= siluLo32 {
+				if d := ewULPs(got, want); d > 4 {
+					t.Errorf("%d threads: silu'(%g)·%g = %g, want %g (%d ulps)", th, x[i], dy[i], got, want, d)
+				}
+				continue
+			}
 			if d := math.Abs(float64(got - want)); d > 2e-7*math.Abs(float64(want)) && d > 1e-38 {
 				t.Errorf("%d threads: silu'(%g)·%g = %g, want %g", th, x[i], dy[i], got, want)
 			}
 		}
+	}
+}
+
+// siluGradRef is silu'(x) in float64 without the cancellation of
+// s·(1 + x·(1−s)) near its root x0 ≈ −1.2785: for x < 0 as
+// s·((1+x) − x·s), 1+x exact for the float32 inputs of the tests and x·s
+// split exactly by an FMA, so that the only error left is s's (a few
+// 1e-17 absolute); the float32 nearest x0 lies 1.3e-8 from it, where
+// silu' is 2.8e-9, so the reference stays within 0.04 float32 ulps.
+func siluGradRef(x float64) float64 {
+	if math.IsInf(x, 0) {
+		return ewgInfLimit(x)
+	}
+	s, sn := ewgSigmoidPair(x)
+	if x >= 0 {
+		return s * (1 + x*sn)
+	}
+	p := x * s
+	return s * (((1 + x) - p) - math.FMA(x, s, -p))
+}
+
+// TestSiluGradF32Ulps bounds ewgSiluF32At, the float32 arithmetic of
+// silu_grad, by 3 ulps of float32(siluGradRef(x)): every float32 in
+// [−2.5, −0.5], where silu' cancels near its root and changes form, and
+// a float32 in every 997 elsewhere from siluLo32 up, with +Inf.
+func TestSiluGradF32Ulps(t *testing.T) {
+	worst, at := int64(0), float32(0)
+	check := func(x float32) {
+		if d := ewULPs(ewgSiluF32At(x), float32(siluGradRef(float64(x)))); d > worst {
+			worst, at = d, x
+		}
+	}
+	for b := math.Float32bits(-0.5); b <= math.Float32bits(-2.5); b++ {
+		check(math.Float32frombits(b))
+	}
+	for b := uint32(0); b < 0x7f800000; b += 997 {
+		if x := math.Float32frombits(b); x < 0.5 || x > 2.5 {
+			check(x)
+			if -x >= siluLo32 {
+				check(-x)
+			}
+		}
+	}
+	check(float32(math.Inf(1)))
+	if worst > 3 {
+		t.Errorf("%d ulps at x = %v: %v, want %v", worst, at, ewgSiluF32At(at), float32(siluGradRef(float64(at))))
 	}
 }
 
@@ -232,6 +291,10 @@ func TestSiluVecMatchesGo(t *testing.T) {
 	}
 	copy(x[40:], []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 87, -87, 119.99, -119.99, 120, -120,
 		121, -121, 3e38, -3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())})
+	// silu''s root, the polynomial's band and the gradient's other limits
+	copy(x[64:], []float32{siluRootHi32, math.Nextafter32(siluRootHi32, 0), siluRootHi32 - siluBand32,
+		math.Nextafter32(siluRootHi32-siluBand32, 0), siluRootHi32 + siluBand32, math.Nextafter32(siluRootHi32+siluBand32, -2),
+		siluGradSplit32, math.Nextafter32(siluGradSplit32, -1), 80, 81, -80, math.Nextafter32(-80, 0)})
 	same := func(a, b float32) bool {
 		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
 	}

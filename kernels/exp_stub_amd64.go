@@ -8,9 +8,10 @@ package kernels
 // element under siluLo32 or NaN; it returns how many it did. out may be x.
 //
 //go:noescape
-func siluF32AVX512(out *float32, x *float32, n int, c *[48]float32) int
+func siluF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
 
-// siluGradF32AVX512 is ewgSiluRun32's formula on n%8 == 0 elements, eight at a time; out may be x or dy.
+// siluGradF32AVX512 is dy·ewgSiluF32At(x) on blocks of 16 of n%16 == 0 elements up to the first block
+// with an x under siluLo32 or NaN; it returns how many it did. out may be x or dy.
 //
 //go:noescape
-func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[32]float64)
+func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[64]float32) int
