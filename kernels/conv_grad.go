@@ -143,6 +143,10 @@ func col2imRows[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1 int)
 		col2imGather(p, channels, cf, any(x).([]float32), y0, y1)
 		return
 	}
+	if cf, ok := any(col).([]float32); ok && p.SW == 2 && col2imStride2OK() && !col2imStride2Off {
+		col2imStride2(p, channels, cf, any(x).([]float32), y0, y1)
+		return
+	}
 	for c := range channels {
 		xc := x[c*hw : (c+1)*hw]
 		for i := range p.KH {

@@ -82,6 +82,14 @@ func BenchmarkConvGradPPYOLOE(b *testing.B) {
 			perfLoop(b, func() { Conv2DGradFilter(p, dy, x, dw, ws, threads) })
 			report(b)
 		})
+		b.Run(fmt.Sprintf("%s/dx-scalarcol2im", l.name), func(b *testing.B) {
+			col2imStride2Off = true
+			defer func() { col2imStride2Off = false }()
+			dx := make([]float32, len(x))
+			ws := make([]float32, Conv2DGradInputWorkspaceFor(p, threads, true))
+			perfLoop(b, func() { Conv2DGradInput(p, dy, w, dx, ws, threads) })
+			report(b)
+		})
 		b.Run(fmt.Sprintf("%s/dx-old", l.name), func(b *testing.B) {
 			convGradInputConvOff = true
 			defer func() { convGradInputConvOff = false }()
