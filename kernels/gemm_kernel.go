@@ -25,6 +25,14 @@ type indirectKernel[T float] func(k int, a, b *T, koff *int32, c *T, ldc int, al
 // 1×nr edge kernel computes it (see the generator's rowKernel).
 type rowKernel[T float] func(k int, a, b, c *T, pstride int, alpha, beta T)
 
+// rowSlicesKernel computes the first columns of one packed B panel for
+// several depth slices of a matrix–vector product side by side: slice q
+// reads A's row at a + q·astride bytes and its panel at b + q·bstride
+// bytes, and stores alpha·acc at c + q·(its width), each column as the
+// 1×nr edge kernel computes it with beta zero (see the generator's
+// rowSlicesKernel), for the caller to merge into C slice by slice.
+type rowSlicesKernel[T float] func(k int, a, b, c *T, astride, bstride int, alpha T)
+
 // gemmKernel is a micro-kernel with its tile shape and the cache blocking
 // that suits it.
 type gemmKernel[T float] struct {
@@ -43,6 +51,9 @@ type gemmKernel[T float] struct {
 	pack  panelPackers[T]
 	// row[p-1], when set, is the row kernel over p panels (gemv.go).
 	row []rowKernel[T]
+	// rowSlices[s-1][v-1], when set, is the slice kernel over s depth
+	// slices and v vectors of a panel (gemvSlices).
+	rowSlices [][]rowSlicesKernel[T]
 	// indirect[h-1], when set, computes h rows and all nr columns of the
 	// tile with B read in place (indirectKernel).
 	indirect []indirectKernel[T]

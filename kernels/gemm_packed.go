@@ -138,6 +138,12 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 	ap, _ := ws.buffers(mc*kc, 0, mr*nr)
 	pk := kern.pack.orDefault()
 	h := packedHeader[T]()
+	// A single row's last panel, when it is narrower than whole vectors,
+	// goes through gemvSlices after the loop: all depth slices at once.
+	end := c1
+	if r1-r0 == 1 && !transA && kern.rowSlices != nil && k > kc && (c1-c0)%nr%kern.lanes != 0 {
+		end = c1 - (c1-c0)%nr
+	}
 	for pc := 0; pc < k; pc += kc {
 		kb := min(kc, k-pc)
 		bs := pb[h+pc*np*nr:]
@@ -150,8 +156,8 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 			cc := c[ic*ldc:]
 			jr := c0
 			if mb == 1 && !transA && kern.row != nil {
-				jr = gemvPanels(kern, a[ic*lda+pc:ic*lda+pc+kb], bs, cc, ws.tmp, kb, c0, c1, alpha, bet)
-				if jr == c1 {
+				jr = gemvPanels(kern, a[ic*lda+pc:ic*lda+pc+kb], bs, cc, ws.tmp, kb, c0, end, alpha, bet)
+				if jr == end {
 					continue
 				}
 			}
@@ -166,6 +172,9 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 				}
 			}
 		}
+	}
+	if end < c1 {
+		gemvSlices(kern, a[r0*lda:r0*lda+k], pb[h:], c[r0*ldc:], ws.tmp, k, kc, np, end, c1, alpha, beta)
 	}
 }
 

@@ -28,9 +28,14 @@ func TestGemmPackedB(t *testing.T) {
 	// Products big enough for several goroutines (see TestGemmThreads),
 	// mlp's at batch 1 and 8, and single rows through the row kernels
 	// (gemvPanels: 4 panels then 2 then a partial one, a partial panel
-	// alone, one of a whole vector; depth slices that
-	// accumulate onto C) with beta 0 and not.
-	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}, {1, 10, 4096}, {1, 80, 33}}
+	// alone, one of a whole vector; depth slices that accumulate onto C)
+	// with beta 0 and not. A last panel narrower than whole vectors in
+	// several depth slices takes the slice kernels (gemvSlices): 8 equal
+	// slices (1×10×4096), 3 with a shorter last one (1×200×1100), more
+	// than 8 of them, a panel of two vectors, 8 columns after whole
+	// panels.
+	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}, {1, 10, 4096}, {1, 80, 33},
+		{1, 5, 9*512 + 100}, {1, 20, 2048}, {1, 1000, 1024}}
 	for _, s := range shapes {
 		cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}, gemmCase{true, false, s[0], s[1], s[2], 1.5, 0.5, 1})
 		if s[0] == 1 {
@@ -105,7 +110,7 @@ func TestGemmPackedBAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
-	for _, s := range [][3]int{{1, 128, 784}, {8, 128, 784}, {64, 256, 512}} {
+	for _, s := range [][3]int{{1, 128, 784}, {1, 10, 4096}, {8, 128, 784}, {64, 256, 512}} {
 		tc := gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}
 		a, lda, b, ldb, c, ldc := gemmOperands[float32](tc, 1)
 		pb := runPacked(tc, a, lda, b, ldb, c, ldc, 2)

@@ -504,6 +504,86 @@ func sgemmAVX512_row96(k int, a *float32, b *float32, c *float32, pstride int, a
 //go:noescape
 func sgemmAVX512_row128(k int, a *float32, b *float32, c *float32, pstride int, alpha float32, beta float32)
 
+// sgemmAVX512_slices1x16 computes alpha*A·B on the first 16 columns of a packed B panel for 1 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices1x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices1x32 computes alpha*A·B on the first 32 columns of a packed B panel for 1 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices1x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices2x16 computes alpha*A·B on the first 16 columns of a packed B panel for 2 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices2x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices2x32 computes alpha*A·B on the first 32 columns of a packed B panel for 2 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices2x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices3x16 computes alpha*A·B on the first 16 columns of a packed B panel for 3 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices3x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices3x32 computes alpha*A·B on the first 32 columns of a packed B panel for 3 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices3x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices4x16 computes alpha*A·B on the first 16 columns of a packed B panel for 4 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices4x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices4x32 computes alpha*A·B on the first 32 columns of a packed B panel for 4 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices4x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices5x16 computes alpha*A·B on the first 16 columns of a packed B panel for 5 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices5x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices5x32 computes alpha*A·B on the first 32 columns of a packed B panel for 5 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices5x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices6x16 computes alpha*A·B on the first 16 columns of a packed B panel for 6 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices6x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices6x32 computes alpha*A·B on the first 32 columns of a packed B panel for 6 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices6x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices7x16 computes alpha*A·B on the first 16 columns of a packed B panel for 7 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices7x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices7x32 computes alpha*A·B on the first 32 columns of a packed B panel for 7 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices7x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices8x16 computes alpha*A·B on the first 16 columns of a packed B panel for 8 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices8x16(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
+// sgemmAVX512_slices8x32 computes alpha*A·B on the first 32 columns of a packed B panel for 8 depth slices (see rowSlicesKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512_slices8x32(k int, a *float32, b *float32, c *float32, astride int, bstride int, alpha float32)
+
 // packTransposeAVX512_14 sets d[p*14+r] = src[r*ld+p] for r < h ≤ 14, p < kb, and zero for r ≥ h; kb%16 == 0.
 //
 //go:noescape

@@ -1,8 +1,8 @@
 // Command asmgen generates the amd64 assembly of package kernels: the GEMM
 // micro-kernels, their float32 variants that read B in place (convolution
-// panels that need no packing), the float32 row kernels of matrix–vector
-// products, the packing transposes and the CPUID/XGETBV probes used to
-// pick a kernel at run time. Besides avo's -out and -stubs files it writes,
+// panels that need no packing), the float32 row and slice kernels of
+// matrix–vector products, the packing transposes and the CPUID/XGETBV
+// probes used to pick a kernel at run time. Besides avo's -out and -stubs files it writes,
 // with -table, the Go file that lists each family's edge kernels and the
 // in-place variants.
 //
@@ -31,6 +31,11 @@ func main() {
 	}
 	for p := 1; p <= rowKernelMax; p++ {
 		families[0].rowKernel(p)
+	}
+	for s := 1; s <= rowSlicesMax; s++ {
+		for v := 1; v <= families[0].nv; v++ {
+			families[0].rowSlicesKernel(s, v)
+		}
 	}
 	for _, rows := range []int{14, 32} {
 		packTransposeF32(rows)
