@@ -59,6 +59,8 @@ func TestMaxPool2DValuesMatchesIndexed(t *testing.T) {
 	cases := []Pool2DParams{
 		{N: 2, C: 3, H: 32, W: 32, KH: 2, KW: 2, SH: 2, SW: 2},
 		{N: 2, C: 3, H: 33, W: 35, KH: 2, KW: 2, SH: 2, SW: 2},
+		{N: 2, C: 5, H: 16, W: 17, KH: 2, KW: 2, SH: 2, SW: 2},
+		{N: 1, C: 64, H: 16, W: 16, KH: 2, KW: 2, SH: 2, SW: 2},
 		{N: 2, C: 3, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 4, H: 67, W: 71, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 2, H: 20, W: 20, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2},
@@ -130,6 +132,7 @@ func BenchmarkMaxPoolValues(b *testing.B) {
 		p    Pool2DParams
 	}{
 		{"cnn2x2", Pool2DParams{N: 8, C: 32, H: 32, W: 32, KH: 2, KW: 2, SH: 2, SW: 2}},
+		{"cnn2x2b1", Pool2DParams{N: 1, C: 64, H: 16, W: 16, KH: 2, KW: 2, SH: 2, SW: 2}},
 		{"resnet3x3s2", Pool2DParams{N: 8, C: 64, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 		{"spp5", Pool2DParams{N: 1, C: 256, H: 20, W: 20, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2}},
 		{"spp9", Pool2DParams{N: 1, C: 256, H: 20, W: 20, KH: 9, KW: 9, SH: 1, SW: 1, PH: 4, PW: 4}},
