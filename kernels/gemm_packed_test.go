@@ -144,3 +144,39 @@ func TestPackGemmBBadArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestGemmHeldA: a goroutine that computes blocks of C from op(A) rows
+// it packed for an earlier block (gemmHeldARange) gets the bits of
+// gemmPackedRange, when the next block has the same rows (A reused) and
+// when it has others (A packed again), over several depth slices, with
+// beta 0 and not.
+func TestGemmHeldA(t *testing.T) {
+	kern := activeKernel[float32]()
+	mr, nr := kern.mr, kern.nr
+	m, n, k := 3*mr+5, 3*nr+7, 2*kern.kc+9
+	for _, transA := range []bool{false, true} {
+		tc := gemmCase{transA, true, m, n, k, 1.5, 0.5, 0}
+		a, lda, b, ldb, c0, ldc := gemmOperands[float32](tc, 3)
+		pb := make([]float32, PackedGemmBLen[float32](k, n))
+		PackGemmB(pb, true, k, n, b, ldb)
+		blocks := [][4]int{{0, 2 * mr, 0, nr}, {0, 2 * mr, nr, n}, {2 * mr, m, 0, 2 * nr}, {0, 2 * mr, 2 * nr, n}, {2 * mr, m, 2 * nr, n}}
+		for _, beta := range []float32{0, 0.5} {
+			want := append([]float32(nil), c0...)
+			ws := getGemmScratch[float32]()
+			for _, bl := range blocks {
+				gemmPackedRange(kern, ws, transA, bl[0], bl[1], bl[2], bl[3], n, k, 1.5, a, lda, pb, beta, want, ldc)
+			}
+			got := append([]float32(nil), c0...)
+			var held heldA
+			for _, bl := range blocks {
+				gemmHeldARange(kern, ws, &held, transA, bl[0], bl[1], bl[2], bl[3], n, k, 1.5, a, lda, pb, beta, got, ldc)
+			}
+			putGemmScratch(ws)
+			for i := range got {
+				if !sameBits(got[i], want[i]) {
+					t.Fatalf("transA %v beta %v: C[%d] = %g with A held, %g without", transA, beta, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

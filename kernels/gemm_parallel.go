@@ -163,15 +163,21 @@ func (j *blockJob[T]) run(p int) {
 		return // a helper arriving after the caller finished
 	}
 	ws := getGemmScratch[T]()
-	claimItems(j.claims, p, j.t, &j.ps, func(i int) { j.block(ws, i) }, func() { j.sig.add(&j.done, items) })
+	var held heldA
+	claimItems(j.claims, p, j.t, &j.ps, func(i int) { j.block(ws, &held, i) }, func() { j.sig.add(&j.done, items) })
 	putGemmScratch(ws)
 }
 
-// block computes block i of C.
-func (j *blockJob[T]) block(ws *gemmScratch[T], i int) {
+// block computes block i of C; held says which rows of op(A) ws holds
+// packed (gemm_held_a.go).
+func (j *blockJob[T]) block(ws *gemmScratch[T], held *heldA, i int) {
 	kern := j.kern
 	r0, r1 := panelRange(j.m, kern.mr, j.rows, i/j.cols)
 	c0, c1 := panelRange(j.n, kern.nr, j.cols, i%j.cols)
+	if j.pb != nil && j.cols > 1 && r1-r0 > 1 && heldABytes[T](kern, r1-r0, j.k) <= heldAMax {
+		gemmHeldARange(kern, ws, held, j.transA, r0, r1, c0, c1, j.n, j.k, j.alpha, j.a, j.lda, j.pb, j.beta, j.c, j.ldc)
+		return
+	}
 	if j.pb != nil {
 		gemmPackedRange(kern, ws, j.transA, r0, r1, c0, c1, j.n, j.k, j.alpha, j.a, j.lda, j.pb, j.beta, j.c, j.ldc)
 		return
