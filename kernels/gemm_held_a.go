@@ -4,12 +4,13 @@ import "unsafe"
 
 // A product with op(B) packed once (GemmPackedB) split over goroutines by
 // columns of C has each goroutine compute blocks that share rows of
-// op(A). gemmPackedRange packs a block's rows of op(A) slice by slice as
-// it goes, so a goroutine that computes two blocks of the same rows
-// packed them twice: with B already packed, that packing is the only
-// overhead left (the MLP at batch 64, 64×784 times 784×128, is two blocks
-// of 64 columns, and on a loaded machine the caller often computes both
-// because the helper has no core). So when op(A)'s rows of a block, packed
+// op(A). Where gemmPackedRange cannot read op(A) in place (useDirectA: A
+// transposed, a row stride of 2 KiB multiples, a last panel of whole
+// vectors) it packs a block's rows of op(A) slice by slice as it goes, so
+// a goroutine that computes two blocks of the same rows packed them
+// twice: with B already packed, that packing is the only overhead left
+// (on a loaded machine the caller often computes every block because the
+// helper has no core). So when op(A)'s rows of a block, packed
 // in every depth slice, are small, a goroutine packs them all at once and
 // keeps them for its next block of the same rows. Each goroutine packs
 // into its own scratch: sharing one packed A between the cores was tried

@@ -25,6 +25,11 @@ type indirectKernel[T float] func(k int, a, b *T, koff *int32, c *T, ldc int, al
 // 1×nr edge kernel computes it (see the generator's rowKernel).
 type rowKernel[T float] func(k int, a, b, c *T, pstride int, alpha, beta T)
 
+// directAKernel is a microKernel whose A is read in place: row i's
+// element for k step s at a + i·lda + s (see the generator's
+// directAKernel), for products whose B is packed once (gemm_direct_a.go).
+type directAKernel[T float] func(k int, a, b, c *T, lda, ldc int, alpha, beta T)
+
 // rowSlicesKernel computes the first columns of one packed B panel for
 // several depth slices of a matrix–vector product side by side: slice q
 // reads A's row at a + q·astride bytes and its panel at b + q·bstride
@@ -54,6 +59,9 @@ type gemmKernel[T float] struct {
 	// rowSlices[s-1][v-1], when set, is the slice kernel over s depth
 	// slices and v vectors of a panel (gemvSlices).
 	rowSlices [][]rowSlicesKernel[T]
+	// directA[h-1], when set, computes h rows and all nr columns of the
+	// tile with A read in place (directAKernel).
+	directA []directAKernel[T]
 	// indirect[h-1], when set, computes h rows and all nr columns of the
 	// tile with B read in place (indirectKernel).
 	indirect []indirectKernel[T]

@@ -144,6 +144,7 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 	if r1-r0 == 1 && !transA && kern.rowSlices != nil && k > kc && (c1-c0)%nr%kern.lanes != 0 {
 		end = c1 - (c1-c0)%nr
 	}
+	direct := useDirectA(kern, transA, lda, c0, c1)
 	for pc := 0; pc < k; pc += kc {
 		kb := min(kc, k-pc)
 		bs := pb[h+pc*np*nr:]
@@ -160,6 +161,14 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 				if jr == end {
 					continue
 				}
+			}
+			if direct && mb > 1 {
+				for ; jr < c1; jr += nr {
+					for ir := 0; ir < mb; ir += mr {
+						gemmTileDirectA(kern, a[ic*lda+pc:], lda, bs, ws.tmp, mb, n, kb, ir, jr, alpha, bet, cc, ldc)
+					}
+				}
+				continue
 			}
 			if mb == 1 && mr > 1 && !transA {
 				packRowShort(ap, a[ic*lda+pc:ic*lda+pc+kb], mr)

@@ -35,7 +35,11 @@ func TestGemmPackedB(t *testing.T) {
 	// than 8 of them, a panel of two vectors, 8 columns after whole
 	// panels.
 	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}, {1, 10, 4096}, {1, 80, 33},
-		{1, 5, 9*512 + 100}, {1, 20, 2048}, {1, 1000, 1024}}
+		{1, 5, 9*512 + 100}, {1, 20, 2048}, {1, 1000, 1024},
+		// A read in place (gemmTileDirectA): whole panels (the MLP at
+		// batch 64), a last panel under a vector, its 8-row edge; a last
+		// panel of whole vectors and a row stride of 2 KiB keep packing A.
+		{64, 128, 784}, {33, 70, 300}, {64, 10, 128}, {29, 48, 100}, {30, 40, 512}}
 	for _, s := range shapes {
 		cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}, gemmCase{true, false, s[0], s[1], s[2], 1.5, 0.5, 1})
 		if s[0] == 1 {

@@ -484,6 +484,76 @@ func sgemmAVX512i_13x32(k int, a *float32, b *float32, koff *int32, c *float32, 
 //go:noescape
 func sgemmAVX512i_14x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_1x32 is sgemmAVX512_1x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_1x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_2x32 is sgemmAVX512_2x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_2x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_3x32 is sgemmAVX512_3x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_3x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_4x32 is sgemmAVX512_4x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_4x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_5x32 is sgemmAVX512_5x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_5x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_6x32 is sgemmAVX512_6x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_6x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_7x32 is sgemmAVX512_7x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_7x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_8x32 is sgemmAVX512_8x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_8x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_9x32 is sgemmAVX512_9x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_9x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_10x32 is sgemmAVX512_10x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_10x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_11x32 is sgemmAVX512_11x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_11x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_12x32 is sgemmAVX512_12x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_12x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_13x32 is sgemmAVX512_13x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_13x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_14x32 is sgemmAVX512_14x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_14x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512_row32 computes one row of C = alpha*A·B + beta*C over 1 packed B panels (see rowKernel in the generator).
 //
 //go:noescape

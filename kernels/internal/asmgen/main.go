@@ -29,6 +29,9 @@ func main() {
 	for h := 1; h <= families[0].mr; h++ {
 		families[0].indirectKernel(h)
 	}
+	for h := 1; h <= families[0].mr; h++ {
+		families[0].directAKernel(h)
+	}
 	for p := 1; p <= rowKernelMax; p++ {
 		families[0].rowKernel(p)
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// directAName is the name of the variant of h full-width rows that reads
+// A in place.
+func (f family) directAName(h int) string {
+	return fmt.Sprintf("%sd_%dx%d", f.name, h, f.nv*f.lanes())
+}
+
+// directAKernel emits <name>d_<h>x<nr>(k int, a, b, c *T, lda, ldc int,
+// alpha, beta T): the h×nr kernel with A read in place instead of from a
+// packed panel — row i's element for k step s at a + i·lda + s
+// (elements). A product whose B is packed once (a weight at inference)
+// then packs nothing. The multiply-adds and the store are those of
+// kernel(h, nv) in the same order, so the bits are the same. Rows are
+// addressed from three bases (rows 0–4, 5–9, 10–13) plus lda times 1, 2,
+// 3 or 4.
+func (f family) directAKernel(h int) {
+	v := f.nv
+	name := f.directAName(h)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldc int, alpha, beta %s)", f.typ(), f.typ()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s is %s with A's rows read in place, lda elements apart (see directAKernel in the generator).",
+		name, f.kernelName(h, v)))
+
+	es, vb := f.es(), f.vb()
+	bstep := f.nv * vb
+	acc := func(i, j int) VecPhysical { return f.vec(i*v + j) }
+	bv := func(j int) VecPhysical { return f.vec(h*v + j) }
+	tv := f.vec(h*v + v)
+
+	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
+	lda, lda3, pa5, pa10 := R10, R11, R12, R13
+	Load(Param("k"), n)
+	Load(Param("a"), pa)
+	Load(Param("b"), pb)
+	Load(Param("c"), pc)
+	Load(Param("ldc"), ldc)
+	Load(Param("lda"), lda)
+	shift := U8(map[int]int{4: 2, 8: 3}[es])
+	SHLQ(shift, ldc) // elements → bytes
+	SHLQ(shift, lda)
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	LEAQ(Mem{Base: pa, Index: lda, Scale: 4}, pa5)
+	ADDQ(lda, pa5)
+	LEAQ(Mem{Base: pa5, Index: lda, Scale: 4}, pa10)
+	ADDQ(lda, pa10)
+	row := func(i, disp int) Mem {
+		base := []GPPhysical{pa, pa5, pa10}[i/5]
+		switch i % 5 {
+		case 0:
+			return Mem{Base: base, Disp: disp}
+		case 1:
+			return Mem{Base: base, Index: lda, Scale: 1, Disp: disp}
+		case 2:
+			return Mem{Base: base, Index: lda, Scale: 2, Disp: disp}
+		case 3:
+			return Mem{Base: base, Index: lda3, Scale: 1, Disp: disp}
+		}
+		return Mem{Base: base, Index: lda, Scale: 4, Disp: disp}
+	}
+
+	f.warmAndZero(h, v, pc, ldc, acc)
+
+	step := func(u int) {
+		for j := 0; j < v; j++ {
+			VMOVUPS(Mem{Base: pb, Disp: u*bstep + j*vb}, bv(j))
+		}
+		for i := 0; i < h; i++ {
+			f.bcast(row(i, u*es), tv)
+			for j := 0; j < v; j++ {
+				f.fma(bv(j), tv, acc(i, j))
+			}
+		}
+	}
+
+	f.kLoop(n, step, func(u int) {
+		ADDQ(U32(u*es), pa)
+		if h > 5 {
+			ADDQ(U32(u*es), pa5)
+		}
+		if h > 10 {
+			ADDQ(U32(u*es), pa10)
+		}
+		ADDQ(U32(u*bstep), pb)
+	})
+
+	Label("store")
+	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
+}
