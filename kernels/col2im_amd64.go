@@ -2,8 +2,6 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/col2imgen && go run . -out ../../col2im_amd64.s -stubs ../../col2im_stub_amd64.go -pkg kernels"
-
 // col2imStride2Idx is the loop's permutation: lane L takes element L>>1.
 var col2imStride2Idx = [16]int32{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}
 

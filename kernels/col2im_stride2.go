@@ -7,7 +7,7 @@ import "math/bits"
 var col2imStride2Off bool
 
 // col2imStride2 is col2imRows for float32 and column stride 2 with the
-// AVX-512 loop of col2im_amd64.s: per channel and kernel row, each input
+// AVX-512 loop of perf_amd64.s: per channel and kernel row, each input
 // row takes its kernel columns' terms in a register, 16 columns at a
 // time, and is stored once, where the scalar loop loads and stores an
 // element per term and cannot use vectors at all. With stride 2 a kernel
@@ -19,7 +19,7 @@ var col2imStride2Off bool
 // input and the output rows. The terms are added in the same order.
 func col2imStride2(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 	ow := p.OutW()
-	ohw, hw := (y1-y0)*ow, p.H*p.W
+	ohw := (y1 - y0) * ow
 	chunks := (p.W + 15) / 16
 	var buf [160]int64
 	tab := buf[:0]
@@ -55,16 +55,5 @@ func col2imStride2(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 			tab = append(tab, lanes, loads, int64(off))
 		}
 	}
-	for c := range channels {
-		xc := x[c*hw : (c+1)*hw]
-		for i := range p.KH {
-			ya, yb := convValidRows(p, i, y0, y1)
-			if yb <= ya {
-				continue
-			}
-			ih := ya*p.SH - p.PH + i*p.DH
-			src := col[((c*p.KH+i)*p.KW)*ohw+(ya-y0)*ow:]
-			col2imStride2F32Vec(xc[ih*p.W:], src, tab, p.SH*p.W, ow, yb-ya, chunks, p.KW, p.W, lo, hi)
-		}
-	}
+	col2imVecRows(p, channels, col, x, y0, y1, tab, chunks, lo, hi, true)
 }

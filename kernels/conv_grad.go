@@ -184,7 +184,7 @@ func col2imRows[T nnFloat](p Conv2DParams, channels int, col, x []T, y0, y1 int)
 // once per kernel column. The terms are added in the same order.
 func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 	ow := p.OutW()
-	ohw, hw := (y1-y0)*ow, p.H*p.W
+	ohw := (y1 - y0) * ow
 	chunks := (p.W + 15) / 16
 	var buf [128]int64
 	tab := buf[:0]
@@ -208,6 +208,17 @@ func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 			tab = append(tab, mask, int64(off))
 		}
 	}
+	col2imVecRows(p, channels, col, x, y0, y1, tab, chunks, lo, hi, false)
+}
+
+// col2imVecRows runs a vector col2im loop with its table over each
+// channel and kernel row, on the input rows that kernel row reaches (SH
+// rows apart) from the output rows [y0, y1): col2imStride2F32Vec's if
+// stride2, else col2imGatherF32Vec's. (A func value instead of the flag
+// would move the callers' tables to the heap.)
+func col2imVecRows(p Conv2DParams, channels int, col, x []float32, y0, y1 int, tab []int64, chunks, lo, hi int, stride2 bool) {
+	ow := p.OutW()
+	ohw, hw := (y1-y0)*ow, p.H*p.W
 	for c := range channels {
 		xc := x[c*hw : (c+1)*hw]
 		for i := range p.KH {
@@ -217,7 +228,11 @@ func col2imGather(p Conv2DParams, channels int, col, x []float32, y0, y1 int) {
 			}
 			ih := ya*p.SH - p.PH + i*p.DH
 			src := col[((c*p.KH+i)*p.KW)*ohw+(ya-y0)*ow:]
-			col2imGatherF32Vec(xc[ih*p.W:], src, tab, p.SH*p.W, ow, yb-ya, chunks, p.KW, p.W, lo, hi)
+			if stride2 {
+				col2imStride2F32Vec(xc[ih*p.W:], src, tab, p.SH*p.W, ow, yb-ya, chunks, p.KW, p.W, lo, hi)
+			} else {
+				col2imGatherF32Vec(xc[ih*p.W:], src, tab, p.SH*p.W, ow, yb-ya, chunks, p.KW, p.W, lo, hi)
+			}
 		}
 	}
 }

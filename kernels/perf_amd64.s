@@ -567,6 +567,64 @@ done:
 	VZEROUPPER
 	RET
 
+// func col2imStride2F32AVX512(dst *float32, src *float32, tab *int64, idx *[16]int32, dstStride int, srcStride int, rows int, chunks int, kw int)
+// Requires: AVX, AVX512F
+TEXT ·col2imStride2F32AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      tab+16(FP), DX
+	MOVQ      idx+24(FP), R15
+	MOVQ      dstStride+32(FP), R8
+	MOVQ      srcStride+40(FP), R9
+	MOVQ      rows+48(FP), R10
+	MOVQ      chunks+56(FP), R11
+	MOVQ      kw+64(FP), R12
+	VMOVDQU32 (R15), Z31
+	SHLQ      $0x02, R8
+	SHLQ      $0x02, R9
+	TESTQ     R10, R10
+	JE        done
+	TESTQ     R11, R11
+	JE        done
+
+row:
+	MOVQ DX, R13
+	MOVQ DI, BX
+	MOVQ R11, CX
+
+chunk:
+	KMOVW     (R13), K2
+	VMOVUPS.Z (BX), K2, Z0
+	ADDQ      $0x08, R13
+	MOVQ      R12, R14
+	TESTQ     R14, R14
+	JE        store
+
+col:
+	KMOVW     (R13), K1
+	KMOVW     8(R13), K3
+	MOVQ      16(R13), AX
+	VMOVUPS.Z (SI)(AX*4), K3, Z1
+	VPERMPS   Z1, Z31, Z1
+	VADDPS    Z1, Z0, K1, Z0
+	ADDQ      $0x18, R13
+	DECQ      R14
+	JNE       col
+
+store:
+	VMOVUPS Z0, K2, (BX)
+	ADDQ    $0x40, BX
+	DECQ    CX
+	JNE     chunk
+	ADDQ    R8, DI
+	ADDQ    R9, SI
+	DECQ    R10
+	JNE     row
+
+done:
+	VZEROUPPER
+	RET
+
 // func reluF32AVX512(out *float32, x *float32, n int)
 // Requires: AVX, AVX512F
 TEXT ·reluF32AVX512(SB), NOSPLIT, $0-24

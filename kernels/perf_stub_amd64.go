@@ -39,6 +39,11 @@ func maxPool2x2GradF32AVX512(x *float32, dy *float32, dx *float32, w int, oh int
 //go:noescape
 func col2imGatherF32AVX512(dst *float32, src *float32, tab *int64, dstStride int, srcStride int, rows int, chunks int, kw int)
 
+// col2imStride2F32AVX512 adds the kernel columns' terms of rows input rows with column stride 2, a 16-column chunk at a time (see col2imStride2).
+//
+//go:noescape
+func col2imStride2F32AVX512(dst *float32, src *float32, tab *int64, idx *[16]int32, dstStride int, srcStride int, rows int, chunks int, kw int)
+
 // reluF32AVX512 sets out[i] = max(x[i], 0) for n%16 == 0 elements; out may be x.
 //
 //go:noescape

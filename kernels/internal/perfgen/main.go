@@ -1,9 +1,9 @@
 // Command perfgen generates kernels/perf_amd64.s and its Go declarations:
 // AVX-512 loops of the training-step kernels that Go cannot vectorise
 // (the Adam update, the ReLU gradient, 2×2 max pooling, the direct
-// convolutions), of the batched convolution's im2col packers and of the
-// fused convolutions' epilogue. Each
-// computes exactly what its portable Go loop in package kernels computes,
+// convolutions, col2im with unit and stride-2 columns), of the batched
+// convolution's im2col packers and of the fused convolutions' epilogue.
+// Each computes exactly what its portable Go loop in package kernels computes,
 // operation for operation, so results are bitwise the same with or
 // without it.
 //
@@ -28,6 +28,7 @@ func main() {
 	maxPool2x2F32()
 	maxPool2x2GradF32()
 	col2imGatherF32()
+	col2imStride2F32()
 	reluF32()
 	for ob := 1; ob <= 16; ob++ {
 		for rows := 1; rows <= convRows(ob); rows++ {
@@ -391,68 +392,6 @@ func maxPool2x2F32() {
 	LEAQ(Mem{Base: ix, Index: ow, Scale: 8}, ix)
 	LEAQ(Mem{Base: base, Index: w, Scale: 2}, base)
 	DECQ(oh)
-	JNE(LabelRef("row"))
-	Label("done")
-	VZEROUPPER()
-	RET()
-}
-
-// col2imGatherF32 emits col2imGatherF32AVX512(dst, src *float32, tab
-// *int64, dstStride, srcStride, rows, chunks, kw int), the unit-stride
-// col2im of one channel and kernel row: for each of rows input rows (dst,
-// dstStride apart) and each 16-column chunk of it, it loads the chunk,
-// adds in turn the kw kernel columns' terms and stores it once. tab holds
-// per chunk its store mask, then per kernel column a lane mask and the
-// element offset of lane 0 in src (relative to the row's src, srcStride
-// apart). Adds are merge-masked, so untouched lanes keep their bits and
-// every element gets its terms in the order of the kernel columns, as the
-// scatter loop adds them.
-func col2imGatherF32() {
-	TEXT("col2imGatherF32AVX512", NOSPLIT, "func(dst, src *float32, tab *int64, dstStride, srcStride, rows, chunks, kw int)")
-	Pragma("noescape")
-	Doc("col2imGatherF32AVX512 adds the kernel columns' terms of rows input rows, a 16-column chunk at a time (see col2imGather).")
-	dst, src, tab, ds, ss, rows, chunks, kw := RDI, RSI, RDX, R8, R9, R10, R11, R12
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("tab"), tab)
-	Load(Param("dstStride"), ds)
-	Load(Param("srcStride"), ss)
-	Load(Param("rows"), rows)
-	Load(Param("chunks"), chunks)
-	Load(Param("kw"), kw)
-	SHLQ(U8(2), ds)
-	SHLQ(U8(2), ss)
-	TESTQ(rows, rows)
-	JE(LabelRef("done"))
-	TESTQ(chunks, chunks)
-	JE(LabelRef("done"))
-	tp, d, c, j := R13, RBX, RCX, R14
-	Label("row")
-	MOVQ(tab, tp)
-	MOVQ(dst, d)
-	MOVQ(chunks, c)
-	Label("chunk")
-	KMOVW(Mem{Base: tp}, K2)
-	VMOVUPS_Z(Mem{Base: d}, K2, Z0)
-	ADDQ(U8(8), tp)
-	MOVQ(kw, j)
-	TESTQ(j, j)
-	JE(LabelRef("store"))
-	Label("col")
-	KMOVW(Mem{Base: tp}, K1)
-	MOVQ(Mem{Base: tp, Disp: 8}, RAX)
-	VADDPS(Mem{Base: src, Index: RAX, Scale: 4}, Z0, K1, Z0)
-	ADDQ(U8(16), tp)
-	DECQ(j)
-	JNE(LabelRef("col"))
-	Label("store")
-	VMOVUPS(Z0, K2, Mem{Base: d})
-	ADDQ(U8(64), d)
-	DECQ(c)
-	JNE(LabelRef("chunk"))
-	ADDQ(ds, dst)
-	ADDQ(ss, src)
-	DECQ(rows)
 	JNE(LabelRef("row"))
 	Label("done")
 	VZEROUPPER()
