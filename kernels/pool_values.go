@@ -64,7 +64,7 @@ func MaxPool2DValues[T nnFloat](p Pool2DParams, x, out []T, threads int) {
 	if oh == 0 || ow == 0 || p.N*p.C == 0 {
 		return
 	}
-	cost := p.H*ow*p.KW + oh*ow*p.KH
+	cost := p.H*ow*p.KW + oh*ow*p.KH + poolPlaneCost
 	if nnSerial(threads, p.N*p.C, cost) {
 		maxPoolValuePlanes(&p, x, out, 0, p.N*p.C)
 		return
