@@ -72,18 +72,33 @@ func checkPieceKernels[T float32 | float64](t *testing.T, r *rand.Rand, p Pool2D
 	}
 }
 
-// TestReluGradAllocs checks that ReluGrad makes no Go allocation, on one
-// thread or split between two.
-func TestReluGradAllocs(t *testing.T) {
+// TestPieceKernelsAllocs checks that ReluGrad, MaxPool2DGradX and
+// ReduceSumBatchInto make no Go allocation on a piece, on one thread or
+// split between two.
+func TestPieceKernelsAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
-	n := 12 * 6 * 28 * 28
-	out, y, dy := make([]float32, n), perfFill(n, 3), perfFill(n, 5)
-	for _, th := range []int{1, 2} {
-		ReluGrad(out, y, dy, th)
-		if a := testing.AllocsPerRun(20, func() { ReluGrad(out, y, dy, th) }); a > 0.5 {
-			t.Errorf("threads %d: %.1f allocations per call, want 0", th, a)
+	for _, c := range pieceLenetPools {
+		p := c.p
+		n, on := p.N*p.C*p.H*p.W, p.N*p.C*p.OutH()*p.OutW()
+		x, y, dy, dx := perfFill(n, 3), perfFill(n, 5), perfFill(on, 7), make([]float32, n)
+		acc, tmp := make([]float32, p.C), make([]float32, p.C)
+		shape, axes := []int{p.N, p.C, p.H, p.W}, []int{0, 2, 3}
+		for _, th := range []int{1, 2} {
+			for _, k := range []struct {
+				name string
+				f    func()
+			}{
+				{"ReluGrad", func() { ReluGrad(dx, y, x, th) }},
+				{"MaxPool2DGradX", func() { MaxPool2DGradX(p, dy, x, dx, th) }},
+				{"ReduceSumBatchInto", func() { ReduceSumBatchInto(th, acc, tmp, x, shape, axes) }},
+			} {
+				k.f()
+				if a := testing.AllocsPerRun(20, k.f); a > 0.5 {
+					t.Errorf("%s %s threads %d: %.1f allocations per call, want 0", c.name, k.name, th, a)
+				}
+			}
 		}
 	}
 }

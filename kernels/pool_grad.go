@@ -56,26 +56,45 @@ func AvgPool2DGrad[T nnFloat](p Pool2DParams, dy, dx []T, threads int) {
 // Planes are split over threads; results do not depend on the thread
 // count.
 func MaxPool2DGradX[T nnFloat](p Pool2DParams, dy, x, dx []T, threads int) {
+	cost := p.OutH()*p.OutW()*p.KH*p.KW + p.H*p.W + poolPlaneCost
+	if nnSerial(threads, p.N*p.C, cost) {
+		maxPoolGradXPlanes(&p, dy, x, dx, 0, p.N*p.C)
+		return
+	}
+	j := getJob[maxPoolGradXJob[T]]()
+	j.p, j.dy, j.x, j.dx = p, dy, x, dx
+	nnForRanger(threads, p.N*p.C, cost, j)
+	putJob(j)
+}
+
+// maxPoolGradXJob is MaxPool2DGradX's parallel loop.
+type maxPoolGradXJob[T nnFloat] struct {
+	p         Pool2DParams
+	dy, x, dx []T
+}
+
+func (j *maxPoolGradXJob[T]) run(lo, hi int) { maxPoolGradXPlanes(&j.p, j.dy, j.x, j.dx, lo, hi) }
+
+// maxPoolGradXPlanes is MaxPool2DGradX on the planes [lo, hi).
+func maxPoolGradXPlanes[T nnFloat](p *Pool2DParams, dy, x, dx []T, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
 	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
-	nnFor(threads, p.N*p.C, ohw*p.KH*p.KW+hw+poolPlaneCost, func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			xp, dxp := x[pl*hw:(pl+1)*hw], dx[pl*hw:(pl+1)*hw]
-			dyp := dy[pl*ohw : (pl+1)*ohw]
-			if pair {
-				maxPool2x2GradPlane(p.W, oh, ow, xp, dyp, dxp)
-				continue
-			}
-			clear(dxp)
-			for y := range oh {
-				for xo := range ow {
-					bi := windowMax(&p, xp, y, xo)
-					dxp[bi] += dyp[y*ow+xo]
-				}
+	for pl := lo; pl < hi; pl++ {
+		xp, dxp := x[pl*hw:(pl+1)*hw], dx[pl*hw:(pl+1)*hw]
+		dyp := dy[pl*ohw : (pl+1)*ohw]
+		if pair {
+			maxPool2x2GradPlane(p.W, oh, ow, xp, dyp, dxp)
+			continue
+		}
+		clear(dxp)
+		for y := range oh {
+			for xo := range ow {
+				bi := windowMax(p, xp, y, xo)
+				dxp[bi] += dyp[y*ow+xo]
 			}
 		}
-	})
+	}
 }
 
 // maxPool2x2GradPlane is MaxPool2DGradX on one plane for 2×2 windows with

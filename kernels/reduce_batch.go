@@ -97,33 +97,54 @@ func batchSums[T float32 | float64](threads int, out, x []T, n, rows, inner int,
 		batchRows(threads, out, x, n, rows, into)
 		return
 	}
-	parts := nnParts(threads, rows, n*inner*batchSumWeight)
-	nnForWorkers(parts, rows, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			acc := out[r]
-			for g := 0; g < n; g += BatchGroup {
-				var s0, s1, s2, s3 float64
-				for m := g; m < min(g+BatchGroup, n); m++ {
-					row := x[(m*rows+r)*inner : (m*rows+r+1)*inner]
-					for ; len(row) >= 4; row = row[4:] {
-						s0 += float64(row[0])
-						s1 += float64(row[1])
-						s2 += float64(row[2])
-						s3 += float64(row[3])
-					}
-					for _, v := range row {
-						s0 += float64(v)
-					}
+	cost := n * inner * batchSumWeight
+	if nnSerial(threads, rows, cost) {
+		batchSumRows(out, x, n, rows, inner, into, 0, rows)
+		return
+	}
+	j := getJob[batchSumsJob[T]]()
+	j.out, j.x, j.n, j.rows, j.inner, j.into = out, x, n, rows, inner, into
+	nnForRanger(threads, rows, cost, j)
+	putJob(j)
+}
+
+// batchSumsJob is batchSums's parallel loop.
+type batchSumsJob[T float32 | float64] struct {
+	out, x         []T
+	n, rows, inner int
+	into           bool
+}
+
+func (j *batchSumsJob[T]) run(lo, hi int) {
+	batchSumRows(j.out, j.x, j.n, j.rows, j.inner, j.into, lo, hi)
+}
+
+// batchSumRows is batchSums on the output elements [lo, hi).
+func batchSumRows[T float32 | float64](out, x []T, n, rows, inner int, into bool, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		acc := out[r]
+		for g := 0; g < n; g += BatchGroup {
+			var s0, s1, s2, s3 float64
+			for m := g; m < min(g+BatchGroup, n); m++ {
+				row := x[(m*rows+r)*inner : (m*rows+r+1)*inner]
+				for ; len(row) >= 4; row = row[4:] {
+					s0 += float64(row[0])
+					s1 += float64(row[1])
+					s2 += float64(row[2])
+					s3 += float64(row[3])
 				}
-				if p := T((s0 + s1) + (s2 + s3)); g == 0 && !into {
-					acc = p
-				} else {
-					acc += p
+				for _, v := range row {
+					s0 += float64(v)
 				}
 			}
-			out[r] = acc
+			if p := T((s0 + s1) + (s2 + s3)); g == 0 && !into {
+				acc = p
+			} else {
+				acc += p
+			}
 		}
-	})
+		out[r] = acc
+	}
 }
 
 // batchSumWeight is what an element of batchSums's scalar float64 sums
