@@ -34,6 +34,14 @@ func (r *rewriter) forwardLoop(lp *loopPair, k int) *ir.Op {
 		operands = append(operands, ops.StackNew(r.top, args[i].Type()))
 		types = append(types, ir.StackOf(args[i].Type()))
 	}
+	// The checkpoint test's constants are made once, before the loop,
+	// rather than on every trip.
+	var every, zero *ir.Value
+	if k > 1 {
+		every, zero = ops.Full(r.top, ir.I64, float64(k)), ops.Full(r.top, ir.I64, 0)
+	}
+	hoisted := r.hoistConstants(body)
+	r.top.SetPos(fwd.Pos)
 	n := r.top.Generic("while", operands, fwd.Attrs, types, 1)
 	nb := n.Region(0).Block()
 	for _, t := range types {
@@ -48,7 +56,7 @@ func (r *rewriter) forwardLoop(lp *loopPair, k int) *ir.Op {
 		if op == y {
 			break
 		}
-		if op.Name() != "stack_push" {
+		if op.Name() != "stack_push" && !hoisted[op] {
 			r.copyOp(b, op)
 		}
 	}
@@ -68,7 +76,7 @@ func (r *rewriter) forwardLoop(lp *loopPair, k int) *ir.Op {
 	if k == 1 {
 		next = append(next, push(b)...)
 	} else {
-		take := ops.Equal(b, ops.Mod(b, nb.Args()[c], ops.Full(b, ir.I64, float64(k))), ops.Full(b, ir.I64, 0))
+		take := ops.Equal(b, ops.Mod(b, nb.Args()[c], every), zero)
 		next = append(next, b.If(take, push, func(*ir.Builder) []*ir.Value { return ckpts })...)
 	}
 	b.Yield(next...).Pos = y.Pos
@@ -107,6 +115,19 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 		operands = append(operands, s)
 		types = append(types, s.Type())
 	}
+	// The constants the segment bounds need are made once, before the
+	// loop, rather than on every segment.
+	one, zero := ops.Full(r.top, ir.I64, 1), ops.Full(r.top, ir.I64, 0)
+	var every *ir.Value
+	if k > 1 {
+		every = ops.Full(r.top, ir.I64, float64(k))
+	}
+	body := fwd.Region(0).Block()
+	hoisted := r.hoistConstants(body)
+	for op := range r.hoistConstants(gb) {
+		hoisted[op] = true
+	}
+	r.top.SetPos(bwd.Pos)
 	n := r.top.Generic("while", operands, bwd.Attrs, types, 1)
 	r.cur = n
 	nb := n.Region(0).Block()
@@ -123,14 +144,13 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 		rest, state = append(rest, s2), append(state, v)
 	}
 	left := nb.Args()[pos[lp.bwdCounter]]
-	last := ops.Subtract(b, left, ops.Full(b, ir.I64, 1))
+	last := ops.Subtract(b, left, one)
 	j0 := last
 	if k > 1 {
-		j0 = ops.Subtract(b, last, ops.Mod(b, last, ops.Full(b, ir.I64, float64(k))))
+		j0 = ops.Subtract(b, last, ops.Mod(b, last, every))
 	}
 
 	// The forward body over the segment, onto fresh tapes.
-	body := fwd.Region(0).Block()
 	fargs := body.Args()
 	finit := append(append([]*ir.Value{ops.LessThan(b, j0, left)}, state...), j0)
 	ftypes := make([]ir.Type, len(fargs))
@@ -151,7 +171,7 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 	fb := b.At(fib, -1)
 	fy := body.Terminator()
 	for _, op := range body.Ops() {
-		if op != fy {
+		if op != fy && !hoisted[op] {
 			r.copyOp(fb, op)
 		}
 	}
@@ -182,7 +202,7 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 	ib := b.At(gib, -1)
 	gy := gb.Terminator()
 	for _, op := range gb.Ops() {
-		if op != gy {
+		if op != gy && !hoisted[op] {
 			r.copyOp(ib, op)
 		}
 	}
@@ -194,7 +214,7 @@ func (r *rewriter) backwardLoop(lp *loopPair) *ir.Op {
 	ib.Yield(gnext...).Pos = gy.Pos
 
 	r.top.SetPos(bwd.Pos)
-	next := []*ir.Value{ops.GreaterThan(b, j0, ops.Full(b, ir.I64, 0))}
+	next := []*ir.Value{ops.GreaterThan(b, j0, zero)}
 	for i := range gargs {
 		if !tape[i] {
 			next = append(next, gi.Result(i))
