@@ -338,12 +338,30 @@ func TestFitWhile(t *testing.T) {
 		if len(res.Checkpointed) != 1 || res.Checkpointed[0].Every < 1 {
 			t.Fatalf("at %.0f%%: checkpointed %+v", 100*frac, res.Checkpointed)
 		}
+		if n := loopScalarConstants(res.Program.Body(), false); n != 0 {
+			t.Errorf("at %.0f%%: %d scalar constants made inside the loops, not hoisted", 100*frac, n)
+		}
 		for _, n := range []int{0, 1, 2, 3, 5, 16, 23} {
 			c.setTrips(t, n)
 			c.check(t, res, budget, n == 16)
 		}
 		c.setTrips(t, 16)
 	}
+}
+
+// loopScalarConstants counts the 0-d "full" ops inside the "while" bodies
+// under block b (inLoop: b is one).
+func loopScalarConstants(b *ir.Block, inLoop bool) int {
+	n := 0
+	for _, op := range b.Ops() {
+		if inLoop && op.Name() == "full" && op.Result(0).Type().Rank() == 0 {
+			n++
+		}
+		for _, r := range op.Regions() {
+			n += loopScalarConstants(r.Block(), inLoop || op.Name() == "while")
+		}
+	}
+	return n
 }
 
 // Rematerialized steps give back every byte: many runs, and runs that run
