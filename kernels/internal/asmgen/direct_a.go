@@ -32,21 +32,16 @@ func (f family) directAKernel(h int) {
 
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb
-	acc := func(i, j int) VecPhysical { return f.vec(i*v + j) }
-	bv := func(j int) VecPhysical { return f.vec(h*v + j) }
-	tv := f.vec(h*v + v)
+	t := tile{f, h, v}
 
 	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
 	lda, lda3, pa5, pa10 := R10, R11, R12, R13
 	Load(Param("k"), n)
 	Load(Param("a"), pa)
 	Load(Param("b"), pb)
-	Load(Param("c"), pc)
-	Load(Param("ldc"), ldc)
+	f.loadC(pc, ldc)
 	Load(Param("lda"), lda)
-	shift := U8(map[int]int{4: 2, 8: 3}[es])
-	SHLQ(shift, ldc) // elements → bytes
-	SHLQ(shift, lda)
+	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), lda) // elements → bytes
 	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
 	LEAQ(Mem{Base: pa, Index: lda, Scale: 4}, pa5)
 	ADDQ(lda, pa5)
@@ -67,18 +62,11 @@ func (f family) directAKernel(h int) {
 		return Mem{Base: base, Index: lda, Scale: 4, Disp: disp}
 	}
 
-	f.warmAndZero(h, v, pc, ldc, acc)
+	f.warmAndZero(t, pc, ldc)
 
 	step := func(u int) {
-		for j := 0; j < v; j++ {
-			VMOVUPS(Mem{Base: pb, Disp: u*bstep + j*vb}, bv(j))
-		}
-		for i := 0; i < h; i++ {
-			f.bcast(row(i, u*es), tv)
-			for j := 0; j < v; j++ {
-				f.fma(bv(j), tv, acc(i, j))
-			}
-		}
+		t.update(func(i int) Mem { return row(i, u*es) },
+			func(j int) Mem { return Mem{Base: pb, Disp: u*bstep + j*vb} })
 	}
 
 	f.kLoop(n, step, func(u int) {
@@ -92,6 +80,5 @@ func (f family) directAKernel(h int) {
 		ADDQ(U32(u*bstep), pb)
 	})
 
-	Label("store")
-	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
+	f.storeTile(t, pc, ldc)
 }

@@ -27,8 +27,9 @@ func (f family) rowKernel(p int) {
 		name, p))
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb // bytes per k step in a packed B panel
-	acc := func(q, j int) VecPhysical { return f.vec(q*f.nv + j) }
-	tv := f.vec(p * f.nv)
+	t := tile{f, 1, p * f.nv}
+	acc := func(q, j int) VecPhysical { return t.acc(0, q*f.nv+j) }
+	tv := t.b(0) // free until the store: B is read by the multiply-adds
 	n, pa, pc := RCX, RSI, RDX
 	panels := []GPPhysical{RDI, R9, R10, R11}[:p]
 	Load(Param("k"), n)
@@ -52,58 +53,13 @@ func (f family) rowKernel(p int) {
 			}
 		}
 	}
-	advance := func(steps int) {
+	f.kLoop(n, step, func(steps int) {
 		ADDQ(U32(steps*es), pa)
 		for _, r := range panels {
 			ADDQ(U32(steps*bstep), r)
 		}
-	}
-	U := f.unroll
-	CMPQ(n, U8(U))
-	JL(LabelRef("tail"))
-	Label("loop")
-	for u := 0; u < U; u++ {
-		step(u)
-	}
-	advance(U)
-	SUBQ(U8(U), n)
-	CMPQ(n, U8(U))
-	JGE(LabelRef("loop"))
-	Label("tail")
-	TESTQ(n, n)
-	JE(LabelRef("store"))
-	Label("tailloop")
-	step(0)
-	advance(1)
-	DECQ(n)
-	JNZ(LabelRef("tailloop"))
-
-	Label("store")
-	valpha, vbeta := f.vec(p*f.nv+1), f.vec(p*f.nv+2)
-	alpha, _ := Param("alpha").Resolve()
-	beta, _ := Param("beta").Resolve()
-	f.bcast(alpha.Addr, valpha)
-	MOVL(beta.Addr, EAX)
-	ADDL(EAX, EAX) // drops the sign bit: zero iff beta is ±0
-	JE(LabelRef("store0"))
-	f.bcast(beta.Addr, vbeta)
-	for q := 0; q < p; q++ {
-		for j := 0; j < f.nv; j++ {
-			m := Mem{Base: pc, Disp: (q*f.nv + j) * vb}
-			f.mul(valpha, acc(q, j), acc(q, j))
-			f.fma(m, vbeta, acc(q, j))
-			VMOVUPS(acc(q, j), m)
-		}
-	}
-	VZEROUPPER()
-	RET()
-	Label("store0")
-	for q := 0; q < p; q++ {
-		for j := 0; j < f.nv; j++ {
-			f.mul(valpha, acc(q, j), acc(q, j))
-			VMOVUPS(acc(q, j), Mem{Base: pc, Disp: (q*f.nv + j) * vb})
-		}
-	}
-	VZEROUPPER()
-	RET()
+	})
+	// One row of C is a 1×(p·nv) tile whose accumulators are acc(q, j) in
+	// order; with one row, storeTile never steps by ldc.
+	f.storeTile(t, pc, R8)
 }

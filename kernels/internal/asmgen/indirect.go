@@ -37,36 +37,23 @@ func (f family) indirectKernel(h int) {
 
 	es, vb := f.es(), f.vb()
 	astep := f.mr * es
-	acc := func(i, j int) VecPhysical { return f.vec(i*v + j) }
-	bv := func(j int) VecPhysical { return f.vec(h*v + j) }
-	tv := f.vec(h*v + v)
+	t := tile{f, h, v}
 
 	n, pa, pb, pt, pc, ldc, off := RCX, RSI, RDI, R10, RDX, R8, R11
 	Load(Param("k"), n)
 	Load(Param("a"), pa)
 	Load(Param("b"), pb)
 	Load(Param("koff"), pt)
-	Load(Param("c"), pc)
-	Load(Param("ldc"), ldc)
-	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), ldc)
+	f.loadC(pc, ldc)
 
-	f.warmAndZero(h, v, pc, ldc, acc)
+	f.warmAndZero(t, pc, ldc)
 
 	step := func(u int) {
 		aOff := u * astep
-		if f.prefA > 0 && aOff%64 < astep {
-			PREFETCHT0(Mem{Base: pa, Disp: aOff + f.prefA})
-		}
+		f.prefetchA(pa, aOff, astep)
 		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
-		for j := 0; j < v; j++ {
-			VMOVUPS(Mem{Base: pb, Index: off, Scale: uint8(es), Disp: j * vb}, bv(j))
-		}
-		for i := 0; i < h; i++ {
-			f.bcast(Mem{Base: pa, Disp: aOff + i*es}, tv)
-			for j := 0; j < v; j++ {
-				f.fma(bv(j), tv, acc(i, j))
-			}
-		}
+		t.update(func(i int) Mem { return Mem{Base: pa, Disp: aOff + i*es} },
+			func(j int) Mem { return Mem{Base: pb, Index: off, Scale: uint8(es), Disp: j * vb} })
 	}
 
 	f.kLoop(n, step, func(u int) {
@@ -74,6 +61,5 @@ func (f family) indirectKernel(h int) {
 		ADDQ(U32(u*indirectTabStride), pt)
 	})
 
-	Label("store")
-	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
+	f.storeTile(t, pc, ldc)
 }

@@ -114,6 +114,35 @@ func (f family) mul(a, b, dst Op) {
 	}
 }
 
+// tile is the register plan that every h×v micro-kernel of a family
+// shares: the h·v accumulators first, then v registers for B's vectors of
+// a k step and one for A's broadcast element.
+type tile struct {
+	f    family
+	h, v int
+}
+
+func (t tile) acc(i, j int) VecPhysical { return t.f.vec(i*t.v + j) }
+func (t tile) b(j int) VecPhysical      { return t.f.vec(t.h*t.v + j) }
+func (t tile) a() VecPhysical           { return t.f.vec(t.h*t.v + t.v) }
+
+// update emits one k step of the tile: B's v vectors loaded from bAt(j),
+// then for each row i A's element broadcast from aAt(i) and multiplied
+// into the row's accumulators, j in order. Every variant (packed, B in
+// place, A in place) runs this same sequence, which is why they agree to
+// the bit.
+func (t tile) update(aAt func(i int) Mem, bAt func(j int) Mem) {
+	for j := 0; j < t.v; j++ {
+		VMOVUPS(bAt(j), t.b(j))
+	}
+	for i := 0; i < t.h; i++ {
+		t.f.bcast(aAt(i), t.a())
+		for j := 0; j < t.v; j++ {
+			t.f.fma(t.b(j), t.a(), t.acc(i, j))
+		}
+	}
+}
+
 // kernel emits the variant computing h rows and v vectors of the tile.
 func (f family) kernel(h, v int) {
 	name := f.kernelName(h, v)
@@ -129,35 +158,21 @@ func (f family) kernel(h, v int) {
 
 	es, vb := f.es(), f.vb()
 	astep, bstep := f.mr*es, f.nv*vb // bytes per k step in the packed panels
-	acc := func(i, j int) VecPhysical { return f.vec(i*v + j) }
-	bv := func(j int) VecPhysical { return f.vec(h*v + j) }
-	tv := f.vec(h*v + v)
+	t := tile{f, h, v}
 
 	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
 	Load(Param("k"), n)
 	Load(Param("a"), pa)
 	Load(Param("b"), pb)
-	Load(Param("c"), pc)
-	Load(Param("ldc"), ldc)
-	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), ldc) // elements → bytes
+	f.loadC(pc, ldc)
 
-	f.warmAndZero(h, v, pc, ldc, acc)
+	f.warmAndZero(t, pc, ldc)
 
 	step := func(u int) {
 		aOff, bOff := u*astep, u*bstep
-		// One prefetch per 64 bytes of A.
-		if f.prefA > 0 && aOff%64 < astep {
-			PREFETCHT0(Mem{Base: pa, Disp: aOff + f.prefA})
-		}
-		for j := 0; j < v; j++ {
-			VMOVUPS(Mem{Base: pb, Disp: bOff + j*vb}, bv(j))
-		}
-		for i := 0; i < h; i++ {
-			f.bcast(Mem{Base: pa, Disp: aOff + i*es}, tv)
-			for j := 0; j < v; j++ {
-				f.fma(bv(j), tv, acc(i, j))
-			}
-		}
+		f.prefetchA(pa, aOff, astep)
+		t.update(func(i int) Mem { return Mem{Base: pa, Disp: aOff + i*es} },
+			func(j int) Mem { return Mem{Base: pb, Disp: bOff + j*vb} })
 	}
 
 	f.kLoop(n, step, func(u int) {
@@ -165,14 +180,29 @@ func (f family) kernel(h, v int) {
 		ADDQ(U32(u*bstep), pb)
 	})
 
-	Label("store")
-	// The B and broadcast registers are free now: reuse them for alpha, beta.
-	f.storeTile(h, v, pc, ldc, acc, bv(0), tv)
+	f.storeTile(t, pc, ldc)
+}
+
+// loadC loads the parameters c and ldc, ldc turned from elements into
+// bytes.
+func (f family) loadC(pc, ldc GPPhysical) {
+	Load(Param("c"), pc)
+	Load(Param("ldc"), ldc)
+	SHLQ(U8(map[int]int{4: 2, 8: 3}[f.es()]), ldc)
+}
+
+// prefetchA prefetches packed A f.prefA bytes ahead, once per 64 bytes:
+// at the k step whose astep bytes from aOff cross a line.
+func (f family) prefetchA(pa GPPhysical, aOff, astep int) {
+	if f.prefA > 0 && aOff%64 < astep {
+		PREFETCHT0(Mem{Base: pa, Disp: aOff + f.prefA})
+	}
 }
 
 // warmAndZero prefetches the h rows of the C tile at pc (ldc bytes
 // apart) while the k loop runs, and clears the accumulators.
-func (f family) warmAndZero(h, v int, pc, ldc GPPhysical, acc func(i, j int) VecPhysical) {
+func (f family) warmAndZero(t tile, pc, ldc GPPhysical) {
+	h, v := t.h, t.v
 	Comment("Warm the C tile while the k loop runs.")
 	row := R9
 	MOVQ(pc, row)
@@ -187,7 +217,7 @@ func (f family) warmAndZero(h, v int, pc, ldc GPPhysical, acc func(i, j int) Vec
 
 	for i := 0; i < h; i++ {
 		for j := 0; j < v; j++ {
-			r := acc(i, j)
+			r := t.acc(i, j)
 			if f.zmm {
 				VPXORD(r, r, r)
 			} else {
@@ -222,10 +252,15 @@ func (f family) kLoop(n GPPhysical, step func(u int), advance func(u int)) {
 	JNZ(LabelRef("tailloop"))
 }
 
-// storeTile writes the accumulators to the C tile at pc: C = alpha*acc +
-// beta*C, or alpha*acc where beta is zero (C is then not read), with
-// valpha and vbeta as scratch registers.
-func (f family) storeTile(h, v int, pc, ldc GPPhysical, acc func(i, j int) VecPhysical, valpha, vbeta VecPhysical) {
+// storeTile is the end of a tile kernel, from the label "store" that
+// kLoop jumps to: it writes the accumulators to the C tile at pc, C =
+// alpha*acc + beta*C, or alpha*acc where beta is zero (C is then not
+// read). The B and broadcast registers are free by then and hold alpha
+// and beta.
+func (f family) storeTile(t tile, pc, ldc GPPhysical) {
+	Label("store")
+	h, v, acc := t.h, t.v, t.acc
+	valpha, vbeta := t.b(0), t.a()
 	vb := f.vb()
 	alpha, _ := Param("alpha").Resolve()
 	beta, _ := Param("beta").Resolve()
