@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/gopir/gopir/exec"
+	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/models"
 	"github.com/gopir/gopir/tensor"
 	"github.com/gopir/gopir/train"
@@ -43,6 +44,30 @@ type Stepper struct {
 	tr    *train.Trainer
 	exe   *exec.Executable
 	feeds models.Feeds
+	path  *[]bool // while non-nil, the step's conditions are appended here
+}
+
+// compile compiles prog, a step of s's trainer, into s.exe, its
+// conditions reported to RecordPath.
+func (s *Stepper) compile(prog *ir.Program, threads int) error {
+	exe, err := exec.Compile(prog, exec.Options{Alloc: s.tr.Allocator(), Store: s.tr.Store(), Threads: threads,
+		Conditions: func(_ *ir.Op, c bool) {
+			if s.path != nil {
+				*s.path = append(*s.path, c)
+			}
+		}})
+	s.exe = exe
+	return err
+}
+
+// RecordPath runs one step and returns the values of its conditions in
+// the order they were taken: the path train.Trainer.PlanStep follows to
+// plan that step (its loops' trips and its branches).
+func (s *Stepper) RecordPath() ([]bool, error) {
+	var path []bool
+	s.path = &path
+	defer func() { s.path = nil }()
+	return path, s.Step()
 }
 
 // NewStepper prepares model's step with the given kernel thread count.
@@ -57,8 +82,8 @@ func NewStepper(model string, threads int) (*Stepper, error) {
 		tr.Close()
 		return nil, err
 	}
-	exe, err := exec.Compile(prog, exec.Options{Alloc: tr.Allocator(), Store: tr.Store(), Threads: threads})
-	if err != nil {
+	s := &Stepper{Model: model, tr: tr}
+	if err := s.compile(prog, threads); err != nil {
 		tr.Close()
 		return nil, err
 	}
@@ -72,7 +97,8 @@ func NewStepper(model string, threads int) (*Stepper, error) {
 		tr.Close()
 		return nil, err
 	}
-	return &Stepper{Model: model, tr: tr, exe: exe, feeds: feeds}, nil
+	s.feeds = feeds
+	return s, nil
 }
 
 // loadTask returns model's task with its data loaded as train.New loads it.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gopir/gopir/exec"
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/remat"
@@ -32,8 +31,8 @@ func NewRematStepper(model string, threads int, budget int64) (*Stepper, *remat.
 		tr.Close()
 		return nil, nil, err
 	}
-	exe, err := exec.Compile(prog, exec.Options{Alloc: tr.Allocator(), Store: tr.Store(), Threads: threads})
-	if err != nil {
+	s := &Stepper{Model: model, tr: tr}
+	if err := s.compile(prog, threads); err != nil {
 		tr.Close()
 		return nil, nil, err
 	}
@@ -65,7 +64,8 @@ func NewRematStepper(model string, threads int, budget int64) (*Stepper, *remat.
 		tr.Close()
 		return nil, nil, err
 	}
-	return &Stepper{Model: model, tr: tr, exe: exe, feeds: feeds}, res, nil
+	s.feeds = feeds
+	return s, res, nil
 }
 
 // Peak returns the peak allocated bytes of the last Step, the

@@ -88,14 +88,19 @@ func BenchmarkRemat(b *testing.B) {
 					b.ReportMetric(100*float64(res.RecomputedFlops)/float64(res.StepFlops), "recompute-%")
 				}
 				// The budget holds where the planner is exact for the step
-				// (its plan, over both branches of an if, bounds the
-				// measured peak); not yet for models whose kernels take
-				// scratch of their own (TestPlanMatchesTrainingSteps).
+				// (its plan, along the path the step took: its branches and
+				// its loops' trips, bounds the measured peak); not yet for
+				// models whose kernels take scratch of their own
+				// (TestPlanMatchesTrainingSteps).
 				types := map[string]ir.Type{}
 				for n, x := range base.Feeds() {
 					types[n] = ir.TensorOf(ir.DType(x.DType()), x.Shape()...)
 				}
-				plan, err := base.tr.PlanStep(types, nil)
+				path, err := base.RecordPath()
+				if err != nil {
+					b.Fatal(err)
+				}
+				plan, err := base.tr.PlanStep(types, path)
 				switch {
 				case err != nil:
 					b.Fatal(err)
