@@ -66,6 +66,7 @@ var (
 	noSpin  = flag.Bool("no-spin", false, "intra-op threads sleep instead of spinning")
 	opt     = flag.String("opt", "all", "ORT graph optimization level: all, extended, basic or none")
 	noCheck = flag.Bool("no-check", false, "skip the golden checks")
+	profile = flag.String("profile", "", "write ORT's per-node profile of each timing session to PREFIX_tT_*.json (a Chrome trace)")
 	version = flag.Bool("version", false, "print ORT's version and library path, and exit (an error if the library is missing)")
 	ins     pairs
 	wants   pairs
@@ -220,7 +221,11 @@ func run() error {
 		tag = "/no-spin"
 	}
 	for _, t := range ts {
-		s, err := ort.Open(path, ort.Options{IntraOpThreads: t, NoSpin: *noSpin, Optimization: *opt})
+		o := ort.Options{IntraOpThreads: t, NoSpin: *noSpin, Optimization: *opt}
+		if *profile != "" {
+			o.Profile = fmt.Sprintf("%s_t%d", *profile, t)
+		}
+		s, err := ort.Open(path, o)
 		if err != nil {
 			return err
 		}
