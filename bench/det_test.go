@@ -68,40 +68,47 @@ var detBatches = []int{1, 8}
 // BenchmarkDetInference times the deployed evaluation program of
 // ppyoloe_s (NewDetInference) at batch 1 and 8, compiled plainly and
 // optimized as gopir run compiles inference programs: ms/inference is the
-// median run, cpu-ms/inference its median process CPU time.
+// median run, cpu-ms/inference its median process CPU time. Each form is
+// prepared inside its own sub-benchmark, so that -bench
+// 'DetInference/compile=optimized' does not prepare the other.
 func BenchmarkDetInference(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
 	for _, c := range []struct {
 		name      string
 		optimized bool
 	}{{"plain", false}, {"optimized", true}} {
-		d, err := NewDetInference(threads, detBatches, c.optimized)
-		if err != nil {
+		b.Run("compile="+c.name, func(b *testing.B) {
+			d, err := NewDetInference(threads, detBatches, c.optimized)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			for _, batch := range detBatches {
+				b.Run(fmt.Sprintf("b=%d", batch), func(b *testing.B) { benchDetRuns(b, d, batch) })
+			}
+		})
+	}
+}
+
+// benchDetRuns times d's runs at batch size batch after one warm-up run.
+func benchDetRuns(b *testing.B, d *DetInference, batch int) {
+	if err := d.Run(batch); err != nil { // warm-up
+		b.Fatal(err)
+	}
+	wall := make([]time.Duration, 0, b.N)
+	cpu := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0, c0 := time.Now(), cpuTime()
+		if err := d.Run(batch); err != nil {
 			b.Fatal(err)
 		}
-		for _, batch := range detBatches {
-			b.Run(fmt.Sprintf("compile=%s/b=%d", c.name, batch), func(b *testing.B) {
-				if err := d.Run(batch); err != nil { // warm-up
-					b.Fatal(err)
-				}
-				wall := make([]time.Duration, 0, b.N)
-				cpu := make([]time.Duration, 0, b.N)
-				b.ResetTimer()
-				for range b.N {
-					t0, c0 := time.Now(), cpuTime()
-					if err := d.Run(batch); err != nil {
-						b.Fatal(err)
-					}
-					wall = append(wall, time.Since(t0))
-					cpu = append(cpu, cpuTime()-c0)
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(median(wall).Nanoseconds())/1e6, "ms/inference")
-				b.ReportMetric(float64(median(cpu).Nanoseconds())/1e6, "cpu-ms/inference")
-			})
-		}
-		d.Close()
+		wall = append(wall, time.Since(t0))
+		cpu = append(cpu, cpuTime()-c0)
 	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(wall).Nanoseconds())/1e6, "ms/inference")
+	b.ReportMetric(float64(median(cpu).Nanoseconds())/1e6, "cpu-ms/inference")
 }
 
 // TestDetInferenceOptimized: the program BenchmarkDetInference times (the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,13 @@ import (
 // at batch 8, 320×320, 2 threads, against its PyTorch twin
 // (bench/peers/ppyoloe/step.py) on the same batch from the same weights;
 // the peak memory of a step; and inference of the deployed network at batch
-// 1 and 8 against ONNX Runtime on the twin's export of the same network.
+// 1 and 8, one thread and two, against ONNX Runtime on the twin's export of
+// the same network (issue 16's bars). With -inference, only the inference
+// rows.
+
+// detInferenceThreads are the thread counts of the detector's inference
+// rows, in the order they run.
+var detInferenceThreads = []int{2, 1}
 
 // detRun is bench/run -det.
 func (r *runner) detRun(header string, start time.Time) {
@@ -23,8 +30,10 @@ func (r *runner) detRun(header string, start time.Time) {
 		progress("round %d of %d", i+1, *rounds)
 		r.detRound(i%2 == 1)
 	}
-	progress("memory")
-	r.detMemory()
+	if !*infOnly {
+		progress("memory")
+		r.detMemory()
+	}
 	fmt.Println()
 	fmt.Print(header)
 	fmt.Println()
@@ -57,7 +66,7 @@ func (r *runner) detSetup() string {
 	}
 	ort := "ORT:      " + r.fail["ort"] + "\n"
 	if r.ortVersion != "" {
-		ort = fmt.Sprintf("ORT:      ONNX Runtime %s, CPU execution provider, 2 intra-op threads (bench/peers/ort); %s\n", r.ortVersion, r.ortLib)
+		ort = fmt.Sprintf("ORT:      ONNX Runtime %s, CPU execution provider, 1 and 2 intra-op threads (spinning, its default; bench/peers/ort); %s\n", r.ortVersion, r.ortLib)
 	}
 	return ort + fmt.Sprintf("detector: %s, batch %d, 320×320, its training batch 0 and initial weights (seed 0) for both; PyTorch: bench/peers/ppyoloe\n", bench.DetModel, bench.DetBatch)
 }
@@ -65,12 +74,21 @@ func (r *runner) detSetup() string {
 // detRound times gopir and its peers once, in alternating order.
 func (r *runner) detRound(reverse bool) {
 	secs := map[bool]string{true: "1", false: "20"}[*quick]
+	var ts []string
+	for _, t := range detInferenceThreads {
+		ts = append(ts, strconv.Itoa(t))
+	}
+	threads := strings.Join(ts, ",")
 	gopir := func() {
-		r.goBench("bench", "DetStep$", map[bool]string{true: "1x", false: detStepBenchtime}[*quick], "2", "gopir")
-		r.goBench("bench", "DetInference", map[bool]string{true: "2x", false: "5x"}[*quick], "2", "gopir")
+		if !*infOnly {
+			r.goBench("bench", "DetStep$", map[bool]string{true: "1x", false: detStepBenchtime}[*quick], "2", "gopir")
+		}
+		bt := map[bool]string{true: "2x", false: "5x"}[*quick]
+		r.goBench("bench", "DetInference/compile=optimized", bt, threads, "gopir")
+		r.goBench("bench", "DetInference/compile=plain", bt, "2", "gopir")
 	}
 	peers := func() {
-		if r.torch && r.fail["det feeds"] == "" {
+		if r.torch && r.fail["det feeds"] == "" && !*infOnly {
 			for _, tuned := range []bool{true, false} {
 				env := []string{"OPENBLAS_CORETYPE=", "OPENBLAS_L2_SIZE=", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2"}
 				args := []string{"bench/peers/ppyoloe/step.py", "--feeds", filepath.Join(r.detDir, "step0"),
@@ -86,7 +104,7 @@ func (r *runner) detRound(reverse bool) {
 			onnx := filepath.Join(r.detDir, "onnx")
 			r.peer(2, nil, "ort det", filepath.Join(r.tmp, "ortbench"), "-model", filepath.Join(onnx, "ppyoloe_s.onnx"),
 				"-in", "image="+filepath.Join(onnx, "image.npy"), "-want", "scores="+filepath.Join(onnx, "scores.npy"),
-				"-want", "boxes="+filepath.Join(onnx, "boxes.npy"), "-batch", "1,8", "-threads", "2")
+				"-want", "boxes="+filepath.Join(onnx, "boxes.npy"), "-batch", "1,8", "-threads", threads)
 		}
 	}
 	if reverse {
@@ -115,6 +133,46 @@ func (r *runner) detTable() {
 	var rows [][]string
 	add := func(c ...string) { rows = append(rows, c) }
 	gkey := "gopir BenchmarkDetStep/t2 "
+	if !*infOnly {
+		r.detStepRows(gkey, add)
+		r.detMemoryRows(gkey, add)
+	}
+	r.detInferenceRows(add)
+	hdr := []string{"measure", "gopir", "reference", "gopir / reference", "goal", "status"}
+	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
+	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
+	for _, row := range rows {
+		for i := range row {
+			row[i] = strings.ReplaceAll(row[i], "|", "/")
+		}
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	inferences := map[bool]string{true: "2", false: "5"}[*quick]
+	if *infOnly {
+		fmt.Printf("\nMedians over %d rounds (gopir: the median of %s inferences after one per round; ONNX Runtime: ortbench's\n", *rounds, inferences)
+		fmt.Println("median). The goal (issue 16) is gopir ≤ ORT in wall time at each batch and thread count.")
+	} else {
+		fmt.Printf("\nMedians over %d rounds (gopir: the median of %s steps after %d warm-up steps per round, and of %s inferences\n", *rounds, detStepBenchtime, 2, inferences)
+		fmt.Println("after one; PyTorch: the median step of at least 20 s after 2 warm-up steps; ONNX Runtime: ortbench's median). The peak")
+		fmt.Println("is gopir's allocator peak during a step (parameters, AdamW state, batch and all intermediates); the goal compares it")
+		fmt.Println("with each PyTorch figure. The inference goal (issue 16) is gopir ≤ ORT in wall time at each batch and thread count.")
+	}
+	var spreads []string
+	for _, k := range [][2]string{{gkey + "ms/step", "gopir"}, {"torch ppyoloe_s/t2/malloc", "PyTorch (malloc tuned)"}} {
+		if s := r.s.spread(k[0], "%.0f"); s != "" {
+			spreads = append(spreads, k[1]+" "+s)
+		}
+	}
+	if len(spreads) > 0 {
+		fmt.Println("Round-to-round range of the step (ms): " + strings.Join(spreads, "; ") + ".")
+	}
+	if e := r.fail["ort det"]; e != "" {
+		fmt.Fprintln(os.Stdout, "ONNX Runtime: "+e)
+	}
+}
+
+// detStepRows adds the training step's rows against PyTorch.
+func (r *runner) detStepRows(gkey string, add func(...string)) {
 	g, gok := r.s.median(gkey + "ms/step")
 	gc, gcok := r.s.median(gkey + "cpu-ms/step")
 	gs := cell(g, gok, "%.0f")
@@ -144,6 +202,10 @@ func (r *runner) detTable() {
 	if tc, ok := r.s.median("torch ppyoloe_s/t2/malloc/cpu"); ok && gcok {
 		add(what+", CPU time", fmt.Sprintf("%.0f", gc), fmt.Sprintf("PyTorch, malloc tuned: %.0f", tc), fmt.Sprintf("%.3f", gc/tc), "≤ 0.8", "(cross-check)")
 	}
+}
+
+// detMemoryRows adds the peak memory of a step against PyTorch's.
+func (r *runner) detMemoryRows(gkey string, add func(...string)) {
 	peak, pok := r.s.median(gkey + "peak-B")
 	for _, m := range []struct{ key, label string }{
 		{"torch ppyoloe_s/mem/profiler", "PyTorch, profiler: live tensors at the start + the highest running sum of allocations"},
@@ -157,20 +219,45 @@ func (r *runner) detTable() {
 		add(bench.DetModel+" peak memory of a step (B)", bytesStr(int64(peak))+" (peak_allocated)", m.label+" "+bytesStr(int64(t)),
 			fmt.Sprintf("%.3f", peak/t), "lower", status(peak < t))
 	}
-	for _, c := range []struct{ name, label string }{{"plain", "compiled plainly"}, {"optimized", "optimized as gopir run does"}} {
+}
+
+// detInferenceRows adds the deployed network's inference: optimized at
+// each thread count against ORT (issue 16's bars), and compiled plainly
+// at 2 threads for comparison.
+func (r *runner) detInferenceRows(add func(...string)) {
+	type row struct {
+		compile, label string
+		threads        int
+		bar            bool
+	}
+	var want []row
+	for _, t := range []int{1, 2} { // the table's order
+		want = append(want, row{"optimized", "optimized as gopir run does", t, true})
+	}
+	want = append(want, row{"plain", "compiled plainly", 2, false})
+	for _, c := range want {
 		for _, b := range []int{1, 8} {
-			key := fmt.Sprintf("gopir BenchmarkDetInference/compile=%s/b=%d/t2 ", c.name, b)
+			key := fmt.Sprintf("gopir BenchmarkDetInference/compile=%s/b=%d/t%d ", c.compile, b, c.threads)
 			g, gok := r.s.median(key + "ms/inference")
 			gc, gcok := r.s.median(key + "cpu-ms/inference")
 			gs := cell(g, gok, "%.1f")
 			if gcok {
 				gs += fmt.Sprintf(" (CPU %.1f)", gc)
 			}
-			o, ook := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2", b))
-			oc, ocok := r.s.median(fmt.Sprintf("ort ppyoloe_s/b%d/t2 cpu", b))
-			what := fmt.Sprintf("%s inference (deployed, %s), batch %d, 2 threads (ms)", bench.DetModel, c.label, b)
+			if !gok {
+				gs = "- (" + r.why("bench") + ")"
+			}
+			what := fmt.Sprintf("%s inference (deployed, %s), batch %d, %d thread%s (ms)", bench.DetModel, c.label, b, c.threads,
+				map[bool]string{true: "", false: "s"}[c.threads == 1])
+			goal, st := "(measured)", "-"
+			if c.bar {
+				goal = "≤ 1.0"
+			}
+			okey := fmt.Sprintf("ort ppyoloe_s/b%d/t%d", b, c.threads)
+			o, ook := r.s.median(okey)
+			oc, ocok := r.s.median(okey + " cpu")
 			if !ook {
-				add(what, gs, "ONNX Runtime: "+r.why("ort det", "det onnx", "ort"), "-", "-", "-")
+				add(what, gs, "ONNX Runtime: "+r.why("ort det", "det onnx", "ort"), "-", goal, "-")
 				continue
 			}
 			os := fmt.Sprintf("ONNX Runtime %.1f", o)
@@ -183,32 +270,11 @@ func (r *runner) detTable() {
 				if gcok && ocok {
 					ratio += fmt.Sprintf(" (CPU %.2f)", gc/oc)
 				}
+				if c.bar {
+					st = status(g/o <= 1)
+				}
 			}
-			add(what, gs, os, ratio, "(measured)", "-")
+			add(what, gs, os, ratio, goal, st)
 		}
-	}
-	hdr := []string{"measure", "gopir", "reference", "gopir / reference", "goal", "status"}
-	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
-	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
-	for _, row := range rows {
-		for i := range row {
-			row[i] = strings.ReplaceAll(row[i], "|", "/")
-		}
-		fmt.Println("| " + strings.Join(row, " | ") + " |")
-	}
-	fmt.Printf("\nMedians over %d rounds (gopir: the median of %s steps after %d warm-up steps per round; PyTorch: the median step\n", *rounds, detStepBenchtime, 2)
-	fmt.Println("of at least 20 s after 2 warm-up steps; ONNX Runtime: ortbench's median). The peak is gopir's allocator peak during a")
-	fmt.Println("step (parameters, AdamW state, batch and all intermediates); the goal compares it with each PyTorch figure.")
-	var spreads []string
-	for _, k := range [][2]string{{gkey + "ms/step", "gopir"}, {"torch ppyoloe_s/t2/malloc", "PyTorch (malloc tuned)"}} {
-		if s := r.s.spread(k[0], "%.0f"); s != "" {
-			spreads = append(spreads, k[1]+" "+s)
-		}
-	}
-	if len(spreads) > 0 {
-		fmt.Println("Round-to-round range of the step (ms): " + strings.Join(spreads, "; ") + ".")
-	}
-	if e := r.fail["ort det"]; e != "" {
-		fmt.Fprintln(os.Stdout, "ONNX Runtime: "+e)
 	}
 }

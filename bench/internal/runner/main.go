@@ -6,7 +6,7 @@
 //
 //	bash bench/run [-rounds 3] [-quick] [-raw FILE] [-no-gomlx] [-no-ort] [-inference] [-benchstat]
 //	bash bench/run -base REV [-rounds 3] [-quick] [-inference]
-//	bash bench/run -det [-rounds 3] [-quick] [-no-ort]
+//	bash bench/run -det [-rounds 3] [-quick] [-no-ort] [-inference]
 //
 // Timings run in rounds; in each round every contender of a comparison
 // runs back to back (the order alternates between rounds), so that a
@@ -42,7 +42,7 @@ var (
 	benchstat = flag.Bool("benchstat", false, "also install benchstat (golang.org/x/perf) and print its summary of gopir's Go benchmarks over the rounds")
 	python    = flag.String("python", "/usr/bin/python3", "the Python with Debian's python3-torch and python3-numpy")
 	base      = flag.String("base", "", "instead of the peers: compare the training steps' time and memory (with -inference: the inference rows, ORT beside them) with those of git revision `REV`, side by side")
-	det       = flag.Bool("det", false, "only the detector rows: ppyoloe_s's training step and memory against its PyTorch twin, its inference against ONNX Runtime (det.go)")
+	det       = flag.Bool("det", false, "only the detector rows: ppyoloe_s's training step and memory against its PyTorch twin, its inference against ONNX Runtime at 1 and 2 threads (det.go); with -inference, only the inference rows")
 )
 
 const threads = 2
@@ -264,7 +264,7 @@ func (r *runner) machine() string {
 	fmt.Fprintf(&b, "date:     %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "machine:  %s, %d cores, load average at start %s\n", cpu, runtime.NumCPU(), load)
 	fmt.Fprintf(&b, "gopir:    %s, %d kernel threads (GOMAXPROCS %d)\n", runtime.Version(), threads, runtime.GOMAXPROCS(0))
-	if *infOnly || *base != "" {
+	if (*infOnly && !*det) || *base != "" { // -det -inference needs PyTorch for the ONNX export
 		return b.String()
 	}
 	if _, err := r.cmd(nil, *python, "-c", "import torch"); err == nil {
@@ -277,6 +277,9 @@ func (r *runner) machine() string {
 		threadsUsed := "2 threads and 1 thread"
 		if *det {
 			threadsUsed = "2 threads"
+			if *infOnly {
+				threadsUsed = "for the ONNX export only"
+			}
 		}
 		fmt.Fprintf(&b, "PyTorch:  %s (%s%s), CPU, %s\n", strings.TrimSpace(v), *python, deb, threadsUsed)
 	} else {

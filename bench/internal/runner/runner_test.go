@@ -107,3 +107,37 @@ func TestFigures(t *testing.T) {
 		t.Errorf("figures %q, want %q", got, want)
 	}
 }
+
+// TestDetInferenceRows: the detector's inference rows pair gopir's
+// optimized figure with ORT's at the same batch and thread count, judge
+// the bar at 1 and at 2 threads, and give the plain form at 2 threads
+// without a status.
+func TestDetInferenceRows(t *testing.T) {
+	r := newTestRunner(t)
+	for k, v := range map[string]float64{
+		"gopir BenchmarkDetInference/compile=optimized/b=1/t1 ms/inference": 30,
+		"ort ppyoloe_s/b1/t1": 20,
+		"gopir BenchmarkDetInference/compile=optimized/b=1/t2 ms/inference": 18,
+		"ort ppyoloe_s/b1/t2": 20,
+		"gopir BenchmarkDetInference/compile=plain/b=1/t2 ms/inference": 40,
+	} {
+		r.record(k, v)
+	}
+	var rows [][]string
+	r.detInferenceRows(func(c ...string) { rows = append(rows, c) })
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6 (optimized at 1 and 2 threads, plain at 2, batch 1 and 8 each)", len(rows))
+	}
+	for i, want := range []struct{ what, ratio, status string }{
+		{"batch 1, 1 thread", "1.50", "**not met**"},
+		{"batch 8, 1 thread", "-", "-"},
+		{"batch 1, 2 threads", "0.90", "met"},
+		{"batch 8, 2 threads", "-", "-"},
+		{"compiled plainly), batch 1, 2 threads", "2.00", "-"},
+	} {
+		row := rows[i]
+		if !strings.Contains(row[0], want.what) || row[3] != want.ratio || row[5] != want.status {
+			t.Errorf("row %d = %q, want %q with ratio %s, status %s", i, row, want.what, want.ratio, want.status)
+		}
+	}
+}
