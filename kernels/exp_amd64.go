@@ -84,3 +84,15 @@ func siluGradF32Vec(out, x, dy []float32) int {
 	}
 	return n
 }
+
+// softmaxExpF32Vec computes softmaxExp32 on the longest prefix of o whose
+// length is a multiple of 16 with the AVX-512 loop, and returns its
+// length (0 without AVX-512).
+func softmaxExpF32Vec(o, d []float32) int {
+	n := len(o) &^ 15
+	if !hasPerfAVX512 || n == 0 {
+		return 0
+	}
+	softmaxExpF32AVX512(&o[0], &d[0], n, &siluConsts32)
+	return n
+}

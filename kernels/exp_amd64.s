@@ -176,3 +176,66 @@ done:
 	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func softmaxExpF32AVX512(out *float32, d *float32, n int, c *[64]float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softmaxExpF32AVX512(SB), NOSPLIT, $0-32
+	MOVQ         out+0(FP), DI
+	MOVQ         d+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         c+24(FP), DX
+	VBROADCASTSS (DX), Z16
+	VBROADCASTSS 4(DX), Z17
+	VBROADCASTSS 8(DX), Z18
+	VBROADCASTSS 12(DX), Z19
+	VBROADCASTSS 16(DX), Z20
+	VBROADCASTSS 20(DX), Z21
+	VBROADCASTSS 24(DX), Z22
+	VBROADCASTSS 32(DX), Z24
+	VBROADCASTSS 36(DX), Z25
+	VBROADCASTSS 40(DX), Z26
+	VMOVUPS      64(DX), Z27
+	VMOVUPS      128(DX), Z28
+	VXORPS       Z25, Z24, Z29
+	XORQ         AX, AX
+	SHRQ         $0x04, CX
+	JE           done
+
+loop:
+	VMOVUPS    (SI)(AX*4), Z0
+	VCMPPS     $0x02, Z29, Z0, K1
+	VXORPS     Z25, Z0, Z2
+	VMAXPS     Z2, Z24, Z2
+	VMULPS     Z16, Z2, Z3
+	VADDPS     Z17, Z3, Z3
+	VSUBPS     Z17, Z3, Z3
+	VMULPS     Z18, Z3, Z4
+	VSUBPS     Z4, Z2, Z4
+	VMULPS     Z19, Z3, Z5
+	VSUBPS     Z5, Z4, Z4
+	VCVTTPS2DQ Z3, Z3
+	VMULPS     Z20, Z4, Z5
+	VADDPS     Z21, Z5, Z5
+	VMULPS     Z4, Z5, Z5
+	VADDPS     Z22, Z5, Z5
+	VMULPS     Z4, Z4, Z1
+	VMULPS     Z5, Z1, Z1
+	VADDPS     Z4, Z1, Z1
+	VPERMPS    Z27, Z3, Z6
+	VPERMPS    Z28, Z3, Z7
+	VMULPS     Z1, Z6, Z1
+	VADDPS     Z1, Z7, Z1
+	VADDPS     Z1, Z6, Z1
+	VPSRAD     $0x04, Z3, Z3
+	VPADDD     Z26, Z3, Z3
+	VPSLLD     $0x17, Z3, Z3
+	VMULPS     Z3, Z1, Z1
+	VMOVAPS.Z  Z1, K1, Z1
+	VMOVUPS    Z1, (DI)(AX*4)
+	ADDQ       $0x10, AX
+	DECQ       CX
+	JNE        loop
+
+done:
+	VZEROUPPER
+	RET

@@ -15,3 +15,8 @@ func siluF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
 //
 //go:noescape
 func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[64]float32) int
+
+// softmaxExpF32AVX512 is softmaxExp32 on n%16 == 0 elements d >= 0. out may be d.
+//
+//go:noescape
+func softmaxExpF32AVX512(out *float32, d *float32, n int, c *[64]float32)

@@ -8,7 +8,8 @@
 // takes its coefficients as broadcast memory operands). Both compute
 // exactly what the portable loops (ewSiluGo32, ewgSiluGo32) compute,
 // operation for operation, so results are bitwise the same with or
-// without them.
+// without them. The same exponential, masked to 0 beyond e^-80, is
+// SoftmaxF32's (softmaxExp32), sixteen lanes at a time likewise.
 //
 // It lives in its own module so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
@@ -24,6 +25,7 @@ func main() {
 	ConstraintExpr("!purego")
 	siluF32()
 	siluGradF32()
+	softmaxExpF32()
 	Generate()
 }
 
@@ -101,6 +103,52 @@ func siluF32() {
 	JNE(LabelRef("loop"))
 	Label("done")
 	Store(RAX, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// softmaxExpF32 emits softmaxExpF32AVX512(out, d *float32, n int, c
+// *siluConsts32): softmaxExp32(d) sixteen float32 lanes at a time, step for
+// step, on the n elements (n a multiple of 16): siluNegExp32(d) = e^-d
+// where d <= 80, else 0. d is a line's maximum less each element (>= 0,
+// never NaN: softmaxF32 keeps lines without a finite maximum away). out
+// may be d.
+func softmaxExpF32() {
+	TEXT("softmaxExpF32AVX512", NOSPLIT, "func(out, d *float32, n int, c *[64]float32)")
+	Pragma("noescape")
+	Doc("softmaxExpF32AVX512 is softmaxExp32 on n%16 == 0 elements d >= 0. out may be d.")
+	out, d, n, c := RDI, RSI, RCX, RDX
+	Load(Param("out"), out)
+	Load(Param("d"), d)
+	Load(Param("n"), n)
+	Load(Param("c"), c)
+	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z24, Z25, Z26
+	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half} {
+		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
+	}
+	for i, z := range []VecPhysical{lo, negZero, bias} {
+		VBROADCASTSS(Mem{Base: c, Disp: 4 * (sLo + i)}, z)
+	}
+	tabHi, tabLo := Z27, Z28
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabHi}, tabHi)
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabLo}, tabLo)
+	e32 := exp32{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias, tabHi, tabLo}
+	hiArg := Z29 // 80 = -siluLo32: beyond it the result is 0
+	VXORPS(negZero, lo, hiArg)
+	XORQ(RAX, RAX)
+	SHRQ(U8(4), n)
+	JE(LabelRef("done"))
+	Label("loop")
+	di, e := Z0, Z1
+	VMOVUPS(Mem{Base: d, Index: RAX, Scale: 4}, di)
+	VCMPPS(U8(0x02), hiArg, di, K1) // d <= 80
+	e32.negExp(di, e, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVAPS_Z(e, K1, e)
+	VMOVUPS(e, Mem{Base: out, Index: RAX, Scale: 4})
+	ADDQ(U8(16), RAX)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
 	VZEROUPPER()
 	RET()
 }
