@@ -348,6 +348,7 @@ var zdCases = map[string][]zdCase{
 	"layer_norm_grad":  {{attrs: ir.A("begin_norm_axis", 1), in: []zdOperand{zdF(2, 3), zdF(2, 3), zdF(3), zdF(2), zdPos(2)}}},
 	"softmax":          {{attrs: ir.A("axis", 1), in: []zdOperand{zdF(2, 3)}}, {in: []zdOperand{zdD(3)}}},
 	"log_softmax":      {{attrs: ir.A("axis", 0), in: []zdOperand{zdF(2, 3)}}},
+	"softmax_f32":      {{attrs: ir.A("axis", 1), in: []zdOperand{zdF(2, 3)}}, {in: []zdOperand{zdF(4, 17)}}},
 	"softmax_grad":     {{attrs: ir.A("axis", 1), in: []zdOperand{zdF(2, 3), zdF(2, 3)}}},
 	"log_softmax_grad": {{attrs: ir.A("axis", -1), in: []zdOperand{zdF(2, 3), zdF(2, 3)}}},
 	"cross_entropy_with_softmax": {{attrs: ir.A("axis", -1), in: []zdOperand{zdF(2, 3), zdIdx(3, 2)}, dataDep: true},
