@@ -36,8 +36,9 @@ func (s *Stepper) StepPeak() (int64, error) {
 // parameters on batches of the first image of the training batch that
 // Stepper uses, for the inference rows of bench/run -det. With optimized,
 // it is compiled as gopir run compiles inference programs (package
-// optimize: bias and SiLU fused into the convolutions' epilogues) and run
-// through exec's serving path with its weights packed once.
+// optimize: bias and SiLU fused into the convolutions' epilogues, the
+// distribution bins' softmax in float32) and run through exec's serving
+// path with its weights packed once.
 type DetInference struct {
 	alloc  *memory.Allocator
 	store  *exec.Store
@@ -53,18 +54,20 @@ func NewDetInference(threads int, batches []int, optimized bool) (*DetInference,
 	return newDetInference(train.Config{Model: DetModel, Batch: DetBatch}, threads, batches, optimized)
 }
 
-// newDetInference is NewDetInference for the model and image size of cfg.
-func newDetInference(cfg train.Config, threads int, batches []int, optimized bool) (*DetInference, error) {
+// newDetInference is NewDetInference for the model and image size of cfg,
+// optimized by the passes only names (all of them when none) if
+// optimized.
+func newDetInference(cfg train.Config, threads int, batches []int, optimized bool, only ...string) (*DetInference, error) {
 	a := memory.New(memory.Options{})
 	d := &DetInference{alloc: a, store: exec.NewStore(), res: exec.Results{}, feeds: map[string]*tensor.Tensor{}, images: map[int]*tensor.Tensor{}}
-	if err := d.setup(cfg, threads, batches, optimized); err != nil {
+	if err := d.setup(cfg, threads, batches, optimized, only); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-func (d *DetInference) setup(cfg train.Config, threads int, batches []int, optimized bool) error {
+func (d *DetInference) setup(cfg train.Config, threads int, batches []int, optimized bool, only []string) error {
 	task, err := train.LoadTask(cfg)
 	if err != nil {
 		return err
@@ -98,7 +101,7 @@ func (d *DetInference) setup(cfg train.Config, threads int, batches []int, optim
 		}
 	} else {
 		opts.PackCache = InferencePackCache
-		if d.exe, _, err = optimize.Compile(prog, d.store, opts); err != nil {
+		if d.exe, _, err = optimize.Compile(prog, d.store, opts, only...); err != nil {
 			return err
 		}
 		// The optimized store holds what the optimized program reads,

@@ -20,7 +20,8 @@ type Pass struct {
 // that the patterns after them are contiguous; the folds before the
 // fusion, which then takes the folded bias into the fused op; the
 // pools without indices before the fusion of a pool into the fused
-// convolution that feeds it.
+// convolution that feeds it; softmax's float32 form last, as it changes
+// no pattern the others look for.
 var Passes = []Pass{
 	{"identities", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{"fold_batch_norm", FoldBatchNorm},
@@ -28,6 +29,7 @@ var Passes = []Pass{
 	{"fuse_epilogue", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FuseEpilogue(p) }},
 	{"drop_pool_indices", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
 	{"fuse_pool", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
+	{"softmax_f32", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
 }
 
 // PassNames lists the passes' names, in order.

@@ -247,6 +247,15 @@ var passCases = []passCase{
 	{"convolution with a residual", "fuse_pool", func(b *ir.Builder) {
 		fetch(b, ops.MaxPool2DValues(b, fusedConv(b, data(b, "x", 2, 3, 10, 9), 3, 8, true), []int{2, 2}, nil, nil))
 	}, 0, []string{"conv2d_fused", "max_pool2d_values"}, true},
+	// softmax with float32 exponentials
+	{"f32 softmaxes", "softmax_f32", func(b *ir.Builder) {
+		y := ops.Softmax(b, data(b, "x", 2, 3, 17), -1)
+		fetch(b, ops.Softmax(b, ops.Relu(b, y), 1))
+	}, 2, []string{"softmax_f32", "relu", "softmax_f32"}, false},
+	{"f64 softmax and log_softmax", "softmax_f32", func(b *ir.Builder) {
+		ops.Fetch(b, "l", ops.LogSoftmax(b, data(b, "z", 2, 17), -1))
+		fetch(b, ops.Softmax(b, ops.Data(b, "x", ir.F64, 2, 17), -1))
+	}, 0, []string{"log_softmax", "softmax"}, true},
 
 	{"conv used twice", "fuse_epilogue", func(b *ir.Builder) {
 		c := conv(b, data(b, "x", 2, 3, 6, 6), param(b, "w", 4, 3, 3, 3))
