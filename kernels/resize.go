@@ -311,6 +311,9 @@ func Resize[T nnFloat](axes []ResizeAxis, x, out []T, extrapolation float64, thr
 	}
 	j := getJob[resizeJob[T]]()
 	j.axes, j.x, j.out, j.extrapolation, j.copyOnly = axes, x, out, extrapolation, resizeNearestOnly(axes)
+	if j.copyOnly {
+		j.repeat = resizeRepeat(lastAx)
+	}
 	nnForRanger(threads, rows, width*lastAx.K*2, j)
 	putJob(j)
 }
@@ -321,6 +324,23 @@ type resizeJob[T nnFloat] struct {
 	x, out        []T
 	extrapolation float64
 	copyOnly      bool
+	repeat        int // with copyOnly: resizeRepeat of the last axis
+}
+
+// resizeRepeat is f when the nearest-tap axis a repeats each input
+// element f times in order (Index[o] = o/f, Out = f·In: nearest
+// upsampling by an integer factor, as ppyoloe_s's neck does by 2), else 0.
+func resizeRepeat(a ResizeAxis) int {
+	if a.In == 0 || a.Out%a.In != 0 || a.Outside != nil {
+		return 0
+	}
+	f := a.Out / a.In
+	for o, i := range a.Index[:a.Out] {
+		if i != o/f {
+			return 0
+		}
+	}
+	return f
 }
 
 func (job *resizeJob[T]) run(lo, hi int) {
@@ -330,17 +350,29 @@ func (job *resizeJob[T]) run(lo, hi int) {
 	w := newResizeRows(axes)
 	defer w.release()
 	w.seek(lo)
+	prev := -1 // with copyOnly: the input row offset of the row before, if it read one
 	for row := lo; row < hi; row++ {
 		dst := out[row*width : (row+1)*width]
 		if job.copyOnly {
 			off, ok := w.offset()
-			src, index := x[off:], lastAx.Index[:len(dst)]
-			for j := range dst {
-				if !ok || lastAx.Outside != nil && lastAx.Outside[j] {
-					dst[j] = T(extrapolation)
-					continue
+			switch {
+			case ok && off == prev:
+				// The same input row as the row before (nearest
+				// upsampling along a leading axis): the same elements.
+				copy(dst, out[(row-1)*width:row*width])
+			case ok && lastAx.Outside == nil:
+				resizeCopyRow(dst, x[off:off+lastAx.In], lastAx.Index, job.repeat)
+				prev = off
+			default:
+				src, index := x[off:], lastAx.Index[:len(dst)]
+				for j := range dst {
+					if !ok || lastAx.Outside != nil && lastAx.Outside[j] {
+						dst[j] = T(extrapolation)
+						continue
+					}
+					dst[j] = src[index[j]]
 				}
-				dst[j] = src[index[j]]
+				prev = -1
 			}
 			w.next()
 			continue
@@ -368,6 +400,32 @@ func (job *resizeJob[T]) run(lo, hi int) {
 			}
 		}
 		w.next()
+	}
+}
+
+// resizeCopyRow sets dst[j] = src[index[j]]: src's elements each repeated
+// repeat times in a row when repeat > 0 (resizeRepeat).
+func resizeCopyRow[T nnFloat](dst, src []T, index []int, repeat int) {
+	switch repeat {
+	case 1:
+		copy(dst, src)
+	case 2:
+		dst = dst[:2*len(src)]
+		for i, v := range src {
+			dst[2*i], dst[2*i+1] = v, v
+		}
+	case 0:
+		index = index[:len(dst)]
+		for j, i := range index {
+			dst[j] = src[i]
+		}
+	default:
+		for i, v := range src {
+			d := dst[i*repeat : (i+1)*repeat]
+			for k := range d {
+				d[k] = v
+			}
+		}
 	}
 }
 
