@@ -460,10 +460,9 @@ func convRowsF32(ob, rows int) {
 	Load(Param("at"), R12)
 	Load(Param("mask"), RAX)
 	KMOVW(EAX, K1)
-	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27}
+	z := allZ()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
-	convRowsSteps(ob, rows, in, offs, w, n, rs, z, []VecPhysical{Z28, Z29, Z30, Z31})
+	convRowsSteps(ob, rows, in, offs, w, n, rs, z)
 	SHLQ(U8(2), os)
 	Load(Param("ors"), R10)
 	SHLQ(U8(2), R10)
@@ -486,10 +485,21 @@ func convRowsF32(ob, rows int) {
 // convRowsSteps emits the k loop that convRowsF32 and convRowsEpiF32
 // share: it clears the rows·ob accumulators z[r·ob+o], then for each of
 // the n steps (offsets at offs, R12 added; weights at w) loads each row's
-// 16 lanes into one of temps in turn and multiply-adds them with the step's
-// ob broadcast weights; it ends at the label "store".
-func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z, temps []VecPhysical) {
+// 16 lanes into a temporary register and multiply-adds it with the step's
+// ob weights; it ends at the label "store". With more than one row, the
+// first convWeightRegs(ob, rows) weights are broadcast into registers once
+// per step and reused by every row (a step then loads ob + rows values for
+// rows·ob multiply-adds, not rows + rows·ob); the others, and all with one
+// row, are broadcast from memory by each multiply-add. Either way each
+// accumulator gets one fused multiply-add per step, in step order, with
+// the same operands, so the bits do not depend on which. The registers
+// past the accumulators (z[rows·ob:]) are clobbered.
+func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z []VecPhysical) {
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
+	k := convWeightRegs(ob, rows)
+	wr := z[rows*ob : rows*ob+k]
+	temps := z[rows*ob+k:]
+	temps = temps[:min(4, len(temps))]
 	for i := 0; i < rows*ob; i++ {
 		VPXORD(z[i], z[i], z[i])
 	}
@@ -498,6 +508,9 @@ func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z, temps []VecPh
 	Label("step")
 	MOVQ(Mem{Base: offs}, RAX)
 	ADDQ(R12, RAX)
+	for o := 0; o < k; o++ {
+		VBROADCASTSS(Mem{Base: w, Disp: 4 * o}, wr[o])
+	}
 	for r := 0; r < rows; r++ {
 		t := temps[r%len(temps)]
 		VMOVUPS(Mem{Base: in, Index: RAX, Scale: 4}, t)
@@ -505,7 +518,11 @@ func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z, temps []VecPh
 			ADDQ(rs, RAX)
 		}
 		for o := 0; o < ob; o++ {
-			VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
+			if o < k {
+				VFMADD231PS(wr[o], t, acc(r, o))
+			} else {
+				VFMADD231PS_BCST(Mem{Base: w, Disp: 4 * o}, t, acc(r, o))
+			}
 		}
 	}
 	ADDQ(U8(8), offs)
@@ -513,6 +530,16 @@ func convRowsSteps(ob, rows int, in, offs, w, n, rs GPPhysical, z, temps []VecPh
 	DECQ(n)
 	JNE(LabelRef("step"))
 	Label("store")
+}
+
+// convWeightRegs is how many of a step's ob weights convRowsSteps keeps in
+// registers for rows rows: none for one row (no reuse), else as many as
+// fit beside the rows·ob accumulators and two input registers.
+func convWeightRegs(ob, rows int) int {
+	if rows == 1 {
+		return 0
+	}
+	return max(0, min(ob, 32-rows*ob-2))
 }
 
 // convRowsEpiF32 emits convRowsEpiF32_<ob>x<rows>(in *float32, at int,
@@ -544,11 +571,7 @@ func convRowsEpiF32(ob, rows int) {
 	Load(Param("reps"), reps)
 	Load(Param("mask"), RAX)
 	KMOVW(EAX, K1)
-	VPXORD(Z31, Z31, Z31)
-	MOVL(U32(0x7fffffff), EAX)
-	VPBROADCASTD(EAX, Z30)
-	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27}
+	z := allZ()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
 	TESTQ(reps, reps)
 	JE(LabelRef("done"))
@@ -556,7 +579,7 @@ func convRowsEpiF32(ob, rows int) {
 	Load(Param("offs"), offs)
 	Load(Param("w"), w)
 	Load(Param("nsteps"), n)
-	convRowsSteps(ob, rows, in, offs, w, n, rs, z, []VecPhysical{Z28, Z29})
+	convRowsSteps(ob, rows, in, offs, w, n, rs, z)
 	for r := 0; r < rows; r++ {
 		for o := 0; o < ob; o++ {
 			VADDPS_BCST(Mem{Base: bias, Disp: 4 * o}, acc(r, o), acc(r, o))
@@ -565,6 +588,10 @@ func convRowsEpiF32(ob, rows int) {
 	Load(Param("relu"), RAX)
 	TESTQ(RAX, RAX)
 	JE(LabelRef("put"))
+	// The steps may have used Z30 and Z31: set them here, once per rep.
+	VPXORD(Z31, Z31, Z31)
+	MOVL(U32(0x7fffffff), EAX)
+	VPBROADCASTD(EAX, Z30)
 	for r := 0; r < rows; r++ {
 		for o := 0; o < ob; o++ {
 			VCMPPS(U8(6), Z31, acc(r, o), K2) // !(v <= 0): v > 0 or NaN
@@ -588,6 +615,12 @@ func convRowsEpiF32(ob, rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// allZ is the 32 vector registers in order.
+func allZ() []VecPhysical {
+	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 }
 
 // convFilterF32 emits convFilterF32_<ob>x<kw>(dy, x *float32, tab *int64,
