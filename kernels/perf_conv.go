@@ -146,17 +146,21 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 			}
 		}
 	}
-	// wt holds, per group and block of 16 output channels, the block's
-	// weights step by step: wt[s·ob + o] = w[o][c][i][j] for step s.
+	// wt holds, per group, block of 16 output channels and tile of tob
+	// channels in the block (convDirectTile), the tile's weights step by
+	// step: wt[s·ob + o] = w[o][c][i][j] for step s.
 	wt := ws[:p.O*nsteps]
+	tob, _ := p.convDirectTile()
 	for g := range p.Groups {
 		for b0 := 0; b0 < og; b0 += 16 {
-			ob := min(16, og-b0)
-			blk := wt[(g*og+b0)*nsteps : (g*og+b0+ob)*nsteps]
-			for o := range ob {
-				wo := w[(g*og+b0+o)*nsteps : (g*og+b0+o+1)*nsteps]
-				for s, v := range wo {
-					blk[s*ob+o] = v
+			for t0 := b0; t0 < min(og, b0+16); t0 += tob {
+				ob := min(tob, og-t0, b0+16-t0)
+				blk := wt[(g*og+t0)*nsteps : (g*og+t0+ob)*nsteps]
+				for o := range ob {
+					wo := w[(g*og+t0+o)*nsteps : (g*og+t0+o+1)*nsteps]
+					for s, v := range wo {
+						blk[s*ob+o] = v
+					}
 				}
 			}
 		}
@@ -165,11 +169,48 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	parts := p.convDirectParts(threads)
 	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
 	job.epi, job.bandRows = p.convDirectEpi(), rows
+	job.tileOB, job.tileRows = p.convDirectTile()
 	for range parts {
 		job.filled = append(job.filled, -1)
 	}
 	nnForWorkersRanger(parts, items, job)
 	putConvDirectJob(job)
+}
+
+// convDirectTileForce, when ob is set, is the tile convDirectTile returns
+// (its rows capped at the kernel's), for tests and benchmarks that compare
+// tiles.
+var convDirectTileForce struct{ ob, rows int }
+
+// convDirectTile is the kernel shape conv2DDirect calls: ob of a block's
+// (up to 16) output channels by rows output rows. The kernels keep a
+// step's weights in registers across the rows (convRowsSteps in perfgen),
+// so a step of an ob×rows tile loads ob + rows values for ob·rows fused
+// multiply-adds; a block of 16 channels in one call per row (16×1, a
+// broadcast load per multiply-add) loads 17 per 16. So the block is split
+// into equal tiles of at most 8 channels, whose kernels take 3 to 6 rows,
+// and the rows per call are the most, from 2, that leave the fewest rows
+// to a last, shorter call. Measured with -bench ConvDirectTile, one thread
+// under load, µs per call (16×1 → 8×2, 8×3, 6×4): the small CNN's
+// 32→64 layer at batch 64 3841 → 3226, 3328, 3139 (min of 4); its 3→32
+// layer 817 → 719, 764, 718; LeNet's 6→16 layer 288 → 263, 266, 270.
+func (p Conv2DParams) convDirectTile() (ob, rows int) {
+	og := max(1, min(16, p.O/p.Groups))
+	if f := convDirectTileForce; f.ob > 0 {
+		ob = min(f.ob, og)
+		return ob, max(1, min(f.rows, convRowsMax(ob)))
+	}
+	ob = ceilDiv(og, ceilDiv(og, 8))
+	oh := max(1, p.OutH())
+	rows = 1
+	best := 0.0
+	for r := min(2, oh); r <= min(oh, convRowsMax(ob)); r++ {
+		// The share of rows in calls of r rows.
+		if fill := float64(oh/r*r) / float64(oh); fill >= best {
+			rows, best = r, fill
+		}
+	}
+	return ob, rows
 }
 
 // convDirectEpi reports whether conv2DDirect applies its epilogue in the
@@ -200,7 +241,7 @@ func (p Conv2DParams) convDirectItems(threads int) (items, nb, rows int) {
 	oh := p.OutH()
 	rows = oh
 	if want := threads * perfItemsPerWorker; threads > 1 && blocks < want && !p.Pool2 {
-		group := convRowsMax(min(16, p.O/p.Groups))
+		_, group := p.convDirectTile()
 		bands := ceilDiv(want, blocks)
 		rows = max(group, ceilDiv(ceilDiv(oh, bands), group)*group)
 	}
@@ -227,6 +268,8 @@ type convDirectJob struct {
 	nsteps, maxOff int
 	epi            bool  // the epilogue runs in the kernel (convDirectEpi)
 	bandRows       int   // output rows per item (convDirectItems)
+	tileOB         int   // output channels per kernel call (convDirectTile)
+	tileRows       int   // output rows per kernel call
 	filled         []int // per worker, the sample and group its padded copy holds, or -1
 }
 
@@ -273,40 +316,48 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		y0 := band * j.bandRows
 		y1 := min(oh, y0+j.bandRows)
 		ob := min(16, og-b0)
-		blk := j.wt[(g*og+b0)*j.nsteps : (g*og+b0+ob)*j.nsteps]
 		var ob0 []float32
 		if p.Pool2 {
 			ob0 = poolBlk[:ob*ohw]
 		} else {
 			ob0 = j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
 		}
-		if j.epi {
-			// The bias and ReLU applied in registers, the rows looped over
-			// in the kernel: whole groups of rows, then the rest.
-			rows, bias, relu := convRowsMax(ob), p.Epilogue.Bias32[g*og+b0:], p.Epilogue.Act == ActRelu
-			full := y0 + (y1-y0)/rows*rows
-			for x0 := 0; x0 < ow; x0 += 16 {
-				lanes := min(16, ow-x0)
-				if full > y0 {
-					convRowsEpi(ob, rows, (full-y0)/rows, buf, y0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y0*ow+x0:], ohw, ow, lanes, bias, relu)
+		// The block's tiles of tileOB channels, each tileRows rows a call.
+		for t0 := 0; t0 < ob; t0 += j.tileOB {
+			tob := min(j.tileOB, ob-t0)
+			blk := j.wt[(g*og+b0+t0)*j.nsteps : (g*og+b0+t0+tob)*j.nsteps]
+			tout := ob0[t0*ohw:]
+			if j.epi {
+				// The bias and ReLU applied in registers, the rows looped
+				// over in the kernel: whole groups of rows, then the rest.
+				rows, bias, relu := j.tileRows, p.Epilogue.Bias32[g*og+b0+t0:], p.Epilogue.Act == ActRelu
+				full := y0 + (y1-y0)/rows*rows
+				for x0 := 0; x0 < ow; x0 += 16 {
+					lanes := min(16, ow-x0)
+					if full > y0 {
+						convRowsEpi(tob, rows, (full-y0)/rows, buf, y0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y0*ow+x0:], ohw, ow, lanes, bias, relu)
+					}
+					if full < y1 {
+						convRowsEpi(tob, y1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[full*ow+x0:], ohw, ow, lanes, bias, relu)
+					}
 				}
-				if full < y1 {
-					convRowsEpi(ob, y1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[full*ow+x0:], ohw, ow, lanes, bias, relu)
+				continue
+			}
+			for x0 := 0; x0 < ow; x0 += 16 {
+				for y := y0; y < y1; {
+					rows := min(j.tileRows, y1-y)
+					convRows(tob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y*ow+x0:], ohw, ow, min(16, ow-x0))
+					y += rows
 				}
 			}
+		}
+		if j.epi {
 			if p.Pool2 {
 				q, pq := n*p.O+g*og+b0, (oh/2)*(ow/2)
 				pp := Pool2DParams{N: 1, C: ob, H: oh, W: ow, KH: 2, KW: 2, SH: 2, SW: 2}
 				maxPoolValuePlanes(&pp, ob0, j.out[q*pq:(q+ob)*pq], 0, ob)
 			}
 			continue
-		}
-		for x0 := 0; x0 < ow; x0 += 16 {
-			for y := y0; y < y1; {
-				rows := min(convRowsMax(ob), y1-y)
-				convRows(ob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[y*ow+x0:], ohw, ow, min(16, ow-x0))
-				y += rows
-			}
 		}
 		q := n*p.O + g*og + b0
 		if bands == 1 {
