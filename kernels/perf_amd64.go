@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/perfgen && go run . -out ../../perf_amd64.s -stubs ../../perf_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/perfgen && go run . -out ../../perf_amd64.s -stubs ../../perf_stub_amd64.go -table ../../perf_table_amd64.go -pkg kernels"
 
 // hasPerfAVX512 gates the loops of perf_amd64.s, which use AVX-512F with
 // the DQ (VEXTRACTI32X8) and VL (EVEX on 128/256-bit registers)
@@ -91,26 +91,6 @@ func reluF32Vec(out, x []float32) int {
 	return n
 }
 
-// convRowsF32Kernels[ob-1][rows-1] is convRowsF32_<ob>x<rows>.
-var convRowsF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int){
-	{convRowsF32_1x1, convRowsF32_1x2, convRowsF32_1x3, convRowsF32_1x4, convRowsF32_1x5, convRowsF32_1x6},
-	{convRowsF32_2x1, convRowsF32_2x2, convRowsF32_2x3, convRowsF32_2x4, convRowsF32_2x5, convRowsF32_2x6},
-	{convRowsF32_3x1, convRowsF32_3x2, convRowsF32_3x3, convRowsF32_3x4, convRowsF32_3x5, convRowsF32_3x6},
-	{convRowsF32_4x1, convRowsF32_4x2, convRowsF32_4x3, convRowsF32_4x4, convRowsF32_4x5, convRowsF32_4x6},
-	{convRowsF32_5x1, convRowsF32_5x2, convRowsF32_5x3, convRowsF32_5x4, convRowsF32_5x5},
-	{convRowsF32_6x1, convRowsF32_6x2, convRowsF32_6x3, convRowsF32_6x4},
-	{convRowsF32_7x1, convRowsF32_7x2, convRowsF32_7x3, convRowsF32_7x4},
-	{convRowsF32_8x1, convRowsF32_8x2, convRowsF32_8x3},
-	{convRowsF32_9x1, convRowsF32_9x2, convRowsF32_9x3},
-	{convRowsF32_10x1, convRowsF32_10x2},
-	{convRowsF32_11x1, convRowsF32_11x2},
-	{convRowsF32_12x1, convRowsF32_12x2},
-	{convRowsF32_13x1, convRowsF32_13x2},
-	{convRowsF32_14x1, convRowsF32_14x2},
-	{convRowsF32_15x1},
-	{convRowsF32_16x1},
-}
-
 // convRowOK reports whether the direct convolution kernels can run.
 func convRowOK() bool { return hasPerfAVX512 }
 
@@ -128,26 +108,6 @@ func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxO
 	convRowsF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors)
 }
 
-// convRowsEpiF32Kernels[ob-1][rows-1] is convRowsEpiF32_<ob>x<rows>.
-var convRowsEpiF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int){
-	{convRowsEpiF32_1x1, convRowsEpiF32_1x2, convRowsEpiF32_1x3, convRowsEpiF32_1x4, convRowsEpiF32_1x5, convRowsEpiF32_1x6},
-	{convRowsEpiF32_2x1, convRowsEpiF32_2x2, convRowsEpiF32_2x3, convRowsEpiF32_2x4, convRowsEpiF32_2x5, convRowsEpiF32_2x6},
-	{convRowsEpiF32_3x1, convRowsEpiF32_3x2, convRowsEpiF32_3x3, convRowsEpiF32_3x4, convRowsEpiF32_3x5, convRowsEpiF32_3x6},
-	{convRowsEpiF32_4x1, convRowsEpiF32_4x2, convRowsEpiF32_4x3, convRowsEpiF32_4x4, convRowsEpiF32_4x5, convRowsEpiF32_4x6},
-	{convRowsEpiF32_5x1, convRowsEpiF32_5x2, convRowsEpiF32_5x3, convRowsEpiF32_5x4, convRowsEpiF32_5x5},
-	{convRowsEpiF32_6x1, convRowsEpiF32_6x2, convRowsEpiF32_6x3, convRowsEpiF32_6x4},
-	{convRowsEpiF32_7x1, convRowsEpiF32_7x2, convRowsEpiF32_7x3, convRowsEpiF32_7x4},
-	{convRowsEpiF32_8x1, convRowsEpiF32_8x2, convRowsEpiF32_8x3},
-	{convRowsEpiF32_9x1, convRowsEpiF32_9x2, convRowsEpiF32_9x3},
-	{convRowsEpiF32_10x1, convRowsEpiF32_10x2},
-	{convRowsEpiF32_11x1, convRowsEpiF32_11x2},
-	{convRowsEpiF32_12x1, convRowsEpiF32_12x2},
-	{convRowsEpiF32_13x1, convRowsEpiF32_13x2},
-	{convRowsEpiF32_14x1, convRowsEpiF32_14x2},
-	{convRowsEpiF32_15x1},
-	{convRowsEpiF32_16x1},
-}
-
 // convRowsEpi runs convRowsEpiF32_<ob>x<rows>: reps×rows output rows
 // (rows at a time, down the map) of convRows with the bias (and with relu
 // ReLU) applied before the stores, after checking its loads and stores.
@@ -162,17 +122,6 @@ func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, min
 		r = 1
 	}
 	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, &bias[0], r, reps)
-}
-
-// convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.
-var convFilterF32Kernels = [7][]func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int){
-	{convFilterF32_1x1, convFilterF32_2x1, convFilterF32_3x1, convFilterF32_4x1, convFilterF32_5x1},
-	{convFilterF32_1x2, convFilterF32_2x2, convFilterF32_3x2, convFilterF32_4x2, convFilterF32_5x2},
-	{convFilterF32_1x3, convFilterF32_2x3, convFilterF32_3x3, convFilterF32_4x3, convFilterF32_5x3},
-	{convFilterF32_1x4, convFilterF32_2x4, convFilterF32_3x4, convFilterF32_4x4, convFilterF32_5x4},
-	{convFilterF32_1x5, convFilterF32_2x5, convFilterF32_3x5, convFilterF32_4x5, convFilterF32_5x5},
-	{convFilterF32_1x6, convFilterF32_2x6, convFilterF32_3x6, convFilterF32_4x6},
-	{convFilterF32_1x7, convFilterF32_2x7, convFilterF32_3x7},
 }
 
 // convFilterMaxOB is the most output channels one filter-gradient call

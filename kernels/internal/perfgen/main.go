@@ -5,14 +5,18 @@
 // convolution's im2col packers and of the fused convolutions' epilogue.
 // Each computes exactly what its portable Go loop in package kernels computes,
 // operation for operation, so results are bitwise the same with or
-// without it.
+// without it. With -table it also writes the Go file that lists the
+// convolution kernels by shape (perf_table_amd64.go), so that a new shape
+// is a change here only.
 //
 // It lives in its own module so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 
 import (
+	"flag"
 	"fmt"
+	"log"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -20,6 +24,9 @@ import (
 )
 
 func main() {
+	table := flag.String("table", "", "Go file listing the convolution kernels by shape")
+	flag.Parse()
+
 	ConstraintExpr("!purego")
 	adamF32()
 	reluGradF32()
@@ -30,18 +37,18 @@ func main() {
 	col2imGatherF32()
 	col2imStride2F32()
 	reluF32()
-	for ob := 1; ob <= 16; ob++ {
+	for ob := 1; ob <= convRowsMaxOB; ob++ {
 		for rows := 1; rows <= convRows(ob); rows++ {
 			convRowsF32(ob, rows)
 		}
 	}
-	for ob := 1; ob <= 16; ob++ {
+	for ob := 1; ob <= convRowsMaxOB; ob++ {
 		for rows := 1; rows <= convRows(ob); rows++ {
 			convRowsEpiF32(ob, rows)
 		}
 	}
-	for kw := 1; kw <= 7; kw++ {
-		for ob := 1; ob <= 5 && ob*kw <= 25; ob++ {
+	for kw := 1; kw <= convFilterMaxKW; kw++ {
+		for ob := 1; ob <= convFilterOB(kw); ob++ {
 			convFilterF32(ob, kw)
 		}
 	}
@@ -53,6 +60,11 @@ func main() {
 	for _, res := range []bool{false, true} {
 		for _, relu := range []bool{false, true} {
 			epiPlanesF32(res, relu)
+		}
+	}
+	if *table != "" {
+		if err := writeTable(*table); err != nil {
+			log.Fatal(err)
 		}
 	}
 	Generate()
@@ -430,6 +442,10 @@ func reluF32() {
 	RET()
 }
 
+// convRowsMaxOB is the most output channels of a direct-convolution
+// kernel.
+const convRowsMaxOB = 16
+
 // convRows returns how many output rows the direct-convolution kernel for
 // ob output channels handles per call: enough independent accumulator
 // chains (rows × ob ≤ 28 registers) to keep both FMA pipes busy, at most 6.
@@ -622,6 +638,14 @@ func allZ() []VecPhysical {
 	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 }
+
+// convFilterMaxKW is the widest kernel the filter-gradient kernels take.
+const convFilterMaxKW = 7
+
+// convFilterOB is the most output channels of a filter-gradient kernel
+// for kernel width kw: at most 25 accumulators (ob·kw), beside the ob
+// output-gradient vectors (Z25–Z29) and the input (Z30).
+func convFilterOB(kw int) int { return min(5, 25/kw) }
 
 // convFilterF32 emits convFilterF32_<ob>x<kw>(dy, x *float32, tab *int64,
 // nt int, out *float32, ostride, dystride, dw int), the inner loop of the
