@@ -65,6 +65,45 @@ func TestConvDirectTilesSameBits(t *testing.T) {
 	}
 }
 
+// TestConvDirectBwdTilesSameBits: the direct input gradient gives the
+// same bits, NaN payloads included, whichever tile of input channels and
+// rows it calls the kernel with (16 channels a row at a time, as before
+// tiles, is the reference), on 1 and 3 threads.
+func TestConvDirectBwdTilesSameBits(t *testing.T) {
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	r := rand.New(rand.NewPCG(65, 66))
+	tiles := [][2]int{{16, 1}, {8, 3}, {8, 2}, {6, 4}, {5, 5}, {4, 6}, {3, 2}, {1, 6}, {12, 2}}
+	for _, p := range []Conv2DParams{
+		{N: 2, C: 6, H: 14, W: 14, O: 16, KH: 5, KW: 5},                             // LeNet's second layer
+		{N: 2, C: 16, H: 20, W: 20, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},              // ppyoloe_s's 16→16, smaller
+		{N: 3, C: 13, H: 9, W: 21, O: 7, KH: 3, KW: 5, PH: 2, PW: 1},                // 13 channels, rows past dy
+		{N: 1, C: 10, H: 11, W: 17, O: 4, KH: 3, KW: 3, PH: 2, PW: 2, DH: 2, DW: 2}, // dilated
+		{N: 2, C: 8, H: 7, W: 18, O: 6, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},      // groups of 4 channels
+	} {
+		p = convGemmParams(p)
+		if !p.convDirectBwd() {
+			t.Fatalf("%+v: not on the direct kernel", p)
+		}
+		dy := perfRandom(r, p.N*p.O*p.OutH()*p.OutW(), true)
+		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, true)
+		for _, th := range []int{1, 3} {
+			run := func(tile [2]int) []float32 {
+				convDirectTileForce.ob, convDirectTileForce.rows = tile[0], tile[1]
+				defer func() { convDirectTileForce.ob, convDirectTileForce.rows = 0, 0 }()
+				dx := make([]float32, p.N*p.C*p.H*p.W)
+				Conv2DGradInput(p, dy, w, dx, make([]float32, Conv2DGradInputWorkspaceFor(p, th, true)), th)
+				return dx
+			}
+			want := run(tiles[0])
+			for _, tile := range append(tiles[1:], [2]int{}) { // {}: the tile Conv2DGradInput picks
+				convRowsStrictBits(t, fmt.Sprintf("%+v/threads=%d/tile=%v", p, th, tile), run(tile), want)
+			}
+		}
+	}
+}
+
 // BenchmarkConvDirectTile times the direct forward on the small CNN's
 // layers (bias and ReLU fused) and LeNet's with each kernel tile of output
 // channels × rows forced, and with the tile Conv2D picks ("auto"); with

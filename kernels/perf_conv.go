@@ -177,9 +177,9 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	putConvDirectJob(job)
 }
 
-// convDirectTileForce, when ob is set, is the tile convDirectTile returns
-// (its rows capped at the kernel's), for tests and benchmarks that compare
-// tiles.
+// convDirectTileForce, when ob is set, is the tile convDirectTile and
+// convDirectBwdTile return (its rows capped at the kernel's), for tests
+// and benchmarks that compare tiles.
 var convDirectTileForce struct{ ob, rows int }
 
 // convDirectTile is the kernel shape conv2DDirect calls: ob of a block's
@@ -200,7 +200,7 @@ func (p Conv2DParams) convDirectTile() (ob, rows int) {
 		ob = min(f.ob, og)
 		return ob, max(1, min(f.rows, convRowsMax(ob)))
 	}
-	ob = ceilDiv(og, ceilDiv(og, 8))
+	ob = convTileChannels(og)
 	oh := max(1, p.OutH())
 	rows = 1
 	best := 0.0
@@ -212,6 +212,10 @@ func (p Conv2DParams) convDirectTile() (ob, rows int) {
 	}
 	return ob, rows
 }
+
+// convTileChannels is the channels of each of the equal tiles, at most 8,
+// that a block of n ≤ 16 channels is cut into (convDirectTile).
+func convTileChannels(n int) int { return ceilDiv(n, ceilDiv(n, 8)) }
 
 // convDirectEpi reports whether conv2DDirect applies its epilogue in the
 // kernel (convRowsEpi) as it stores each vector: a bias and ReLU or no
@@ -478,6 +482,22 @@ func (p Conv2DParams) convDirectBwd() bool {
 		cg >= 2 && cg <= convDirectMaxCh && p.O/p.Groups > 0 && p.PW <= (p.KW-1)*p.DW
 }
 
+// convDirectBwdTile is the kernel shape conv2DGradInputDirect calls: cb of
+// a group's (at most 16) input channels by up to rows input rows, those
+// that take the same kernel rows. As in the forward (convDirectTile), the
+// channels are cut into equal tiles of at most 8, whose kernels keep a
+// step's weights in registers across their 3 to 6 rows, instead of 16 in
+// one call per row.
+func (p Conv2DParams) convDirectBwdTile() (cb, rows int) {
+	cg := max(1, min(16, p.C/p.Groups))
+	if f := convDirectTileForce; f.ob > 0 {
+		cb = min(f.ob, cg)
+		return cb, max(1, min(f.rows, convRowsMax(cb)))
+	}
+	cb = convTileChannels(cg)
+	return cb, convRowsMax(cb)
+}
+
 // convDirectBwdPad is the output gradient of one group of a sample with
 // (KW−1)·DW − PW zero columns on the left and enough on the right for
 // input rows W wide.
@@ -515,12 +535,14 @@ func conv2DGradInputDirect(p Conv2DParams, dy, w, dx, ws []float32, threads int)
 			}
 		}
 	}
-	// wt holds, per group and block of 16 input channels, the weights
-	// step by step: wt[s·cb + c] = w[o][c][i][j] for step s = (i, o, j).
+	// wt holds, per group and tile of tcb input channels
+	// (convDirectBwdTile), the weights step by step: wt[s·cb + c] =
+	// w[o][c][i][j] for step s = (i, o, j).
 	wt := ws[:p.Groups*cg*nsteps]
+	tcb, maxRows := p.convDirectBwdTile()
 	for g := range p.Groups {
-		for c0 := 0; c0 < cg; c0 += 16 {
-			cb := min(16, cg-c0)
+		for c0 := 0; c0 < cg; c0 += tcb {
+			cb := min(tcb, cg-c0)
 			blk := wt[(g*cg+c0)*nsteps : (g*cg+c0+cb)*nsteps]
 			for i := range p.KH {
 				for o := range og {
@@ -556,39 +578,39 @@ func conv2DGradInputDirect(p Conv2DParams, dy, w, dx, ws []float32, threads int)
 		for n := lo; n < hi; n++ {
 			for g := range p.Groups {
 				pad.fill(buf, dy[(n*p.O+g*og)*ohw:(n*p.O+(g+1)*og)*ohw], true)
-				for c0 := 0; c0 < cg; c0 += 16 {
-					cb := min(16, cg-c0)
-					blk := wt[(g*cg+c0)*nsteps : (g*cg+c0+cb)*nsteps]
-					db := dx[(n*p.C+g*cg+c0)*hw : (n*p.C+g*cg+c0+cb)*hw]
-					for h := 0; h < p.H; {
-						ia, ib := rowSteps(h)
-						rows := 1
-						for rows < convRowsMax(cb) && h+rows < p.H {
-							if a, b := rowSteps(h + rows); a != ia || b != ib {
-								break
-							}
-							rows++
+				// Row groups, and in each the tiles of channels in turn,
+				// so that the group's rows of dy stay in cache.
+				dg := dx[(n*p.C+g*cg)*hw : (n*p.C+(g+1)*cg)*hw]
+				for h := 0; h < p.H; {
+					ia, ib := rowSteps(h)
+					rows := 1
+					for rows < min(maxRows, convRowsMax(tcb)) && h+rows < p.H {
+						if a, b := rowSteps(h + rows); a != ia || b != ib {
+							break
 						}
-						if ib == ia { // no kernel row reaches dy
-							for c := range cb {
-								for r := range rows {
-									clear(db[c*hw+(h+r)*p.W : c*hw+(h+r+1)*p.W])
-								}
-							}
-							h += rows
-							continue
-						}
-						lo, hi := minI[ia], maxI[ia]
-						for i := ia + 1; i < ib; i++ {
-							lo, hi = min(lo, minI[i]), max(hi, maxI[i])
-						}
-						s0, s1 := ia*perI, ib*perI
-						for x0 := 0; x0 < p.W; x0 += 16 {
-							convRows(cb, rows, buf, (h+p.PH)*pad.wp+x0, pad.wp, offs[s0:s1], lo, hi,
-								blk[s0*cb:s1*cb], db[h*p.W+x0:], hw, p.W, min(16, p.W-x0))
+						rows++
+					}
+					if ib == ia { // no kernel row reaches dy
+						for c := range cg {
+							clear(dg[c*hw+h*p.W : c*hw+(h+rows)*p.W])
 						}
 						h += rows
+						continue
 					}
+					lo, hi := minI[ia], maxI[ia]
+					for i := ia + 1; i < ib; i++ {
+						lo, hi = min(lo, minI[i]), max(hi, maxI[i])
+					}
+					s0, s1 := ia*perI, ib*perI
+					for c0 := 0; c0 < cg; c0 += tcb {
+						cb := min(tcb, cg-c0)
+						blk := wt[(g*cg+c0)*nsteps : (g*cg+c0+cb)*nsteps]
+						for x0 := 0; x0 < p.W; x0 += 16 {
+							convRows(cb, rows, buf, (h+p.PH)*pad.wp+x0, pad.wp, offs[s0:s1], lo, hi,
+								blk[s0*cb:s1*cb], dg[c0*hw+h*p.W+x0:], hw, p.W, min(16, p.W-x0))
+						}
+					}
+					h += rows
 				}
 			}
 		}
