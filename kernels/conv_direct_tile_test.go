@@ -9,8 +9,9 @@ import (
 
 // TestConvDirectTilesSameBits: the direct forward gives the same bits,
 // NaN payloads included, whichever tile of output channels and rows it
-// calls the kernel with (a block of 16 channels in one call per row
-// group, as before tiles, is the reference), with no epilogue, the
+// calls the kernel with and whichever strip of rows each tile computes
+// before the next (a block of 16 channels in one call per row, over the
+// whole map, as before tiles, is the reference), with no epilogue, the
 // kernel's bias and ReLU, and the epilogue passes, on 1 and 2 threads.
 func TestConvDirectTilesSameBits(t *testing.T) {
 	if !convRowOK() {
@@ -18,7 +19,7 @@ func TestConvDirectTilesSameBits(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	r := rand.New(rand.NewPCG(63, 64))
-	tiles := [][2]int{{16, 1}, {8, 3}, {8, 2}, {6, 4}, {5, 5}, {4, 6}, {4, 4}, {3, 6}, {2, 6}, {1, 6}, {7, 4}, {12, 2}}
+	tiles := [][3]int{{16, 1, 1000}, {8, 3}, {8, 2}, {6, 4}, {5, 5}, {4, 6}, {4, 4}, {3, 6}, {2, 6}, {1, 6}, {7, 4}, {12, 2}}
 	for _, p := range []Conv2DParams{
 		{N: 2, C: 3, H: 32, W: 32, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},               // the small CNN's first layer
 		{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},              // its second
@@ -40,15 +41,16 @@ func TestConvDirectTilesSameBits(t *testing.T) {
 			for _, th := range []int{1, 2} {
 				fp := p
 				fp.Epilogue = ep
-				run := func(tile [2]int) []float32 {
-					convDirectTileForce.ob, convDirectTileForce.rows = tile[0], tile[1]
-					defer func() { convDirectTileForce.ob, convDirectTileForce.rows = 0, 0 }()
+				run := func(tile [3]int) []float32 {
+					convDirectTileForce.ob, convDirectTileForce.rows, convDirectStripForce = tile[0], tile[1], tile[2]
+					defer func() { convDirectTileForce.ob, convDirectTileForce.rows, convDirectStripForce = 0, 0, 0 }()
 					out := make([]float32, elems)
 					Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
 					return out
 				}
 				want := run(tiles[0])
-				for _, tile := range append(tiles[1:], [2]int{}) { // {}: the tile Conv2D picks
+				// {}: the tile and strip Conv2D picks; then other strips.
+				for _, tile := range append(tiles[1:], [3]int{}, [3]int{0, 0, 1}, [3]int{8, 3, 2}, [3]int{4, 4, 3}) {
 					what := fmt.Sprintf("%+v/act=%v/threads=%d/tile=%v", p, ep.Act, th, tile)
 					if ep.Act == ActSilu && th > 1 {
 						// The tile's rows set the bands' edges, and the SiLU
@@ -99,6 +101,38 @@ func TestConvDirectBwdTilesSameBits(t *testing.T) {
 			want := run(tiles[0])
 			for _, tile := range append(tiles[1:], [2]int{}) { // {}: the tile Conv2DGradInput picks
 				convRowsStrictBits(t, fmt.Sprintf("%+v/threads=%d/tile=%v", p, th, tile), run(tile), want)
+			}
+		}
+	}
+}
+
+// BenchmarkConvDirectStrip times the direct forward with its bias and
+// SiLU (the epilogue passes) or ReLU (in the kernel) on ppyoloe_s's
+// 16→16 layer at 160×160 (a padded sample of 1.6 MB) and the small CNN's
+// layers, with each tile of a block computing strips of 1, 4 or all
+// (0) tile rows before the next.
+func BenchmarkConvDirectStrip(b *testing.B) {
+	layers := []struct {
+		name string
+		p    Conv2DParams
+	}{{"stem16", ppyoloeDeployConvs[1].p}, convBenchLayers[0], convBenchLayers[1]}
+	for _, l := range layers {
+		for _, n := range []int{1, 8} {
+			for _, act := range []Activation{ActSilu, ActRelu} {
+				for _, strip := range []int{0, 1, 4} {
+					p := convGemmParams(l.p)
+					p.N = n
+					p.Epilogue = Epilogue{Act: act, Bias32: perfFill(p.O, 3)}
+					b.Run(fmt.Sprintf("%s/batch=%d/act=%d/strip=%d", l.name, n, act, strip), func(b *testing.B) {
+						convDirectStripForce = strip
+						defer func() { convDirectStripForce = 0 }()
+						x, w := perfFill(p.N*p.C*p.H*p.W, 7), perfFill(p.O*p.C*p.KH*p.KW, 5)
+						out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+						threads := runtime.GOMAXPROCS(0)
+						ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+						perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
+					})
+				}
 			}
 		}
 	}

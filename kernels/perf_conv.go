@@ -170,6 +170,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	job.p, job.pad, job.x, job.out, job.wt, job.bufs, job.nsteps, job.maxOff = p, pad, x, out, wt, ws[p.O*nsteps:], nsteps, maxOff
 	job.epi, job.bandRows = p.convDirectEpi(), rows
 	job.tileOB, job.tileRows = p.convDirectTile()
+	job.stripRows = p.convDirectStrip(job.tileRows)
 	for range parts {
 		job.filled = append(job.filled, -1)
 	}
@@ -211,6 +212,29 @@ func (p Conv2DParams) convDirectTile() (ob, rows int) {
 		}
 	}
 	return ob, rows
+}
+
+// convDirectStripForce, when set, is convDirectStrip's strip in tile
+// rows, for benchmarks.
+var convDirectStripForce int
+
+// convDirectStrip is how many output rows, a multiple of the tile's rows,
+// each tile of a block computes before the next tile: 4 calls' worth, so
+// that the strip's input rows are still in cache when the next tile
+// reads them. On ppyoloe_s's 16→16 layer at 160×160, whose padded sample
+// (1.6 MB) outgrows L2, whole-map strips re-read it from L3 per tile.
+// One thread under load, µs per call (-bench ConvDirectStrip, strips of
+// all rows → 4 tile rows, three rounds): that layer at batch 8 with its
+// ReLU in the kernel 6426, 8905, 8698 → 6084, 7705, 7538, with SiLU 7966,
+// 10801, 11315 → 6984, 9326, 9035; the small CNN's 32→64 at batch 8 with
+// ReLU 405, 408, 398 → 388, 388, 388; its 3→32 84, 86, 84 → 83, 86, 84.
+// (Strips of one tile row: 6087, 7711, 7593 on the first, but 90, 94, 93
+// on the last.)
+func (p Conv2DParams) convDirectStrip(rows int) int {
+	if convDirectStripForce > 0 {
+		return convDirectStripForce * rows
+	}
+	return 4 * rows
 }
 
 // convTileChannels is the channels of each of the equal tiles, at most 8,
@@ -274,6 +298,7 @@ type convDirectJob struct {
 	bandRows       int   // output rows per item (convDirectItems)
 	tileOB         int   // output channels per kernel call (convDirectTile)
 	tileRows       int   // output rows per kernel call
+	stripRows      int   // output rows each tile computes before the next tile (convDirectStrip)
 	filled         []int // per worker, the sample and group its padded copy holds, or -1
 }
 
@@ -326,32 +351,37 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		} else {
 			ob0 = j.out[(n*p.O+g*og+b0)*ohw : (n*p.O+g*og+b0+ob)*ohw]
 		}
-		// The block's tiles of tileOB channels, each tileRows rows a call.
-		for t0 := 0; t0 < ob; t0 += j.tileOB {
-			tob := min(j.tileOB, ob-t0)
-			blk := j.wt[(g*og+b0+t0)*j.nsteps : (g*og+b0+t0+tob)*j.nsteps]
-			tout := ob0[t0*ohw:]
-			if j.epi {
-				// The bias and ReLU applied in registers, the rows looped
-				// over in the kernel: whole groups of rows, then the rest.
-				rows, bias, relu := j.tileRows, p.Epilogue.Bias32[g*og+b0+t0:], p.Epilogue.Act == ActRelu
-				full := y0 + (y1-y0)/rows*rows
-				for x0 := 0; x0 < ow; x0 += 16 {
-					lanes := min(16, ow-x0)
-					if full > y0 {
-						convRowsEpi(tob, rows, (full-y0)/rows, buf, y0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y0*ow+x0:], ohw, ow, lanes, bias, relu)
+		// Strips of stripRows rows (convDirectStrip), in each the block's
+		// tiles in turn.
+		for s0 := y0; s0 < y1; s0 += j.stripRows {
+			s1 := min(y1, s0+j.stripRows)
+			// The block's tiles of tileOB channels, each tileRows rows a call.
+			for t0 := 0; t0 < ob; t0 += j.tileOB {
+				tob := min(j.tileOB, ob-t0)
+				blk := j.wt[(g*og+b0+t0)*j.nsteps : (g*og+b0+t0+tob)*j.nsteps]
+				tout := ob0[t0*ohw:]
+				if j.epi {
+					// The bias and ReLU applied in registers, the rows looped
+					// over in the kernel: whole groups of rows, then the rest.
+					rows, bias, relu := j.tileRows, p.Epilogue.Bias32[g*og+b0+t0:], p.Epilogue.Act == ActRelu
+					full := s0 + (s1-s0)/rows*rows
+					for x0 := 0; x0 < ow; x0 += 16 {
+						lanes := min(16, ow-x0)
+						if full > s0 {
+							convRowsEpi(tob, rows, (full-s0)/rows, buf, s0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[s0*ow+x0:], ohw, ow, lanes, bias, relu)
+						}
+						if full < s1 {
+							convRowsEpi(tob, s1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[full*ow+x0:], ohw, ow, lanes, bias, relu)
+						}
 					}
-					if full < y1 {
-						convRowsEpi(tob, y1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[full*ow+x0:], ohw, ow, lanes, bias, relu)
-					}
+					continue
 				}
-				continue
-			}
-			for x0 := 0; x0 < ow; x0 += 16 {
-				for y := y0; y < y1; {
-					rows := min(j.tileRows, y1-y)
-					convRows(tob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y*ow+x0:], ohw, ow, min(16, ow-x0))
-					y += rows
+				for x0 := 0; x0 < ow; x0 += 16 {
+					for y := s0; y < s1; {
+						rows := min(j.tileRows, s1-y)
+						convRows(tob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y*ow+x0:], ohw, ow, min(16, ow-x0))
+						y += rows
+					}
 				}
 			}
 		}
