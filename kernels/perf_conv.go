@@ -190,8 +190,8 @@ var convDirectTileForce struct{ ob, rows int }
 // multiply-adds; a block of 16 channels in one call per row (16×1, a
 // broadcast load per multiply-add) loads 17 per 16. So the block is split
 // into equal tiles of at most 8 channels, whose kernels take 3 to 6 rows,
-// and the rows per call are the most, from 2, that leave the fewest rows
-// to a last, shorter call. Measured with -bench ConvDirectTile, one thread
+// and the rows per call are the most, from 2 (1 on a map of one row), that
+// leave the fewest rows to a last, shorter call. Measured with -bench ConvDirectTile, one thread
 // under load, µs per call (16×1 → 8×2, 8×3, 6×4): the small CNN's
 // 32→64 layer at batch 64 3841 → 3226, 3328, 3139 (min of 4); its 3→32
 // layer 817 → 719, 764, 718; LeNet's 6→16 layer 288 → 263, 266, 270.
@@ -614,7 +614,7 @@ func conv2DGradInputDirect(p Conv2DParams, dy, w, dx, ws []float32, threads int)
 				for h := 0; h < p.H; {
 					ia, ib := rowSteps(h)
 					rows := 1
-					for rows < min(maxRows, convRowsMax(tcb)) && h+rows < p.H {
+					for rows < maxRows && h+rows < p.H {
 						if a, b := rowSteps(h + rows); a != ia || b != ib {
 							break
 						}
