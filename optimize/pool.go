@@ -1,10 +1,6 @@
 package optimize
 
-import (
-	"fmt"
-
-	"github.com/gopir/gopir/ir"
-)
+import "github.com/gopir/gopir/ir"
 
 // DropPoolIndices replaces each max_pool2d whose indices (its second
 // result) nothing reads by max_pool2d_values, which gives the same maxima
@@ -31,22 +27,12 @@ func dropPoolIndices(q *ir.Program, only func(*ir.Op) bool, made func(*ir.Op, []
 		return true
 	})
 	for _, op := range found {
-		b := ir.NewBuilder(q)
-		b.SetInsertionPoint(op.Block(), op.Block().IndexOf(op)+1)
-		b.SetPos(op.Pos)
-		y := b.Op1("max_pool2d_values", op.Attrs, op.Operand(0))
-		if err := b.Err(); err != nil {
-			return 0, fmt.Errorf("optimize: max_pool2d at %s: %w", op.Pos, err)
-		}
-		if want := op.Result(0).Type(); !y.Type().Equal(want) {
-			return 0, fmt.Errorf("optimize: max_pool2d at %s: max_pool2d_values has type %s, not %s", op.Pos, y.Type(), want)
-		}
-		op.Result(0).ReplaceAllUsesWith(y)
-		if err := erase(op); err != nil {
+		values, err := swapOp(q, op, "max_pool2d_values")
+		if err != nil {
 			return 0, err
 		}
 		if made != nil {
-			made(y.Def(), []*ir.Op{op})
+			made(values, []*ir.Op{op})
 		}
 	}
 	return len(found), nil

@@ -1,10 +1,6 @@
 package optimize
 
-import (
-	"fmt"
-
-	"github.com/gopir/gopir/ir"
-)
+import "github.com/gopir/gopir/ir"
 
 // SoftmaxF32 makes each f32 softmax a softmax_f32 with the same axis:
 // float32 exponentials sixteen at a time instead of float64 math.Exp, as
@@ -23,15 +19,7 @@ func SoftmaxF32(p *ir.Program) (*ir.Program, int, error) {
 		return true
 	})
 	for _, op := range found {
-		b := ir.NewBuilder(q)
-		b.SetInsertionPoint(op.Block(), op.Block().IndexOf(op)+1)
-		b.SetPos(op.Pos)
-		y := b.Op1("softmax_f32", op.Attrs, op.Operand(0))
-		if err := b.Err(); err != nil {
-			return nil, 0, fmt.Errorf("optimize: softmax at %s: %w", op.Pos, err)
-		}
-		op.Result(0).ReplaceAllUsesWith(y)
-		if err := erase(op); err != nil {
+		if _, err := swapOp(q, op, "softmax_f32"); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -55,9 +55,7 @@ func (r *runner) baseInferenceTable(desc string) {
 	fmt.Printf("before: %s\nafter:  the working tree\n\n", desc)
 	fmt.Println("Inference of the exported ONNX models: ms per inference (round-to-round range); CPU ms per inference with one thread.")
 	fmt.Println()
-	hdr := []string{"model", "batch", "threads", "before (ms)", "after (ms)", "after / before", "ONNX Runtime (ms)", "after / ORT", "CPU before / after / ORT"}
-	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
-	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
+	printHeader("model", "batch", "threads", "before (ms)", "after (ms)", "after / before", "ONNX Runtime (ms)", "after / ORT", "CPU before / after / ORT")
 	for _, m := range r.inf {
 		if m.absent != "" {
 			fmt.Printf("| %s | - | - | - (%s) | | | | | |\n", m.name, m.absent)

@@ -142,14 +142,9 @@ func (r *runner) detTable() {
 		r.detMemoryRows(gkey, add)
 	}
 	r.detInferenceRows(add)
-	hdr := []string{"measure", "gopir", "reference", "gopir / reference", "goal", "status"}
-	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
-	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
+	printHeader("measure", "gopir", "reference", "gopir / reference", "goal", "status")
 	for _, row := range rows {
-		for i := range row {
-			row[i] = strings.ReplaceAll(row[i], "|", "/")
-		}
-		fmt.Println("| " + strings.Join(row, " | ") + " |")
+		printRow(row...)
 	}
 	inferences := map[bool]string{true: "2", false: "5"}[*quick]
 	if *infOnly {

@@ -173,18 +173,10 @@ func (r *runner) inferenceTable() {
 	fmt.Println("Inference of the exported ONNX models: ms per inference (round-to-round range), gopir / ORT (below 1: gopir")
 	fmt.Println("faster), and each one's largest |output − PyTorch's golden output| over the golden cases.")
 	fmt.Println()
-	hdr := []string{"model", "batch", "threads", "gopir (ms)", "ONNX Runtime (ms)", "gopir / ORT", "CPU time, gopir / ORT", "gopir max abs err", "ORT max abs err"}
-	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
-	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
-	row := func(c ...string) {
-		for i := range c {
-			c[i] = strings.ReplaceAll(c[i], "|", "/")
-		}
-		fmt.Println("| " + strings.Join(c, " | ") + " |")
-	}
+	printHeader("model", "batch", "threads", "gopir (ms)", "ONNX Runtime (ms)", "gopir / ORT", "CPU time, gopir / ORT", "gopir max abs err", "ORT max abs err")
 	for _, m := range r.inf {
 		if m.absent != "" {
-			row(m.name, "-", "-", "- ("+m.absent+")", "-", "-", "-", "-", "-")
+			printRow(m.name, "-", "-", "- ("+m.absent+")", "-", "-", "-", "-", "-")
 			continue
 		}
 		oerr := "-"
@@ -228,13 +220,13 @@ func (r *runner) inferenceTable() {
 				if t == 1 && gcok && ocok {
 					cpuRatio = fmt.Sprintf("%.2f (%.4g / %.4g)", gc/oc, gc, oc)
 				}
-				row(m.name, strconv.Itoa(b), strconv.Itoa(t), gs, ocell, ratio, cpuRatio, gerr, oerr)
+				printRow(m.name, strconv.Itoa(b), strconv.Itoa(t), gs, ocell, ratio, cpuRatio, gerr, oerr)
 			}
 		}
 	}
 	for _, name := range bench.InferenceModels {
 		if e := r.fail["onnx "+name]; e != "" {
-			row(name, "-", "-", "- ("+e+")", "-", "-", "-", "-", "-")
+			printRow(name, "-", "-", "- ("+e+")", "-", "-", "-", "-", "-")
 		}
 	}
 	if e := r.fail["ort"]; e != "" {

@@ -684,14 +684,9 @@ func (r *runner) table(mem []bench.MemRow) {
 		}
 	}
 
-	hdr := []string{"measure", "gopir", "reference", "gopir / reference", "goal", "status"}
-	fmt.Println("| " + strings.Join(hdr, " | ") + " |")
-	fmt.Println("|" + strings.Repeat("---|", len(hdr)))
+	printHeader("measure", "gopir", "reference", "gopir / reference", "goal", "status")
 	for _, row := range rows {
-		for i := range row {
-			row[i] = strings.ReplaceAll(row[i], "|", "/")
-		}
-		fmt.Println("| " + strings.Join(row, " | ") + " |")
+		printRow(row...)
 	}
 	fmt.Printf("\nFigures are medians over %d rounds of each round's figure: the median step (gopir, PyTorch, GoMLX), GFLOP/s over\n", *rounds)
 	fmt.Println("all products of about 0.5 s (gopir, OpenBLAS), ns per op over 10,000 ops (median of 5 loops for PyTorch);")

@@ -1,0 +1,29 @@
+package optimize
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+)
+
+// swapOp puts an op named name, with op's attributes and operands, where
+// op is, gives its result to every reader of op's first result, and
+// erases op (whose other results nothing may read). The new op's result
+// must have the type of op's first result. It returns the new op.
+func swapOp(q *ir.Program, op *ir.Op, name string) (*ir.Op, error) {
+	b := ir.NewBuilder(q)
+	b.SetInsertionPoint(op.Block(), op.Block().IndexOf(op)+1)
+	b.SetPos(op.Pos)
+	y := b.Op1(name, op.Attrs, op.Operands()...)
+	if err := b.Err(); err != nil {
+		return nil, fmt.Errorf("optimize: %s at %s: %w", op.Name(), op.Pos, err)
+	}
+	if want := op.Result(0).Type(); !y.Type().Equal(want) {
+		return nil, fmt.Errorf("optimize: %s at %s: %s has type %s, not %s", op.Name(), op.Pos, name, y.Type(), want)
+	}
+	op.Result(0).ReplaceAllUsesWith(y)
+	if err := erase(op); err != nil {
+		return nil, err
+	}
+	return y.Def(), nil
+}
