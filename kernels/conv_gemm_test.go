@@ -185,8 +185,11 @@ var convBenchLayers = []struct {
 	{"r18_l2a", Conv2DParams{C: 64, H: 16, W: 16, O: 128, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"r18_l2ds", Conv2DParams{C: 64, H: 16, W: 16, O: 128, KH: 1, KW: 1, SH: 2, SW: 2}},
 	{"r18_l2", Conv2DParams{C: 128, H: 8, W: 8, O: 128, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"r18_l3a", Conv2DParams{C: 128, H: 8, W: 8, O: 256, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"r18_l3ds", Conv2DParams{C: 128, H: 8, W: 8, O: 256, KH: 1, KW: 1, SH: 2, SW: 2}},
 	{"r18_l3", Conv2DParams{C: 256, H: 4, W: 4, O: 256, KH: 3, KW: 3, PH: 1, PW: 1}},
 	{"r18_l4a", Conv2DParams{C: 256, H: 4, W: 4, O: 512, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"r18_l4ds", Conv2DParams{C: 256, H: 4, W: 4, O: 512, KH: 1, KW: 1, SH: 2, SW: 2}},
 	{"r18_l4", Conv2DParams{C: 512, H: 2, W: 2, O: 512, KH: 3, KW: 3, PH: 1, PW: 1}},
 }
 
