@@ -167,8 +167,8 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 		rows, cols = j.q, og
 	}
 	// Goroutines as the GEMM would use for the product (gemmParallel), on
-	// blocks of C chosen as for its streaming case; splits fall on tile
-	// boundaries, so they never change results.
+	// blocks of C chosen as for its streaming case (convGemmGrid); splits
+	// fall on tile boundaries, so they never change results.
 	work := og * j.q * j.k * p.Groups
 	if j.k < gemmShallowK {
 		work /= 4
@@ -176,7 +176,7 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	t := max(1, min(threads, runtime.GOMAXPROCS(0), work/gemmMinWork))
 	j.gridR, j.gridC = 1, 1
 	if t > p.Groups {
-		j.gridR, j.gridC = gemmStreamItems(rows, cols, j.kern.mr, j.kern.nr, ceilDiv(t, p.Groups))
+		j.gridR, j.gridC = convGemmGrid(rows, cols, j.kern, ceilDiv(t, p.Groups), j.pw != nil, j.trans)
 	}
 	items := p.Groups * j.gridR * j.gridC
 	if t <= 1 {
@@ -188,6 +188,43 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	}
 	j.p, j.x, j.w, j.out, j.kern, j.pw = Conv2DParams{}, nil, nil, nil, nil, nil
 	convGemmJobs.Put(j)
+}
+
+// convWeightsCost is what convGemmGrid charges per element of weights
+// packed once that a block of C reads, in multiply-adds: twice the
+// packing of an element (gemmPackCost). At inference the weights come
+// from memory on every call (resnet18ish has 44 MB of them), and a block
+// reads those of all its output channels: split by columns, each
+// goroutine reads all of them, split by output channels, its share, and
+// packs the im2col columns that the other packs too. Where the columns
+// are few that trade wins: on layer 2 of resnet18ish at batch 1 (128
+// output channels, 64 columns), in the network, two threads took 0.76–0.80
+// of one thread's time on its 3×3 layers, 0.91–0.99 on the first (stride
+// 2) and 1.4–2.0 on the 1×1 downsample split by columns; 0.62–0.63,
+// 0.82–0.83 and 1.0 split by output channels (medians, quiet moments;
+// see the commit).
+const convWeightsCost = 2 * gemmPackCost
+
+// convGemmGrid splits C (rows×cols; the output channels are its rows, or
+// with trans its columns) into blocks for t goroutines as the GEMM's
+// streaming case does (gemmStreamItems), but charging the weights as
+// convWeightsCost when they are packed already (packed) and the product
+// has few columns: at most convGemmTransMax output positions, as at
+// batch 1 on small maps. With more (at batch 8 the same layers and
+// those of layer 3 of resnet18ish), the two splits measured alike.
+func convGemmGrid(rows, cols int, kern *gemmKernel[float32], t int, packed, trans bool) (gridR, gridC int) {
+	rowCost, colCost, positions := gemmPackCost, gemmPackCost, cols
+	if trans {
+		positions = rows
+	}
+	if packed && positions <= convGemmTransMax {
+		if trans {
+			colCost = convWeightsCost
+		} else {
+			rowCost = convWeightsCost
+		}
+	}
+	return gemmBlockItems(rows, cols, kern.mr, kern.nr, t, rowCost, colCost)
 }
 
 // convGemmTransposed reports whether conv2DGemm computes p as the

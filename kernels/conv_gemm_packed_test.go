@@ -102,3 +102,62 @@ func TestConvPackFormNone(t *testing.T) {
 		}
 	}
 }
+
+// TestConvGemmGridSplitsWeights: with its weights packed once and few
+// output positions (resnet18ish's layer 2 at batch 1, its 1×1
+// downsample, a batch of three 4×4 maps with 45 channels), conv2DGemm splits
+// the output channels between goroutines, not the columns, and gives the
+// bits of one goroutine and of the unpacked weights on 2 and 3, with an
+// epilogue; with many output positions (the same layer at batch 8) or
+// without packed weights it splits as the GEMM's streaming case does
+// (which splits the columns of the first two).
+func TestConvGemmGridSplitsWeights(t *testing.T) {
+	kern := sgemmActive.Load()
+	r := rand.New(rand.NewPCG(33, 34))
+	checked := 0
+	for _, p := range []Conv2DParams{
+		{N: 1, C: 128, H: 8, W: 8, O: 128, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 1, C: 64, H: 16, W: 16, O: 128, KH: 1, KW: 1, SH: 2, SW: 2},
+		{N: 3, C: 40, H: 4, W: 4, O: 45, KH: 3, KW: 3, PH: 1, PW: 1},
+	} {
+		p = convGemmParams(p)
+		if p.fwdAlgo(true) != convGemm || convGemmTransposed(p, kern) {
+			continue // without the vector packer a strided 1×1 goes to im2col
+		}
+		checked++
+		q := p.N * p.OutH() * p.OutW()
+		if gr, gc := convGemmGrid(p.O, q, kern, 2, true, false); gr < 2 || gc != 1 {
+			t.Errorf("%+v packed: %d×%d blocks, want the output channels split", p, gr, gc)
+		}
+		gr, gc := convGemmGrid(p.O, q, kern, 2, false, false)
+		if wr, wc := gemmStreamItems(p.O, q, kern.mr, kern.nr, 2); gr != wr || gc != wc {
+			t.Errorf("%+v unpacked: %d×%d blocks, want gemmStreamItems's %d×%d", p, gr, gc, wr, wc)
+		}
+		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+		w := perfRandom(r, p.filterSize(), false)
+		n := p.N * p.O * p.OutH() * p.OutW()
+		p.Epilogue = Epilogue{Act: ActRelu, Bias32: perfRandom(r, p.O, false), Residual32: perfRandom(r, n, false)}
+		want := make([]float32, n)
+		conv2DGemm(p, x, w, want, 1)
+		pp := p
+		pp.Packed = make([]float32, Conv2DPackedLen(p))
+		PackConv2D(pp, w, pp.Packed)
+		for _, th := range []int{1, 2, 3} {
+			got := make([]float32, n)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			conv2DGemm(pp, x, w, got, th)
+			perfSameBits(t, fmt.Sprintf("%+v packed, threads %d", p, th), got, want)
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("%d of the cases on the plain batched GEMM, want at least 2", checked)
+	}
+	wide := convGemmParams(Conv2DParams{N: 8, C: 128, H: 8, W: 8, O: 128, KH: 3, KW: 3, PH: 1, PW: 1})
+	q := wide.N * wide.OutH() * wide.OutW()
+	gr, gc := convGemmGrid(wide.O, q, kern, 2, true, false)
+	if wr, wc := gemmStreamItems(wide.O, q, kern.mr, kern.nr, 2); gr != wr || gc != wc {
+		t.Errorf("batch 8: %d×%d blocks, want gemmStreamItems's %d×%d", gr, gc, wr, wc)
+	}
+}

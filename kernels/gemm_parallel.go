@@ -195,6 +195,16 @@ func (j *blockJob[T]) block(ws *gemmScratch[T], held *heldA, i int) {
 // packing its rows of A and columns of B (about ten multiply-adds per
 // element, both times k).
 func gemmStreamItems(m, n, mr, nr, t int) (rows, cols int) {
+	return gemmBlockItems(m, n, mr, nr, t, gemmPackCost, gemmPackCost)
+}
+
+// gemmPackCost is what gemmStreamItems charges per element of op(A) or
+// op(B) that a block packs, in multiply-adds.
+const gemmPackCost = 10
+
+// gemmBlockItems is gemmStreamItems with the cost per element of a
+// block's rows of op(A) (rowCost) and columns of op(B) (colCost) given.
+func gemmBlockItems(m, n, mr, nr, t, rowCost, colCost int) (rows, cols int) {
 	pm, pn := ceilDiv(m, mr), ceilDiv(n, nr)
 	best := -1
 	for r := 1; r <= pm && r <= 4*t; r++ {
@@ -203,7 +213,7 @@ func gemmStreamItems(m, n, mr, nr, t int) (rows, cols int) {
 				continue
 			}
 			h, w := min(ceilDiv(pm, r)*mr, m), min(ceilDiv(pn, c)*nr, n)
-			cost := ceilDiv(r*c, t) * (h*w + 10*(h+w))
+			cost := ceilDiv(r*c, t) * (h*w + rowCost*h + colCost*w)
 			if best < 0 || cost < best {
 				best, rows, cols = cost, r, c
 			}
