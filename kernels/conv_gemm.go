@@ -68,6 +68,10 @@ func convEpiRun(ep *Epilogue, out []float32, channels, q, lo, hi, hw int) {
 		epiPlanesF32Vec(v, bias[c:c+1], r, ep.Act == ActRelu, len(v))
 		return
 	}
+	if bias != nil && res == nil && epiBiasSiluOK(ep, len(v)) {
+		epiBiasSilu(v, bias[q%channels])
+		return
+	}
 	if bias != nil {
 		epiAddScalar(v, bias[q%channels])
 	}

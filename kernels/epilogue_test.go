@@ -36,7 +36,7 @@ var epiCases = []struct {
 	act       Activation
 }{
 	{true, false, ActNone}, {true, false, ActRelu}, {false, true, ActRelu}, {true, true, ActRelu},
-	{true, false, ActSigmoid}, {true, true, ActSilu}, {true, false, ActSwish}, {false, false, ActClip},
+	{true, false, ActSigmoid}, {true, false, ActSilu}, {true, true, ActSilu}, {true, false, ActSwish}, {false, false, ActClip},
 	{true, true, ActClip},
 }
 

@@ -52,6 +52,33 @@ func siluF32Vec(o, a []float32) int {
 	return n
 }
 
+// siluBiasF32Vec computes ewSiluBlock32 on v + b (the sum rounded to
+// float32) in place on the longest prefix of v whose length is a multiple
+// of 16, with the AVX-512 loop where it can and in Go the blocks the loop
+// leaves (a sum under siluLo32, or NaN). It returns the prefix's length
+// (0 without AVX-512).
+func siluBiasF32Vec(v []float32, b float32) int {
+	n := len(v) &^ 15
+	if !hasPerfAVX512 || n == 0 {
+		return 0
+	}
+	v = v[:n]
+	var t [16]float64
+	i := 0
+	for n-i >= 16 {
+		i += siluBiasF32AVX512(&v[i], &v[i], n-i, &b, &siluConsts32)
+		if n-i >= 16 {
+			blk := v[i : i+16]
+			for k := range blk {
+				blk[k] += b
+			}
+			ewSiluGo32(blk, blk, t[:])
+			i += 16
+		}
+	}
+	return n
+}
+
 // siluGradF32Vec computes ewgSiluGo32's out = dy·silu'(x) on the longest
 // prefix of out whose length is a multiple of 8, with the AVX-512 loop
 // where it can: blocks of 16, a last 8 through zero-padded copies, and in

@@ -71,6 +71,75 @@ done:
 	VZEROUPPER
 	RET
 
+// func siluBiasF32AVX512(out *float32, x *float32, n int, b *float32, c *[64]float32) int
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·siluBiasF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         b+24(FP), BX
+	MOVQ         c+32(FP), DX
+	VBROADCASTSS (DX), Z16
+	VBROADCASTSS 4(DX), Z17
+	VBROADCASTSS 8(DX), Z18
+	VBROADCASTSS 12(DX), Z19
+	VBROADCASTSS 16(DX), Z20
+	VBROADCASTSS 20(DX), Z21
+	VBROADCASTSS 24(DX), Z22
+	VBROADCASTSS 28(DX), Z23
+	VBROADCASTSS 32(DX), Z24
+	VBROADCASTSS 36(DX), Z25
+	VBROADCASTSS 40(DX), Z26
+	VMOVUPS      64(DX), Z27
+	VMOVUPS      128(DX), Z28
+	VBROADCASTSS (BX), Z29
+	XORQ         AX, AX
+	SHRQ         $0x04, CX
+	JE           done
+
+loop:
+	VADDPS     (SI)(AX*4), Z29, Z0
+	VCMPPS     $0x19, Z24, Z0, K1
+	KORTESTW   K1, K1
+	JNE        done
+	VXORPS     Z25, Z0, Z1
+	VMAXPS     Z1, Z24, Z1
+	VMULPS     Z16, Z1, Z2
+	VADDPS     Z17, Z2, Z2
+	VSUBPS     Z17, Z2, Z2
+	VMULPS     Z18, Z2, Z3
+	VSUBPS     Z3, Z1, Z3
+	VMULPS     Z19, Z2, Z4
+	VSUBPS     Z4, Z3, Z3
+	VCVTTPS2DQ Z2, Z2
+	VMULPS     Z20, Z3, Z4
+	VADDPS     Z21, Z4, Z4
+	VMULPS     Z3, Z4, Z4
+	VADDPS     Z22, Z4, Z4
+	VMULPS     Z3, Z3, Z5
+	VMULPS     Z4, Z5, Z5
+	VADDPS     Z3, Z5, Z5
+	VPERMPS    Z27, Z2, Z6
+	VPERMPS    Z28, Z2, Z7
+	VMULPS     Z5, Z6, Z5
+	VADDPS     Z5, Z7, Z5
+	VADDPS     Z5, Z6, Z5
+	VPSRAD     $0x04, Z2, Z2
+	VPADDD     Z26, Z2, Z2
+	VPSLLD     $0x17, Z2, Z2
+	VMULPS     Z2, Z5, Z5
+	VADDPS     Z23, Z5, Z5
+	VDIVPS     Z5, Z0, Z5
+	VMOVUPS    Z5, (DI)(AX*4)
+	ADDQ       $0x10, AX
+	DECQ       CX
+	JNE        loop
+
+done:
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
 // func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[64]float32) int
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-48

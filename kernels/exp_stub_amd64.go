@@ -10,6 +10,13 @@ package kernels
 //go:noescape
 func siluF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
 
+// siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first
+// block with a sum under siluLo32 or NaN, which it leaves as it was; it returns how many it did.
+// out may be x.
+//
+//go:noescape
+func siluBiasF32AVX512(out *float32, x *float32, n int, b *float32, c *[64]float32) int
+
 // siluGradF32AVX512 is dy·ewgSiluF32At(x) on blocks of 16 of n%16 == 0 elements up to the first block
 // with an x under siluLo32 or NaN; it returns how many it did. out may be x or dy.
 //

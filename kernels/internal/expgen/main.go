@@ -24,6 +24,7 @@ import (
 func main() {
 	ConstraintExpr("!purego")
 	siluF32()
+	siluBiasF32()
 	siluGradF32()
 	softmaxExpF32()
 	Generate()
@@ -90,6 +91,57 @@ func siluF32() {
 	Label("loop")
 	xi, t, k, r, p, q, hi, tlo := Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7
 	VMOVUPS(Mem{Base: x, Index: RAX, Scale: 4}, xi)
+	VCMPPS(U8(0x19), lo, xi, K1) // !(x >= -80): NGE, unordered
+	KORTESTW(K1, K1)
+	JNE(LabelRef("done"))
+	e32.negExp(xi, q, t, k, r, p, hi, tlo)
+	// x/(1+e)
+	VADDPS(one, q, q)
+	VDIVPS(q, xi, q)
+	VMOVUPS(q, Mem{Base: out, Index: RAX, Scale: 4})
+	ADDQ(U8(16), RAX)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	Store(RAX, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// siluBiasF32 emits siluBiasF32AVX512(out, x *float32, n int, b
+// *float32, c *siluConsts32) int: siluF32AVX512 on x + *b, the sum
+// rounded to float32 as the epilogue's separate bias pass rounds it, so
+// that a convolution's bias and SiLU take one pass over its output
+// instead of two. It stops before the first block with a sum under -80
+// or NaN, leaving that block as it was (out may be x), and returns how
+// many elements it did.
+func siluBiasF32() {
+	TEXT("siluBiasF32AVX512", NOSPLIT, "func(out, x *float32, n int, b *float32, c *[64]float32) int")
+	Pragma("noescape")
+	Doc("siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first",
+		"block with a sum under siluLo32 or NaN, which it leaves as it was; it returns how many it did.",
+		"out may be x.")
+	out, x, n, bp, c := RDI, RSI, RCX, RBX, RDX
+	Load(Param("out"), out)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	Load(Param("b"), bp)
+	Load(Param("c"), c)
+	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
+	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias} {
+		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
+	}
+	tabHi, tabLo, add := Z27, Z28, Z29
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabHi}, tabHi)
+	VMOVUPS(Mem{Base: c, Disp: 4 * sTabLo}, tabLo)
+	VBROADCASTSS(Mem{Base: bp}, add)
+	e32 := exp32{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias, tabHi, tabLo}
+	XORQ(RAX, RAX)
+	SHRQ(U8(4), n)
+	JE(LabelRef("done"))
+	Label("loop")
+	xi, t, k, r, p, q, hi, tlo := Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7
+	VADDPS(Mem{Base: x, Index: RAX, Scale: 4}, add, xi)
 	VCMPPS(U8(0x19), lo, xi, K1) // !(x >= -80): NGE, unordered
 	KORTESTW(K1, K1)
 	JNE(LabelRef("done"))
