@@ -123,6 +123,7 @@ type convGemmJob struct {
 	k, q, ohw int     // depth, columns (N·OH·OW), positions per image
 	kc        int     // depth of a packed slice, fixed by k
 	trans     bool    // computing Cᵀ (see above)
+	strided   bool    // computing Cᵀ with A read in place (conv_gemm_strided.go)
 	scratch   bool    // C goes through a scratch block (else straight to out)
 	gridR     int     // work items per group: gridR × gridC blocks of C
 	gridC     int
@@ -157,6 +158,10 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	}
 	j.ktab = convKTab(p, j.ktab[:cap(j.ktab)])
 	j.trans = convGemmTransposed(p, j.kern)
+	// The strided product (conv_gemm_strided.go) reads the weights packed
+	// for it; packing them per block of positions would cost more.
+	j.strided = !j.trans && convGemmStridedOK(p, j.kern) && convPackedPanels(p, j.kern, true, j.k) != nil
+	j.trans = j.trans || j.strided
 	j.pw, j.pwWidth = convPackedPanels(p, j.kern, j.trans, j.k), 0
 	if j.pw != nil {
 		form := ConvPackPlain
@@ -265,7 +270,9 @@ func (j *convGemmJob) item(_, i int) {
 		return
 	}
 	ws := convScratchPool.Get().(*convScratch)
-	if j.trans {
+	if j.strided {
+		j.blockS(ws, g, r0, r1, c0, c1)
+	} else if j.trans {
 		j.blockT(ws, g, r0, r1, c0, c1)
 	} else {
 		j.block(ws, g, r0, r1, c0, c1)

@@ -53,3 +53,13 @@ var hasBMI2 = hasPerfAVX512 && func() bool {
 
 // convPackVecOK reports whether convPackVec packs (AVX-512).
 func convPackVecOK() bool { return hasPerfAVX512 }
+
+// convStridedKernels returns the micro-kernels that read a column-strided
+// convolution's A in place (conv_gemm_strided.go), [h-1][v-1] as kern's
+// edge kernels, or nil for a kernel without them.
+func convStridedKernels(kern *gemmKernel[float32]) [][]convStridedKernel {
+	if kern.name != "avx512" || kern.edge == nil || kern.mr != 14 || kern.nr != 32 || kern.lanes != 16 {
+		return nil
+	}
+	return sgemmAVX512s2Kernels
+}

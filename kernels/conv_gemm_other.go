@@ -10,3 +10,5 @@ func convPackVecOK() bool { return false }
 
 // hasBMI2 is convPackPairsF32's CPU feature: none without the AVX-512 loops.
 const hasBMI2 = false
+
+func convStridedKernels(kern *gemmKernel[float32]) [][]convStridedKernel { return nil }

@@ -39,7 +39,7 @@ func Conv2DPackForm(p Conv2DParams) int {
 	if p.N <= 0 || p.O <= 0 || p.Groups <= 0 || p.OutH()*p.OutW() == 0 || p.fwdAlgo(true) != convGemm {
 		return ConvPackNone
 	}
-	if convGemmTransposed(p, sgemmActive.Load()) {
+	if kern := sgemmActive.Load(); convGemmTransposed(p, kern) || convGemmStridedOK(p, kern) {
 		return ConvPackTrans
 	}
 	return ConvPackPlain

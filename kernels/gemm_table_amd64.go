@@ -77,3 +77,21 @@ var sgemmAVX512iKernels = []indirectKernel[float32]{
 	sgemmAVX512i_13x32,
 	sgemmAVX512i_14x32,
 }
+
+// sgemmAVX512s2Kernels[h-1][v-1] computes h rows and 16·v columns of the 14×32 tile with A read in place, rows 2 elements apart.
+var sgemmAVX512s2Kernels = [][]convStridedKernel{
+	{sgemmAVX512s2_1x16, sgemmAVX512s2_1x32},
+	{sgemmAVX512s2_2x16, sgemmAVX512s2_2x32},
+	{sgemmAVX512s2_3x16, sgemmAVX512s2_3x32},
+	{sgemmAVX512s2_4x16, sgemmAVX512s2_4x32},
+	{sgemmAVX512s2_5x16, sgemmAVX512s2_5x32},
+	{sgemmAVX512s2_6x16, sgemmAVX512s2_6x32},
+	{sgemmAVX512s2_7x16, sgemmAVX512s2_7x32},
+	{sgemmAVX512s2_8x16, sgemmAVX512s2_8x32},
+	{sgemmAVX512s2_9x16, sgemmAVX512s2_9x32},
+	{sgemmAVX512s2_10x16, sgemmAVX512s2_10x32},
+	{sgemmAVX512s2_11x16, sgemmAVX512s2_11x32},
+	{sgemmAVX512s2_12x16, sgemmAVX512s2_12x32},
+	{sgemmAVX512s2_13x16, sgemmAVX512s2_13x32},
+	{sgemmAVX512s2_14x16, sgemmAVX512s2_14x32},
+}

@@ -1,6 +1,7 @@
 // Command asmgen generates the amd64 assembly of package kernels: the GEMM
 // micro-kernels, their float32 variants that read B in place (convolution
-// panels that need no packing), the float32 row and slice kernels of
+// panels that need no packing) and variants that read a column-strided
+// convolution's A in place, the float32 row and slice kernels of
 // matrix–vector products, the packing transposes and the CPUID/XGETBV
 // probes used to pick a kernel at run time. Besides avo's -out and -stubs files it writes,
 // with -table, the Go file that lists each family's edge kernels and the
@@ -31,6 +32,11 @@ func main() {
 	}
 	for h := 1; h <= families[0].mr; h++ {
 		families[0].directAKernel(h)
+	}
+	for h := 1; h <= families[0].mr; h++ {
+		for v := 1; v <= families[0].nv; v++ {
+			families[0].stridedAKernel(h, v)
+		}
 	}
 	for p := 1; p <= rowKernelMax; p++ {
 		families[0].rowKernel(p)

@@ -34,6 +34,17 @@ func writeTable(path string, fams []family) error {
 		fmt.Fprintf(&b, "%s,\n", f.indirectName(h))
 	}
 	b.WriteString("}\n")
+	fmt.Fprintf(&b, "\n// %ss%dKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile with A read in place, rows %d elements apart.\n",
+		f.name, stridedAStride, f.lanes(), f.mr, f.nv*f.lanes(), stridedAStride)
+	fmt.Fprintf(&b, "var %ss%dKernels = [][]convStridedKernel{\n", f.name, stridedAStride)
+	for h := 1; h <= f.mr; h++ {
+		b.WriteString("{")
+		for v := 1; v <= f.nv; v++ {
+			fmt.Fprintf(&b, "%s, ", f.stridedAName(h, v))
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err

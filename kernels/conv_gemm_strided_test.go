@@ -1,0 +1,103 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gopir/gopir/internal/allocs"
+)
+
+// convStridedCases are column-stride-2 convolutions that the strided
+// product takes: the stem's and the downsampling layers' shapes, small,
+// with tiles in place and at every border (padding on both sides, a last
+// tile short of 14, an output row that ends mid-block), depths over one
+// slice, groups, dilation, row stride 1, a 1×1 kernel, several images.
+var convStridedCases = []struct {
+	name string
+	p    Conv2DParams
+}{
+	{"stem", Conv2DParams{N: 2, C: 3, H: 33, W: 41, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"down48", Conv2DParams{N: 1, C: 32, H: 12, W: 62, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"deep", Conv2DParams{N: 2, C: 70, H: 7, W: 40, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"groups2", Conv2DParams{N: 2, C: 8, H: 6, W: 44, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, Groups: 2}},
+	{"dilated_rows1", Conv2DParams{N: 2, C: 5, H: 7, W: 45, O: 32, KH: 2, KW: 3, SH: 1, SW: 2, PW: 2, DW: 2}},
+	{"1x1", Conv2DParams{N: 3, C: 7, H: 8, W: 40, O: 32, KH: 1, KW: 1, SH: 2, SW: 2}},
+	{"pad_wide", Conv2DParams{N: 1, C: 4, H: 9, W: 50, O: 48, KH: 5, KW: 5, SH: 2, SW: 2, PH: 3, PW: 3}},
+}
+
+// TestConvStridedSameBits: a column-strided convolution computed by the
+// strided product, reading the weights packed for it, gives the bits of
+// the plain product, without an epilogue and with the detector's bias +
+// SiLU or a residual, for 1 to 3 threads.
+func TestConvStridedSameBits(t *testing.T) {
+	if convStridedKernels(sgemmActive.Load()) == nil {
+		t.Skip("no strided kernels for this GEMM kernel: the plain product runs, which the conv tests check")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, tc := range convStridedCases {
+		p := convGemmParams(tc.p)
+		if !convGemmStridedOK(p, sgemmActive.Load()) || p.fwdAlgo(true) != convGemm {
+			t.Fatalf("%s: not a strided product", tc.name)
+		}
+		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
+		n := p.N * p.O * p.OutH() * p.OutW()
+		bias, res := perfRandom(r, p.O, false), perfRandom(r, n, false)
+		nan := make([]float32, len(w))
+		for i := range nan {
+			nan[i] = float32(math.NaN())
+		}
+		for _, ep := range []struct {
+			name string
+			e    Epilogue
+		}{{"none", Epilogue{}}, {"bias_silu", Epilogue{Act: ActSilu, Bias32: bias}},
+			{"bias_res_relu", Epilogue{Act: ActRelu, Bias32: bias, Residual32: res}}} {
+			q := p
+			q.Epilogue = ep.e
+			want := make([]float32, n)
+			convStridedOff = true
+			conv2DGemm(q, x, w, want, 1)
+			convStridedOff = false
+			if f := Conv2DPackForm(q); f != ConvPackTrans {
+				t.Fatalf("%s: pack form %d, want the transposed one", tc.name, f)
+			}
+			q.Packed = make([]float32, Conv2DPackedLen(q))
+			PackConv2D(q, w, q.Packed)
+			for _, th := range []int{1, 2, 3} {
+				got := make([]float32, n)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				conv2DGemm(q, x, nan, got, th) // the packed copy only
+				perfSameBits(t, fmt.Sprintf("%s/%s/threads=%d", tc.name, ep.name, th), got, want)
+			}
+		}
+	}
+}
+
+// TestConvStridedAllocatesNothing: once warm, the strided product makes
+// no Go allocation, on one thread and two, with the epilogue.
+func TestConvStridedAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop objects at random")
+	}
+	p := convGemmParams(convStridedCases[1].p)
+	if !convGemmStridedOK(p, sgemmActive.Load()) {
+		t.Skip("no strided kernels for this GEMM kernel")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+	w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
+	p.Epilogue = Epilogue{Act: ActSilu, Bias32: perfRandom(r, p.O, false)}
+	p.Packed = make([]float32, Conv2DPackedLen(p))
+	PackConv2D(p, w, p.Packed)
+	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	for _, th := range []int{1, 2} {
+		conv2DGemm(p, x, w, out, th)
+		if n := allocs.PerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
+			t.Errorf("threads=%d: %v allocations per call, want 0", th, n)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// stridedAStride is the element stride between A's rows in the strided
+// variants: a convolution's column stride of 2.
+const stridedAStride = 2
+
+// stridedAName is the name of the variant of h rows and v vectors that
+// reads A in place with rows stridedAStride elements apart.
+func (f family) stridedAName(h, v int) string {
+	return fmt.Sprintf("%ss%d_%dx%d", f.name, stridedAStride, h, v*f.lanes())
+}
+
+// stridedAKernel emits <name>s2_<h>x<16v>(k int, a *T, koff *int32, b, c
+// *T, ldc int, alpha, beta T): the h×v kernel with A read in place — row
+// i's element for k step s at a + koff[4s] + 2i (elements; offsets
+// indirectTabStride bytes apart) — and B from a packed panel. It is the
+// transposed convolution product (rows: output positions, columns:
+// output channels) of a convolution with column stride 2: h consecutive
+// output positions of one output row whose taps all lie inside the input
+// read every other input element, which the kernel broadcasts straight
+// from the input, so nothing gathers them into a panel. The
+// multiply-adds and the store are those of kernel(h, v) in the same
+// order, so the bits are the same.
+func (f family) stridedAKernel(h, v int) {
+	name := f.stridedAName(h, v)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, koff *int32, b, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s is %s with A's rows read in place at a + koff[4s] + %d·i (see stridedAKernel in the generator).",
+		name, f.kernelName(h, v), stridedAStride))
+
+	es, vb := f.es(), f.vb()
+	bstep := f.nv * vb
+	t := tile{f, h, v}
+
+	n, pa, pt, pb, pc, ldc, off := RCX, RSI, R10, RDI, RDX, R8, R11
+	Load(Param("k"), n)
+	Load(Param("a"), pa)
+	Load(Param("koff"), pt)
+	Load(Param("b"), pb)
+	f.loadC(pc, ldc)
+
+	f.warmAndZero(t, pc, ldc)
+
+	step := func(u int) {
+		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
+		t.update(func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} },
+			func(j int) Mem { return Mem{Base: pb, Disp: u*bstep + j*vb} })
+	}
+
+	f.kLoop(n, step, func(u int) {
+		ADDQ(U32(u*indirectTabStride), pt)
+		ADDQ(U32(u*bstep), pb)
+	})
+
+	f.storeTile(t, pc, ldc)
+}
