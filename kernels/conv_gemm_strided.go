@@ -31,16 +31,12 @@ var convStridedOff bool
 
 // convGemmStridedOK reports whether conv2DGemm may compute p as the
 // strided transposed product (not when a test forces the orientation):
-// column stride 2 with the kernels for it,
-// output channels per group in whole vectors (so Cᵀ's blocks need no
-// padding) and at least a panel of them (with one vector, 16 channels as
-// in the detector's stem, the broadcasts outnumber the multiply-adds'
-// second operand and the plain product was faster: 0.85–0.97 against
-// 0.67–0.74 ms at batch 1), and an output row wide enough to hold a full
-// tile.
+// column stride 2 with the kernels for it, output channels per group in
+// whole vectors (so Cᵀ's blocks need no padding), and an output row wide
+// enough to hold a full tile.
 func convGemmStridedOK(p Conv2DParams, kern *gemmKernel[float32]) bool {
 	ks := convStridedKernels(kern)
-	return !convStridedOff && convGemmOrient == 0 && ks != nil && p.SW == 2 && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.nr &&
+	return !convStridedOff && convGemmOrient == 0 && ks != nil && p.SW == 2 && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.lanes &&
 		p.OutW() >= kern.mr && !convGemmTransposed(p, kern)
 }
 

@@ -18,7 +18,8 @@ var convStridedCases = []struct {
 	name string
 	p    Conv2DParams
 }{
-	{"stem", Conv2DParams{N: 2, C: 3, H: 33, W: 41, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"stem", Conv2DParams{N: 2, C: 3, H: 33, W: 41, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+	{"stem32", Conv2DParams{N: 2, C: 3, H: 33, W: 41, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"down48", Conv2DParams{N: 1, C: 32, H: 12, W: 62, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"deep", Conv2DParams{N: 2, C: 70, H: 7, W: 40, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"groups2", Conv2DParams{N: 2, C: 8, H: 6, W: 44, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, Groups: 2}},

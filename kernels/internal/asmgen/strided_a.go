@@ -51,8 +51,18 @@ func (f family) stridedAKernel(h, v int) {
 
 	step := func(u int) {
 		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
-		t.update(func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} },
-			func(j int) Mem { return Mem{Base: pb, Disp: u*bstep + j*vb} })
+		aAt := func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} }
+		if v == 1 && !f.f64 && f.zmm {
+			// One vector: each broadcast would feed a single
+			// multiply-add, so it is the multiply-add's memory operand
+			// instead (the same product, so the same bits).
+			VMOVUPS(Mem{Base: pb, Disp: u * bstep}, t.b(0))
+			for i := 0; i < h; i++ {
+				VFMADD231PS_BCST(aAt(i), t.b(0), t.acc(i, 0))
+			}
+			return
+		}
+		t.update(aAt, func(j int) Mem { return Mem{Base: pb, Disp: u*bstep + j*vb} })
 	}
 
 	f.kLoop(n, step, func(u int) {
