@@ -32,13 +32,25 @@ var convStridedOff bool
 // convGemmStridedOK reports whether conv2DGemm may compute p as the
 // strided transposed product (not when a test forces the orientation):
 // column stride 2 with the kernels for it, output channels per group in
-// whole vectors (so Cᵀ's blocks need no padding), and an output row wide
-// enough to hold a full tile.
+// whole vectors (so Cᵀ's blocks need no padding), output rows of at
+// least convStridedMinRow positions, and a kernel wider than 1×1: with a
+// 1×1 kernel's short depth the transposes cost more than the gathers
+// they replace (ResNet's 64→128 1×1/2 downsampling on 16×16, batch 64,
+// one thread, CPU µs: 432–570 plain, 629–739 strided).
 func convGemmStridedOK(p Conv2DParams, kern *gemmKernel[float32]) bool {
 	ks := convStridedKernels(kern)
 	return !convStridedOff && convGemmOrient == 0 && ks != nil && p.SW == 2 && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.lanes &&
-		p.OutW() >= kern.mr && !convGemmTransposed(p, kern)
+		p.KH*p.KW > 1 && p.OutW() >= convStridedMinRow && !convGemmTransposed(p, kern)
 }
+
+// convStridedMinRow is the narrowest output row the strided product
+// takes. The detector's 10×10 outputs (192→192 and 256→384 3×3/2 on
+// 20×20) gain from it in tiles of 9 rows, while the plain product's last
+// panel there is 4 positions in a 16-lane vector: batch 1, CPU µs,
+// 469–532 → 391–400 and 1067–1983 → 1028–1162. ResNet's 64→128 3×3/2
+// with rows of 8 was even (batch 8: 483–512 plain, 496–566 strided), so
+// it is left as it was.
+const convStridedMinRow = 10
 
 // blockS computes rows [r0, r1) (output positions over the batch) and
 // columns [c0, c1) (output channels of group g) of Cᵀ, a few output rows

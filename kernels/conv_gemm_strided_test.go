@@ -12,8 +12,8 @@ import (
 // convStridedCases are column-stride-2 convolutions that the strided
 // product takes: the stem's and the downsampling layers' shapes, small,
 // with tiles in place and at every border (padding on both sides, a last
-// tile short of 14, an output row that ends mid-block), depths over one
-// slice, groups, dilation, row stride 1, a 1×1 kernel, several images.
+// tile short of 14, an output row that ends mid-block, rows of 10), depths over one
+// slice, groups, dilation, row stride 1, a 1×3 kernel, several images.
 var convStridedCases = []struct {
 	name string
 	p    Conv2DParams
@@ -24,7 +24,8 @@ var convStridedCases = []struct {
 	{"deep", Conv2DParams{N: 2, C: 70, H: 7, W: 40, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"groups2", Conv2DParams{N: 2, C: 8, H: 6, W: 44, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, Groups: 2}},
 	{"dilated_rows1", Conv2DParams{N: 2, C: 5, H: 7, W: 45, O: 32, KH: 2, KW: 3, SH: 1, SW: 2, PW: 2, DW: 2}},
-	{"1x1", Conv2DParams{N: 3, C: 7, H: 8, W: 40, O: 32, KH: 1, KW: 1, SH: 2, SW: 2}},
+	{"1x3", Conv2DParams{N: 3, C: 7, H: 8, W: 40, O: 32, KH: 1, KW: 3, SH: 2, SW: 2, PW: 1}},
+	{"narrow", Conv2DParams{N: 3, C: 16, H: 20, W: 19, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"pad_wide", Conv2DParams{N: 1, C: 4, H: 9, W: 50, O: 48, KH: 5, KW: 5, SH: 2, SW: 2, PH: 3, PW: 3}},
 }
 
