@@ -22,8 +22,9 @@ type Conv2DParams struct {
 	// Packed, when it holds the weights packed by PackConv2D for a
 	// convolution of the same form (a weight constant at inference,
 	// packed once), gives the float32 batched GEMM its weight panels
-	// ready; anything else (nil, another form or kernel) is ignored and
-	// the weights are packed as the call goes. The gradients ignore it.
+	// ready, or the direct kernel its weights reordered; anything else
+	// (nil, another form or kernel) is ignored and the weights are packed
+	// as the call goes. The gradients ignore it.
 	Packed []float32
 }
 

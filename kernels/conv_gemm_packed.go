@@ -31,11 +31,15 @@ const (
 const convPackedMagic = 0x5043_4e56 // "PCNV"
 
 // Conv2DPackForm is the form of packed weights Conv2D on float32 reads for
-// p: the batched GEMM's plain or transposed panels, or ConvPackNone for
-// convolutions another kernel computes (direct, depthwise, im2col) and
-// for empty ones. It depends on the input's shape as well as the
-// weights': the batch's output positions choose the orientation.
+// p: the batched GEMM's plain or transposed panels, the direct kernel's
+// reordered weights (conv_direct_packed.go), or ConvPackNone for
+// convolutions another kernel computes (depthwise, im2col) and for empty
+// ones. It depends on the input's shape as well as the weights': the
+// batch's output positions choose the kernel and the orientation.
 func Conv2DPackForm(p Conv2DParams) int {
+	if p.convDirectPacks() {
+		return ConvPackDirect
+	}
 	if p.N <= 0 || p.O <= 0 || p.Groups <= 0 || p.OutH()*p.OutW() == 0 || p.fwdAlgo(true) != convGemm {
 		return ConvPackNone
 	}
@@ -51,6 +55,9 @@ func Conv2DPackedLen(p Conv2DParams) int {
 	form := Conv2DPackForm(p)
 	if form == ConvPackNone {
 		return 0
+	}
+	if form == ConvPackDirect {
+		return p.convDirectPackedLen()
 	}
 	kern := sgemmActive.Load()
 	k := p.C / p.Groups * p.KH * p.KW
@@ -73,6 +80,10 @@ func PackConv2D(p Conv2DParams, w, dst []float32) {
 	n := Conv2DPackedLen(p)
 	if form == ConvPackNone {
 		panic("kernels: PackConv2D for a convolution that reads no packed weights")
+	}
+	if form == ConvPackDirect {
+		packConv2DDirect(p, w, dst)
+		return
 	}
 	k, og := p.C/p.Groups*p.KH*p.KW, p.O/p.Groups
 	if len(dst) < n || len(w) < p.O*k {

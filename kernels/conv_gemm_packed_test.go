@@ -87,7 +87,6 @@ func TestConvPackedWeightsSameBits(t *testing.T) {
 // empty ones, read no packed weights.
 func TestConvPackFormNone(t *testing.T) {
 	for _, p := range []Conv2DParams{
-		{N: 2, C: 3, H: 8, W: 8, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},           // shallow: direct
 		{N: 2, C: 8, H: 9, W: 8, O: 8, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 8}, // depthwise
 		{N: 0, C: 16, H: 8, W: 8, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},          // no images
 		{N: 2, C: 16, H: 2, W: 2, O: 32, KH: 3, KW: 3},                        // no output positions

@@ -130,7 +130,7 @@ func (p Conv2DParams) convDirectPoolBlock() int {
 // group, block of up to 16 output channels, output row and 16-column
 // chunk, out = Σ over (c, i, j) of w[o][c][i][j] · xpad[c][y+i·DH][x+j·DW].
 func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
-	cg, og := p.C/p.Groups, p.O/p.Groups
+	cg := p.C / p.Groups
 	pad := p.convDirectFwdPad()
 	plane := pad.hp * pad.wp
 	nsteps := cg * p.KH * p.KW
@@ -146,24 +146,13 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 			}
 		}
 	}
-	// wt holds, per group, block of 16 output channels and tile of tob
-	// channels in the block (convDirectTile), the tile's weights step by
-	// step: wt[s·ob + o] = w[o][c][i][j] for step s.
-	wt := ws[:p.O*nsteps]
-	tob, _ := p.convDirectTile()
-	for g := range p.Groups {
-		for b0 := 0; b0 < og; b0 += 16 {
-			for t0 := b0; t0 < min(og, b0+16); t0 += tob {
-				ob := min(tob, og-t0, b0+16-t0)
-				blk := wt[(g*og+t0)*nsteps : (g*og+t0+ob)*nsteps]
-				for o := range ob {
-					wo := w[(g*og+t0+o)*nsteps : (g*og+t0+o+1)*nsteps]
-					for s, v := range wo {
-						blk[s*ob+o] = v
-					}
-				}
-			}
-		}
+	// wt is the weights in the order the tiles read them
+	// (convDirectReorder): the copy packed once (conv_direct_packed.go),
+	// else reordered into the workspace.
+	wt := convDirectPacked(p)
+	if wt == nil {
+		wt = ws[:p.O*nsteps]
+		convDirectReorder(p, w, wt)
 	}
 	items, _, rows := p.convDirectItems(threads)
 	parts := p.convDirectParts(threads)

@@ -8,10 +8,11 @@ import (
 
 // convPack is conv2d's and conv2d_fused's Compute.Pack: the float32
 // weights packed into the convolution GEMM's panels, in the orientation
-// the input's batch and map size choose (kernels.Conv2DPackForm), so that
-// weights constant at inference are not packed again on every call.
-// Convolutions that another kernel computes (direct, depthwise) have
-// nothing to pack: Bytes is 0.
+// the input's batch and map size choose, or reordered into the direct
+// kernel's tiles (kernels.Conv2DPackForm), so that weights constant at
+// inference are not packed again on every call. Convolutions that
+// another kernel computes (depthwise, im2col) have nothing to pack:
+// Bytes is 0.
 func convPack(a nnConvAttrs, dt ir.DType) *Pack {
 	if dt != ir.F32 {
 		return nil
