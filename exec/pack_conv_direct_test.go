@@ -13,10 +13,9 @@ import (
 
 // packDirectProgram is the small CNN's two convolutions (3→32 on 32×32
 // with bias, ReLU and the 2×2 pool; 32→64 on 16×16 with bias and ReLU):
-// with AVX-512 the first runs on the direct kernel at every batch, the
-// second on the GEMM at batch 1 and on the direct kernel at batch 8, so
-// the pack cache holds the direct kernel's reordered weights and switches
-// forms as the batch changes.
+// with AVX-512 both run on the direct kernel at batches 1 and 8, whose
+// reordered weights do not depend on the batch, so the pack cache keeps
+// one copy of each across batches.
 const packDirectProgram = `{
   (%w1) = "parameter" () {name:"w1", shape:[32,3,3,3], dtype:f32} : () -> tensor<32x3x3x3xf32>
   (%b1) = "parameter" () {name:"b1", shape:[32], dtype:f32} : () -> tensor<32xf32>
@@ -37,11 +36,10 @@ func packDirectParams(n int) []kernels.Conv2DParams {
 }
 
 // TestPackCacheConvDirect: the direct kernel's weights are reordered once
-// and kept, the copy replaced when the batch changes the second layer's
-// kernel (1 → 8 → 1); the results are bitwise those without the cache;
-// after every run, failed ones included, the allocator holds the store and
-// the copies, as the planner predicts, and the store alone after
-// ReleasePacked.
+// and kept while the batch changes (1 → 8 → 1); the results are bitwise
+// those without the cache; after every run, failed ones included, the
+// allocator holds the store and the copies, as the planner predicts, and
+// the store alone after ReleasePacked.
 func TestPackCacheConvDirect(t *testing.T) {
 	a, st := newAlloc(), exec.NewStore()
 	defer st.Release()

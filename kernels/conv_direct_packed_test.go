@@ -129,3 +129,35 @@ func TestConvDirectPackedNoAllocs(t *testing.T) {
 		t.Fatalf("%v Go allocations per call", a)
 	}
 }
+
+// BenchmarkConvDirectPacked compares the direct kernel and the batched
+// GEMM on the small CNN's layers (bias and ReLU in the call), each with
+// its weights packed per call and packed once (PackConv2D), for the
+// direct-or-GEMM choice at inference.
+func BenchmarkConvDirectPacked(b *testing.B) {
+	for _, l := range convBenchLayers[:2] {
+		for _, n := range []int{1, 8, 64} {
+			for _, algo := range []string{"direct", "gemm"} {
+				for _, once := range []bool{false, true} {
+					b.Run(fmt.Sprintf("%s/batch=%d/%s/packed_once=%v", l.name, n, algo, once), func(b *testing.B) {
+						p := convGemmParams(l.p)
+						p.N = n
+						p.Epilogue = Epilogue{Act: ActRelu, Bias32: perfFill(p.O, 3)}
+						convForce.set, convForce.algo = true, map[string]convAlgo{"direct": convDirect, "gemm": convGemm}[algo]
+						defer func() { convForce.set = false }()
+						x := perfFill(p.N*p.C*p.H*p.W, 7)
+						w := perfFill(p.O*p.C*p.KH*p.KW, 5)
+						out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+						threads := runtime.GOMAXPROCS(0)
+						if once {
+							p.Packed = make([]float32, Conv2DPackedLen(p))
+							PackConv2D(p, w, p.Packed)
+						}
+						ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+						perfLoop(b, func() { Conv2D(p, x, w, out, ws, threads) })
+					})
+				}
+			}
+		}
+	}
+}

@@ -22,7 +22,8 @@ func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 	}{
 		{Conv2DParams{N: 3, C: 3, H: 32, W: 32, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}, true},              // the small CNN's first layer
 		{Conv2DParams{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true},             // its second, on the direct kernel
-		{Conv2DParams{N: 1, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, false},            // batch 1: the GEMM
+		{Conv2DParams{N: 1, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true},             // batch 1 too
+		{Conv2DParams{N: 1, C: 32, H: 8, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, false},             // 128 positions: the GEMM
 		{Conv2DParams{N: 2, C: 5, H: 13, W: 21, O: 23, KH: 3, KW: 3, PH: 1, PW: 1}, true},              // odd sizes, 16 + 7 channels
 		{Conv2DParams{N: 3, C: 8, H: 7, W: 17, O: 10, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}, true},    // groups
 		{Conv2DParams{N: 2, C: 4, H: 9, W: 9, O: 24, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}, false}, // strided: not direct

@@ -50,8 +50,13 @@ func (p Conv2DParams) convDirectFwd() bool {
 // fused multiply-adds in the same order and give the same bits. One
 // thread, CPU ms per call (-bench ConvAlgo with both forced), the small
 // CNN's 32→64 layer on 16×16: batch 4 0.36–0.37 either way, batch 8
-// 0.71–0.72 against 0.72–0.80, batch 64 6.0–6.3 against 6.7–6.9; at
-// batch 1 the GEMM's 0.10 beat the direct kernel's 0.11.
+// 0.71–0.72 against 0.72–0.80, batch 64 6.0–6.3 against 6.7–6.9. At
+// batch 1 (256 positions) the weights' reordering decided it, until it
+// was done once at inference (conv_direct_packed.go): CPU µs per call
+// with bias and ReLU (-bench ConvDirectPacked, three rounds under load),
+// direct 48–50 with its weights packed once against the GEMM's 51–54
+// packed once or 52 not; without the pack cache the direct kernel's
+// 58–60 now loses to the GEMM's 52 there.
 func (p Conv2DParams) convDirectWide() bool {
 	return p.OutW()%16 == 0 && p.convDirectFwdPad().size() <= convDirectWideSample &&
 		p.N*p.OutH()*p.OutW() >= convDirectWideCols && p.C/p.Groups*p.KH*p.KW <= sgemmActive.Load().kc
@@ -59,10 +64,10 @@ func (p Conv2DParams) convDirectWide() bool {
 
 // convDirectWideSample is the largest padded sample (elements, 256 KiB)
 // and convDirectWideCols the fewest output positions over the batch for
-// convDirectWide.
+// convDirectWide (one 16×16 map).
 const (
 	convDirectWideSample = 64 << 10
-	convDirectWideCols   = 2048
+	convDirectWideCols   = 256
 )
 
 // convDirectMaxDepth is the deepest convolution the forward direct kernel
