@@ -72,40 +72,7 @@ func siluF32() {
 	Pragma("noescape")
 	Doc("siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an",
 		"element under siluLo32 or NaN; it returns how many it did. out may be x.")
-	out, x, n, c := RDI, RSI, RCX, RDX
-	Load(Param("out"), out)
-	Load(Param("x"), x)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
-	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
-	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias} {
-		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
-	}
-	tabHi, tabLo := Z27, Z28
-	VMOVUPS(Mem{Base: c, Disp: 4 * sTabHi}, tabHi)
-	VMOVUPS(Mem{Base: c, Disp: 4 * sTabLo}, tabLo)
-	e32 := exp32{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias, tabHi, tabLo}
-	XORQ(RAX, RAX)
-	SHRQ(U8(4), n)
-	JE(LabelRef("done"))
-	Label("loop")
-	xi, t, k, r, p, q, hi, tlo := Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7
-	VMOVUPS(Mem{Base: x, Index: RAX, Scale: 4}, xi)
-	VCMPPS(U8(0x19), lo, xi, K1) // !(x >= -80): NGE, unordered
-	KORTESTW(K1, K1)
-	JNE(LabelRef("done"))
-	e32.negExp(xi, q, t, k, r, p, hi, tlo)
-	// x/(1+e)
-	VADDPS(one, q, q)
-	VDIVPS(q, xi, q)
-	VMOVUPS(q, Mem{Base: out, Index: RAX, Scale: 4})
-	ADDQ(U8(16), RAX)
-	DECQ(n)
-	JNE(LabelRef("loop"))
-	Label("done")
-	Store(RAX, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	siluLoop(false)
 }
 
 // siluBiasF32 emits siluBiasF32AVX512(out, x *float32, n int, b
@@ -121,27 +88,43 @@ func siluBiasF32() {
 	Doc("siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first",
 		"block with a sum under siluLo32 or NaN, which it leaves as it was; it returns how many it did.",
 		"out may be x.")
-	out, x, n, bp, c := RDI, RSI, RCX, RBX, RDX
+	siluLoop(true)
+}
+
+// siluLoop emits the body siluF32 and siluBiasF32 share, with the
+// parameter b added to each element as it is loaded when bias is set.
+func siluLoop(bias bool) {
+	out, x, n, c := RDI, RSI, RCX, RDX
 	Load(Param("out"), out)
 	Load(Param("x"), x)
 	Load(Param("n"), n)
-	Load(Param("b"), bp)
+	var bp GPPhysical
+	if bias {
+		bp = RBX
+		Load(Param("b"), bp)
+	}
 	Load(Param("c"), c)
-	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
-	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias} {
+	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, expBias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
+	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, expBias} {
 		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
 	}
 	tabHi, tabLo, add := Z27, Z28, Z29
 	VMOVUPS(Mem{Base: c, Disp: 4 * sTabHi}, tabHi)
 	VMOVUPS(Mem{Base: c, Disp: 4 * sTabLo}, tabLo)
-	VBROADCASTSS(Mem{Base: bp}, add)
-	e32 := exp32{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias, tabHi, tabLo}
+	if bias {
+		VBROADCASTSS(Mem{Base: bp}, add)
+	}
+	e32 := exp32{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, expBias, tabHi, tabLo}
 	XORQ(RAX, RAX)
 	SHRQ(U8(4), n)
 	JE(LabelRef("done"))
 	Label("loop")
 	xi, t, k, r, p, q, hi, tlo := Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7
-	VADDPS(Mem{Base: x, Index: RAX, Scale: 4}, add, xi)
+	if bias {
+		VADDPS(Mem{Base: x, Index: RAX, Scale: 4}, add, xi)
+	} else {
+		VMOVUPS(Mem{Base: x, Index: RAX, Scale: 4}, xi)
+	}
 	VCMPPS(U8(0x19), lo, xi, K1) // !(x >= -80): NGE, unordered
 	KORTESTW(K1, K1)
 	JNE(LabelRef("done"))
