@@ -18,12 +18,6 @@ import "fmt"
 // (Conv2DPackForm): its tiles' weights step by step.
 const ConvPackDirect = 3
 
-// convDirectPacks reports whether Conv2D on float32 computes p with the
-// direct kernel, which reads weights of form ConvPackDirect.
-func (p Conv2DParams) convDirectPacks() bool {
-	return p.N > 0 && p.O > 0 && p.Groups > 0 && p.OutH()*p.OutW() > 0 && p.fwdAlgo(true) == convDirect
-}
-
 // convDirectPackedLen is the length of p's weights packed for the direct
 // kernel: the header and the weights.
 func (p Conv2DParams) convDirectPackedLen() int {

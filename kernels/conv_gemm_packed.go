@@ -37,16 +37,19 @@ const convPackedMagic = 0x5043_4e56 // "PCNV"
 // ones. It depends on the input's shape as well as the weights': the
 // batch's output positions choose the kernel and the orientation.
 func Conv2DPackForm(p Conv2DParams) int {
-	if p.convDirectPacks() {
-		return ConvPackDirect
-	}
-	if p.N <= 0 || p.O <= 0 || p.Groups <= 0 || p.OutH()*p.OutW() == 0 || p.fwdAlgo(true) != convGemm {
+	if p.N <= 0 || p.O <= 0 || p.Groups <= 0 || p.OutH()*p.OutW() == 0 {
 		return ConvPackNone
 	}
-	if kern := sgemmActive.Load(); convGemmTransposed(p, kern) || convGemmStridedOK(p, kern) {
-		return ConvPackTrans
+	switch p.fwdAlgo(true) {
+	case convDirect:
+		return ConvPackDirect
+	case convGemm:
+		if kern := sgemmActive.Load(); convGemmTransposed(p, kern) || convGemmStridedOK(p, kern) {
+			return ConvPackTrans
+		}
+		return ConvPackPlain
 	}
-	return ConvPackPlain
+	return ConvPackNone
 }
 
 // Conv2DPackedLen is the length in float32 elements of the weights of p
