@@ -211,16 +211,42 @@ func sctAlong[T any](dst, src []T, idx *tensor.Tensor, outer, d, k, inner int, f
 
 // sctGradElements: see the file comment.
 func sctGradElements(g *GradContext) ([]*ir.Value, error) {
-	dx := make([]*ir.Value, 3)
 	if !g.Need(0) && !g.Need(2) {
-		return dx, nil
+		return make([]*ir.Value, 3), nil
 	}
-	data := g.Op.Operand(0).Type()
-	axis, err := sctElementsAxis(g.Op.Attrs, data.Dims)
+	axis, err := sctElementsAxis(g.Op.Attrs, g.Op.Operand(0).Type().Dims)
 	if err != nil {
 		return nil, err
 	}
-	name, red, err := sctReduction(g.Op.Attrs, data.DType)
+	return sctGrad(g, sctGradForms{
+		gather: func(dy, idx *ir.Value) *ir.Value { return TakeAlongAxis(g.B, dy, idx, axis) },
+		picked: func(dy, idx *ir.Value) *ir.Value {
+			return g.B.Op1("scatter_elements_grad", ir.A("axis", axis), dy, idx)
+		},
+		scatter: func(data, idx, updates *ir.Value) *ir.Value {
+			return ScatterElements(g.B, data, idx, updates, axis, "none")
+		},
+	})
+}
+
+// sctGradForms are the ops one scatter's gradient is built from, with the
+// scatter's own attributes bound: gather reads dy where the indices point
+// (the updates' gradient with reduction "add"), picked is the same for the
+// updates that survive with reduction "none" (zero where a later update
+// overwrote), and scatter writes updates into data with "none".
+type sctGradForms struct {
+	gather, picked func(dy, idx *ir.Value) *ir.Value
+	scatter        func(data, idx, updates *ir.Value) *ir.Value
+}
+
+// sctGrad is the gradient of a scatter (scatter_elements, scatter_nd) with
+// respect to data (operand 0) and updates (operand 2): with "add", dy
+// passes to data and is gathered for updates; with "none", data's
+// gradient is dy with the written places zeroed, and updates get what
+// picked selects.
+func sctGrad(g *GradContext, f sctGradForms) ([]*ir.Value, error) {
+	dx := make([]*ir.Value, 3)
+	name, red, err := sctReduction(g.Op.Attrs, g.Op.Operand(0).Type().DType)
 	if err != nil {
 		return nil, err
 	}
@@ -231,21 +257,21 @@ func sctGradElements(g *GradContext) ([]*ir.Value, error) {
 			dx[0] = dy
 		}
 		if g.Need(2) {
-			dx[2] = TakeAlongAxis(g.B, dy, idx, axis)
+			dx[2] = f.gather(dy, idx)
 		}
 	case kernels.ScatterNone:
 		var zeros *ir.Value
 		if g.Need(2) {
-			dx[2] = g.B.Op1("scatter_elements_grad", ir.A("axis", axis), dy, idx)
+			dx[2] = f.picked(dy, idx)
 			zeros = FullLike(g.B, dx[2], 0, ir.InvalidDType)
 		} else {
 			zeros = FullLike(g.B, g.X(2), 0, ir.InvalidDType)
 		}
 		if g.Need(0) {
-			dx[0] = ScatterElements(g.B, dy, idx, zeros, axis, "none")
+			dx[0] = f.scatter(dy, idx, zeros)
 		}
 	default:
-		return nil, fmt.Errorf("gradients of scatter_elements with reduction %q are not implemented", name)
+		return nil, fmt.Errorf("gradients of %s with reduction %q are not implemented", g.Op.Name(), name)
 	}
 	return dx, nil
 }
@@ -540,43 +566,22 @@ func sctScatterND[T any](dst, src []T, idx *tensor.Tensor, l *sctND, f func(x, u
 
 // sctGradScatterND: see the file comment.
 func sctGradScatterND(g *GradContext) ([]*ir.Value, error) {
-	dx := make([]*ir.Value, 3)
 	if !g.Need(0) && !g.Need(2) {
-		return dx, nil
+		return make([]*ir.Value, 3), nil
 	}
-	data := g.Op.Operand(0).Type()
-	b, _, err := sctNDShape(data, g.Op.Operand(1).Type(), g.Op.Attrs)
+	b, _, err := sctNDShape(g.Op.Operand(0).Type(), g.Op.Operand(1).Type(), g.Op.Attrs)
 	if err != nil {
 		return nil, err
 	}
-	name, red, err := sctReduction(g.Op.Attrs, data.DType)
-	if err != nil {
-		return nil, err
-	}
-	dy, idx := g.DY[0], g.X(1)
-	switch red {
-	case kernels.ScatterAdd:
-		if g.Need(0) {
-			dx[0] = dy
-		}
-		if g.Need(2) {
-			dx[2] = GatherND(g.B, dy, idx, b)
-		}
-	case kernels.ScatterNone:
-		var zeros *ir.Value
-		if g.Need(2) {
-			dx[2] = g.B.Op1("scatter_nd_grad", ir.A("batch_dims", b), dy, idx)
-			zeros = FullLike(g.B, dx[2], 0, ir.InvalidDType)
-		} else {
-			zeros = FullLike(g.B, g.X(2), 0, ir.InvalidDType)
-		}
-		if g.Need(0) {
-			dx[0] = ScatterND(g.B, dy, idx, zeros, b, "none")
-		}
-	default:
-		return nil, fmt.Errorf("gradients of scatter_nd with reduction %q are not implemented", name)
-	}
-	return dx, nil
+	return sctGrad(g, sctGradForms{
+		gather: func(dy, idx *ir.Value) *ir.Value { return GatherND(g.B, dy, idx, b) },
+		picked: func(dy, idx *ir.Value) *ir.Value {
+			return g.B.Op1("scatter_nd_grad", ir.A("batch_dims", b), dy, idx)
+		},
+		scatter: func(data, idx, updates *ir.Value) *ir.Value {
+			return ScatterND(g.B, data, idx, updates, b, "none")
+		},
+	})
 }
 
 // ScatterND appends data with updates written (or combined by reduction)
