@@ -426,11 +426,8 @@ func nnAvgPoolGradCheck(in []ir.Type, attrs ir.Attrs) (nnPoolAttrs, []int, error
 	if err != nil {
 		return a, nil, err
 	}
-	for i, d := range want {
-		if !nnDimEq(d, in[0].Dims[i]) {
-			return a, nil, fmt.Errorf("dy %s does not have the shape %s of avg_pool2d's output for input %s",
-				in[0], dimsString(want), dimsString(dims))
-		}
+	if err := poolCheckDY(in[0], want, dims, "avg_pool2d"); err != nil {
+		return a, nil, err
 	}
 	return a, dims, nil
 }

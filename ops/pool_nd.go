@@ -385,13 +385,22 @@ func poolAvgGradCheck(in []ir.Type, attrs ir.Attrs) (poolSpec, []int, error) {
 	if err != nil {
 		return s, nil, err
 	}
-	for i, d := range want {
-		if !nnDimEq(d, in[0].Dims[i]) {
-			return s, nil, fmt.Errorf("dy %s does not have the shape %s of avg_pool's output for input %s",
-				in[0], dimsString(want), dimsString(dims))
-		}
+	if err := poolCheckDY(in[0], want, dims, "avg_pool"); err != nil {
+		return s, nil, err
 	}
 	return s, dims, nil
+}
+
+// poolCheckDY checks that dy has the shape want of the output that op
+// computes from an input of dims.
+func poolCheckDY(dy ir.Type, want, dims []int, op string) error {
+	for i, d := range want {
+		if !nnDimEq(d, dy.Dims[i]) {
+			return fmt.Errorf("dy %s does not have the shape %s of %s's output for input %s",
+				dy, dimsString(want), op, dimsString(dims))
+		}
+	}
+	return nil
 }
 
 func poolInferAvgGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
