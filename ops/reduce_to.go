@@ -31,21 +31,9 @@ func init() {
 }
 
 func inferReduceSumTo(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
-	var target []int
-	switch len(in) {
-	case 1:
-		shape, err := shapeAttr(attrs, false)
-		if err != nil {
-			return nil, err
-		}
-		target = shape
-	case 2:
-		if attrs.Has("shape") {
-			return nil, fmt.Errorf("takes a shape attribute or a second operand, not both")
-		}
-		target = in[1].Dims
-	default:
-		return nil, fmt.Errorf("takes 1 or 2 operands, got %d", len(in))
+	target, err := shapeOrLike(in, attrs)
+	if err != nil {
+		return nil, err
 	}
 	x := in[0]
 	if !x.DType.IsFloat() {

@@ -158,9 +158,10 @@ func SplitLike(b *ir.Builder, x *ir.Value, axis int, sections []int, likes ...*i
 
 // ---- slice_grad ----
 
-// shpSliceGradTarget returns the static target shape of slice_grad, or
-// like's type dims.
-func shpSliceGradTarget(in []ir.Type, attrs ir.Attrs) ([]int, error) {
+// shapeOrLike returns the target shape of an op that takes it either as
+// attribute shape (one operand) or as the dims of a second, like operand:
+// slice_grad, tile_grad, reduce_sum_to.
+func shapeOrLike(in []ir.Type, attrs ir.Attrs) ([]int, error) {
 	switch len(in) {
 	case 1:
 		return shapeAttr(attrs, false)
@@ -174,7 +175,7 @@ func shpSliceGradTarget(in []ir.Type, attrs ir.Attrs) ([]int, error) {
 }
 
 func shpInferSliceGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
-	target, err := shpSliceGradTarget(in, attrs)
+	target, err := shapeOrLike(in, attrs)
 	if err != nil {
 		return nil, err
 	}

@@ -176,21 +176,9 @@ func tileGrad(g *GradContext) ([]*ir.Value, error) {
 // ---- tile_grad ----
 
 func tileInferGrad(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
-	var target []int
-	switch len(in) {
-	case 1:
-		shape, err := shapeAttr(attrs, false)
-		if err != nil {
-			return nil, err
-		}
-		target = shape
-	case 2:
-		if attrs.Has("shape") {
-			return nil, fmt.Errorf("takes a shape attribute or a like operand, not both")
-		}
-		target = in[1].Dims
-	default:
-		return nil, fmt.Errorf("takes 1 or 2 operands (dy and optional like), got %d", len(in))
+	target, err := shapeOrLike(in, attrs)
+	if err != nil {
+		return nil, err
 	}
 	dy := in[0]
 	if !dy.DType.IsFloat() {
