@@ -964,15 +964,23 @@ func shpInferSplit(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot split %s, of shape %s, along axis %d: %v", in[0], dimsString(dims), axis, err)
 	}
+	return shpSplitTypes(in[0].DType, dims, axis, sizes), nil
+}
+
+// shpSplitTypes is the types of the pieces of a dt tensor of dims cut
+// along axis into the given sizes.
+func shpSplitTypes(dt ir.DType, dims []int, axis int, sizes []int) []ir.Type {
 	out := make([]ir.Type, len(sizes))
 	for i, s := range sizes {
-		t := ir.TensorOf(in[0].DType, dims...)
+		t := ir.TensorOf(dt, dims...)
 		t.Dims[axis] = s
 		out[i] = t
 	}
-	return out, nil
+	return out
 }
 
+// shpComputeSplit cuts operand 0 along the axis attribute into the
+// results: split's and split_like's kernel.
 func shpComputeSplit(op *ir.Op) (Compute, error) {
 	_, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
 	if err != nil {

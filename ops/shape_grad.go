@@ -27,7 +27,7 @@ import (
 
 func init() {
 	register(&Def{Name: "reshape_like", Infer: shpInferReshapeLike, Compute: shpComputeReshapeLike, Grad: shpGradReshapeLike})
-	register(&Def{Name: "split_like", Infer: shpInferSplitLike, Compute: shpComputeSplitLike, Grad: shpGradSplitLike})
+	register(&Def{Name: "split_like", Infer: shpInferSplitLike, Compute: shpComputeSplit, Grad: shpGradSplitLike})
 	register(&Def{Name: "slice_grad", Infer: shpInferSliceGrad, Compute: shpComputeSliceGrad, Grad: shpGradSliceGrad})
 }
 
@@ -115,24 +115,7 @@ func shpInferSplitLike(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 			return nil, fmt.Errorf("sizes %v add up to %d, not the size %d of axis %d of %s", sizes, sum, dims[axis], axis, in[0])
 		}
 	}
-	out := make([]ir.Type, len(sizes))
-	for i, s := range sizes {
-		t := ir.TensorOf(in[0].DType, dims...)
-		t.Dims[axis] = s
-		out[i] = t
-	}
-	return out, nil
-}
-
-func shpComputeSplitLike(op *ir.Op) (Compute, error) {
-	_, axis, err := shpSplitAttrs(op.Attrs, op.Operand(0).Type().Dims)
-	if err != nil {
-		return Compute{}, err
-	}
-	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		shpSplitInto(c, out, in[0], axis)
-		return nil
-	}}, nil
+	return shpSplitTypes(in[0].DType, dims, axis, sizes), nil
 }
 
 // shpGradSplitLike concatenates the result gradients, like split's rule.
