@@ -245,7 +245,7 @@ func ewSiluGo32(o, a []float32, b []float64) {
 // siluLo32 keeps e^-x <= e^80, far from overflow. Every step rounds to
 // float32 (explicit conversions keep the compiler from contracting a
 // product and a sum into one FMA), and exp_amd64.s computes the same
-// steps sixteen lanes at a time. The result is within 2 ulps of
+// roundings sixteen lanes at a time. The result is within 2 ulps of
 // float32(silu(x)) (1 for about 82% of the inputs tested).
 const siluLo32 = -80
 

@@ -12,7 +12,7 @@ import "math"
 var siluConsts32 = func() (c [64]float32) {
 	copy(c[:], []float32{
 		16 / math.Ln2, 0x1.8p23, siluLn2Hi32, siluLn2Lo32, 1.0 / 24, 1.0 / 6, 0.5, 1, siluLo32, float32(negZero),
-		math.Float32frombits(127),
+		math.Float32frombits(127<<4 - math.Float32bits(0x1.8p23)),
 	})
 	copy(c[16:], siluTable32[:])
 	copy(c[48:], []float32{siluGradHi32, siluGradSplit32, siluRootHi32, siluRootLo32, siluBand32})
