@@ -360,6 +360,9 @@ func redInner[T Numeric, A float64 | int64](op ReduceOp, threads int, out, x []T
 // redInnerRange is redInner for the output elements [lo, hi).
 func redInnerRange[T Numeric, A float64 | int64](op ReduceOp, out, x []T, ks, kst, rs, rst []int, L int, fin redFin[A], lo, hi int) {
 	rows := redProduct(rs)
+	if (op == ReduceSum || op == ReduceMean) && len(rs) == 0 && len(ks) == 1 && kst[0] == L {
+		lo = redInnerRows(out, x, L, fin, lo, hi) // one row per output, rows one after another
+	}
 	var kb, rb [redRank]int
 	ko, ro := newRedOdometer(ks, kst, lo, &kb), newRedOdometer(rs, rst, 0, &rb)
 	for o := lo; o < hi; o++ {

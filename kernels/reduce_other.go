@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func redSumRows8F32Vec(l *[redRowsGroup][4]float64, x []float32, ld, n int) int { return 0 }
