@@ -15,8 +15,10 @@ import "math"
 // (the softmax over ppyoloe_s's distribution bins took 1.5 ms of a 35 ms
 // inference in float64 math.Exp). A line whose maximum is not finite (a
 // NaN, +Inf, or every element −Inf) gets Softmax's float64 formula and
-// its bits. y may be x. Results do not depend on the thread count, nor on
-// whether the AVX-512 loop runs: the Go loop computes the same steps.
+// its bits. y may be x. Along the last axis, each line's maximum and
+// max − x, and its sum and division, run in AVX-512 loops too
+// (internal/softmaxgen). Results do not depend on the thread count, nor
+// on whether the AVX-512 loops run: the Go loops compute the same steps.
 func SoftmaxF32(x, y []float32, outer, n, inner int, threads int) {
 	if n == 0 {
 		return
@@ -56,10 +58,17 @@ func softmaxF32Range(x, y []float32, n, inner, lo, hi int) {
 	// each, then e^-y over the whole run at once, then each line divided
 	// by its sum. A line without a finite maximum ends the run and takes
 	// Softmax's formula, x still untouched.
+	// The AVX-512 loops do the steps around the exponentials line by line
+	// (the maximum stopping at lines Go's max must see); Go does what
+	// they leave, with the same bits.
 	per := max(1, softmaxF32Run/n)
 	for start := lo; start < hi; {
-		end := start
-		for end < hi && end-start < per {
+		end, limit := start, min(hi, start+per)
+		for end < limit {
+			end += softmaxMaxSubF32Vec(x[end*n:limit*n], y[end*n:limit*n], n)
+			if end == limit {
+				break
+			}
 			line := x[end*n : (end+1)*n]
 			m := softmaxF32Max(line)
 			if !finite32(m) {
@@ -74,11 +83,13 @@ func softmaxF32Range(x, y []float32, n, inner, lo, hi int) {
 		if end > start {
 			run := y[start*n : end*n]
 			softmaxExpF32(run, run)
-			for l := start; l < end; l++ {
-				softmaxF32Normalize(y[l*n : (l+1)*n])
+			if !softmaxNormalizeF32Vec(run, n) {
+				for l := start; l < end; l++ {
+					softmaxF32Normalize(y[l*n : (l+1)*n])
+				}
 			}
 		}
-		if end < hi && end-start < per { // line end has no finite maximum
+		if end < limit { // line end has no finite maximum
 			softmaxRange(x, y, n, 1, false, end, end+1)
 			end++
 		}
