@@ -29,7 +29,7 @@ line:
 	MOVQ    SI, R11
 	MOVQ    R8, R13
 	TESTQ   R13, R13
-	JE      maxtail
+	JE      maxloopdone
 
 maxloop:
 	VMOVUPS (R11), Z1
@@ -40,7 +40,7 @@ maxloop:
 	DECQ    R13
 	JNE     maxloop
 
-maxtail:
+maxloopdone:
 	TESTQ   R9, R9
 	JE      hmax
 	VMOVUPS Z31, Z1
@@ -70,7 +70,7 @@ hmax:
 	MOVQ          DI, R12
 	MOVQ          R8, R13
 	TESTQ         R13, R13
-	JE            subtail
+	JE            subloopdone
 
 subloop:
 	VMOVUPS (R11), Z1
@@ -81,21 +81,21 @@ subloop:
 	DECQ    R13
 	JNE     subloop
 
-subtail:
+subloopdone:
 	MOVQ  R9, R13
 	TESTQ R13, R13
-	JE    next
+	JE    subtaildone
 
-subtailloop:
+subtail:
 	VMOVSS (R11), X1
 	VSUBSS X1, X0, X1
 	VMOVSS X1, (R12)
 	ADDQ   $0x04, R11
 	ADDQ   $0x04, R12
 	DECQ   R13
-	JNE    subtailloop
+	JNE    subtail
 
-next:
+subtaildone:
 	LEAQ (SI)(DX*4), SI
 	LEAQ (DI)(DX*4), DI
 	INCQ R10
@@ -132,7 +132,7 @@ line:
 	MOVQ   SI, R12
 	MOVQ   R8, R13
 	TESTQ  R13, R13
-	JE     quaddone
+	JE     quadloopdone
 
 quadloop:
 	VCVTPS2PD (R12), Y1
@@ -141,11 +141,11 @@ quadloop:
 	DECQ      R13
 	JNE       quadloop
 
-quaddone:
+quadloopdone:
 	VEXTRACTF128 $0x01, Y0, X2
 	MOVQ         R9, R13
 	TESTQ        R13, R13
-	JE           sum
+	JE           tailloopdone
 
 tailloop:
 	VCVTSS2SD (R12), X6, X1
@@ -154,7 +154,7 @@ tailloop:
 	DECQ      R13
 	JNE       tailloop
 
-sum:
+tailloopdone:
 	VHADDPD      X2, X0, X0
 	VPERMILPD    $0x01, X0, X1
 	VADDSD       X1, X0, X0
@@ -163,7 +163,7 @@ sum:
 	MOVQ         SI, R12
 	MOVQ         R10, R13
 	TESTQ        R13, R13
-	JE           scaletail
+	JE           scaleloopdone
 
 scaleloop:
 	VCVTPS2PD (R12), Z1
@@ -174,21 +174,21 @@ scaleloop:
 	DECQ      R13
 	JNE       scaleloop
 
-scaletail:
+scaleloopdone:
 	MOVQ  R11, R13
 	TESTQ R13, R13
-	JE    next
+	JE    scaletaildone
 
-scaletailloop:
+scaletail:
 	VCVTSS2SD (R12), X6, X1
 	VMULSD    X3, X1, X1
 	VCVTSD2SS X1, X6, X1
 	VMOVSS    X1, (R12)
 	ADDQ      $0x04, R12
 	DECQ      R13
-	JNE       scaletailloop
+	JNE       scaletail
 
-next:
+scaletaildone:
 	LEAQ (SI)(DX*4), SI
 	DECQ CX
 	JNE  line
