@@ -25,9 +25,19 @@ package kernels
 // elements apart, at a + koff[4s] for k step s (stridedAKernel).
 type convStridedKernel func(k int, a *float32, koff *int32, b, c *float32, ldc int, alpha, beta float32)
 
+// convStrided3Kernel is convStridedKernel for three vectors of output
+// channels: the first two from the packed panel at b, the third from the
+// next panel at b2.
+type convStrided3Kernel func(k int, a *float32, koff *int32, b, b2, c *float32, ldc int, alpha, beta float32)
+
+// convStrided3Max is the most rows of a three-vector kernel (27
+// accumulators).
+const convStrided3Max = 9
+
 // convStridedOff, when set, keeps column-strided convolutions on the
-// plain product (tests and benchmarks compare the two).
-var convStridedOff bool
+// plain product (tests and benchmarks compare the two); convStrided3Off
+// runs three vectors of output channels as two and one.
+var convStridedOff, convStrided3Off bool
 
 // convGemmStridedOK reports whether conv2DGemm may compute p as the
 // strided transposed product (not when a test forces the orientation):
@@ -123,17 +133,28 @@ func (j *convGemmJob) stridedSlice(pc int) (kb int, kt []int32, beta float32) {
 // the output channels [c0, c0+width) of group g, into cs (rows width
 // apart, from the tile's first).
 func (j *convGemmJob) stridedTile(t, h, g, pc, c0, width int, cs []float32) {
-	kern := j.kern
+	p, kern := j.p, j.kern
 	kb, kt, beta := j.stridedSlice(pc)
 	base, ok := j.stridedInPlace(t, h)
 	if !ok {
 		panic("kernels: strided tile reads padding")
 	}
 	xg, _ := j.group(g)
-	ks := convStridedKernels(kern)
+	ks, k3 := convStridedKernels(kern), convStrided3Kernels(kern)
 	for jr := 0; jr < width; jr += kern.nr {
-		v := min(kern.nr, width-jr) / kern.lanes
 		b := j.weights(g, pc, kb, c0+jr)
+		if width-jr == 3*kern.lanes && k3 != nil && !convStrided3Off {
+			// The last three vectors in one pass, in tiles of at most
+			// convStrided3Max rows, rather than two and then one.
+			b2 := j.weights(g, pc, kb, c0+jr+kern.nr)
+			parts := ceilDiv(h, convStrided3Max)
+			for i := range parts {
+				t0, t1 := i*h/parts, (i+1)*h/parts
+				k3[t1-t0-1](kb, &xg[base+t0*p.SW], &kt[0], &b[0], &b2[0], &cs[t0*width+jr], width, 1, beta)
+			}
+			return
+		}
+		v := min(kern.nr, width-jr) / kern.lanes
 		ks[h-1][v-1](kb, &xg[base], &kt[0], &b[0], &cs[jr], width, 1, beta)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/gopir/gopir/internal/allocs"
@@ -27,6 +28,8 @@ var convStridedCases = []struct {
 	{"1x3", Conv2DParams{N: 3, C: 7, H: 8, W: 40, O: 32, KH: 1, KW: 3, SH: 2, SW: 2, PW: 1}},
 	{"narrow", Conv2DParams{N: 3, C: 16, H: 20, W: 19, O: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 	{"pad_wide", Conv2DParams{N: 1, C: 4, H: 9, W: 50, O: 48, KH: 5, KW: 5, SH: 2, SW: 2, PH: 3, PW: 3}},
+	{"deep80", Conv2DParams{N: 2, C: 70, H: 7, W: 58, O: 80, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},     // 2 + 3 vectors
+	{"down48_rows", Conv2DParams{N: 2, C: 9, H: 9, W: 21, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // 9 interior positions a row
 }
 
 // TestConvStridedSameBits: a column-strided convolution computed by the
@@ -85,21 +88,90 @@ func TestConvStridedAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop objects at random")
 	}
-	p := convGemmParams(convStridedCases[1].p)
-	if !convGemmStridedOK(p, sgemmActive.Load()) {
-		t.Skip("no strided kernels for this GEMM kernel")
+	for _, c := range []int{1, 2} { // 32 channels; 48, three vectors in one pass
+		p := convGemmParams(convStridedCases[c].p)
+		if !convGemmStridedOK(p, sgemmActive.Load()) {
+			t.Skip("no strided kernels for this GEMM kernel")
+		}
+		r := rand.New(rand.NewPCG(43, 44))
+		x := perfRandom(r, p.N*p.C*p.H*p.W, false)
+		w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
+		p.Epilogue = Epilogue{Act: ActSilu, Bias32: perfRandom(r, p.O, false)}
+		p.Packed = make([]float32, Conv2DPackedLen(p))
+		PackConv2D(p, w, p.Packed)
+		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		for _, th := range []int{1, 2} {
+			conv2DGemm(p, x, w, out, th)
+			if n := allocs.PerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
+				t.Errorf("%s threads=%d: %v allocations per call, want 0", convStridedCases[c].name, th, n)
+			}
+		}
 	}
-	r := rand.New(rand.NewPCG(43, 44))
-	x := perfRandom(r, p.N*p.C*p.H*p.W, false)
-	w := perfRandom(r, p.O*p.C*p.KH*p.KW, false)
-	p.Epilogue = Epilogue{Act: ActSilu, Bias32: perfRandom(r, p.O, false)}
-	p.Packed = make([]float32, Conv2DPackedLen(p))
-	PackConv2D(p, w, p.Packed)
-	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-	for _, th := range []int{1, 2} {
-		conv2DGemm(p, x, w, out, th)
-		if n := allocs.PerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
-			t.Errorf("threads=%d: %v allocations per call, want 0", th, n)
+}
+
+// TestConvStrided3KernelSameBits: each three-vector strided kernel
+// stores the bits of the two-vector kernel followed by the one-vector
+// kernel on the next panel, for depths with and without an unrolled
+// tail, beta 0 (C not read: NaNs there stay out) and 1.
+func TestConvStrided3KernelSameBits(t *testing.T) {
+	kern := sgemmActive.Load()
+	ks, k3 := convStridedKernels(kern), convStrided3Kernels(kern)
+	if k3 == nil {
+		t.Skip("no three-vector strided kernels for this GEMM kernel")
+	}
+	if len(k3) != convStrided3Max {
+		t.Fatalf("%d three-vector kernels, want %d", len(k3), convStrided3Max)
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	const ldc = 48 + 5 // C's rows wider than the tile: the kernels keep to theirs
+	for h := 1; h <= convStrided3Max; h++ {
+		for _, k := range []int{1, 3, 4, 9, 30} {
+			a := perfRandom(r, 2*h+64*k, true)
+			koff := make([]int32, 4*k)
+			for s := range k {
+				koff[4*s] = int32(r.IntN(64 * k))
+			}
+			b := perfRandom(r, 2*32*k, true) // two panels of 32 columns, 32 apart per step
+			for _, beta := range []float32{0, 1} {
+				c0 := perfRandom(r, h*ldc, true)
+				if beta == 0 {
+					for i := range c0 {
+						c0[i] = float32(math.NaN())
+					}
+				}
+				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+				ks[h-1][1](k, &a[0], &koff[0], &b[0], &want[0], ldc, 1, beta)
+				ks[h-1][0](k, &a[0], &koff[0], &b[32*k], &want[32], ldc, 1, beta)
+				k3[h-1](k, &a[0], &koff[0], &b[0], &b[32*k], &got[0], ldc, 1, beta)
+				perfSameBits(t, fmt.Sprintf("h=%d/k=%d/beta=%v", h, k, beta), got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkConvStrided3 times ppyoloe_s's 32→48 3×3/2 on 160×160 (bias
+// and SiLU, weights packed once) with its three vectors of output
+// channels in one pass (w3) and as two and one (2+1).
+func BenchmarkConvStrided3(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		for _, off := range []bool{false, true} {
+			p := convGemmParams(ppyoloeDeployConvs[3].p)
+			p.N = n
+			r := rand.New(rand.NewPCG(1, 2))
+			x := convDeployValues(r, p.N*p.C*p.H*p.W, 1)
+			w := convDeployValues(r, p.filterSize(), math.Sqrt(2/float64(p.C*p.KH*p.KW)))
+			out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+			p.Epilogue = Epilogue{Act: ActSilu, Bias32: convDeployValues(r, p.O, 0.1)}
+			p.Packed = make([]float32, Conv2DPackedLen(p))
+			PackConv2D(p, w, p.Packed)
+			name := map[bool]string{false: "w3", true: "2+1"}[off]
+			b.Run(fmt.Sprintf("b=%d/%s", n, name), func(b *testing.B) {
+				convStrided3Off = off
+				defer func() { convStrided3Off = false }()
+				threads := runtime.GOMAXPROCS(0)
+				ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+				perfLoopCPU(b, func() { Conv2D(p, x, w, out, ws, threads) })
+			})
 		}
 	}
 }

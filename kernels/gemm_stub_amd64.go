@@ -694,6 +694,51 @@ func sgemmAVX512s2_14x16(k int, a *float32, koff *int32, b *float32, c *float32,
 //go:noescape
 func sgemmAVX512s2_14x32(k int, a *float32, koff *int32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512s2_1x48 is sgemmAVX512s2_1x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_1x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_2x48 is sgemmAVX512s2_2x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_2x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_3x48 is sgemmAVX512s2_3x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_3x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_4x48 is sgemmAVX512s2_4x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_4x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_5x48 is sgemmAVX512s2_5x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_5x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_6x48 is sgemmAVX512s2_6x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_6x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_7x48 is sgemmAVX512s2_7x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_7x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_8x48 is sgemmAVX512s2_8x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_8x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512s2_9x48 is sgemmAVX512s2_9x16 for three vectors of columns, the third from the panel at b2.
+//
+//go:noescape
+func sgemmAVX512s2_9x48(k int, a *float32, koff *int32, b *float32, b2 *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512_row32 computes one row of C = alpha*A·B + beta*C over 1 packed B panels (see rowKernel in the generator).
 //
 //go:noescape

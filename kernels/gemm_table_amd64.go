@@ -95,3 +95,16 @@ var sgemmAVX512s2Kernels = [][]convStridedKernel{
 	{sgemmAVX512s2_13x16, sgemmAVX512s2_13x32},
 	{sgemmAVX512s2_14x16, sgemmAVX512s2_14x32},
 }
+
+// sgemmAVX512s2w3Kernels[h-1] computes h rows and 48 columns with A read in place, rows 2 elements apart.
+var sgemmAVX512s2w3Kernels = []convStrided3Kernel{
+	sgemmAVX512s2_1x48,
+	sgemmAVX512s2_2x48,
+	sgemmAVX512s2_3x48,
+	sgemmAVX512s2_4x48,
+	sgemmAVX512s2_5x48,
+	sgemmAVX512s2_6x48,
+	sgemmAVX512s2_7x48,
+	sgemmAVX512s2_8x48,
+	sgemmAVX512s2_9x48,
+}

@@ -38,6 +38,9 @@ func main() {
 			families[0].stridedAKernel(h, v)
 		}
 	}
+	for h := 1; h <= stridedA3Max; h++ {
+		families[0].stridedA3Kernel(h)
+	}
 	for p := 1; p <= rowKernelMax; p++ {
 		families[0].rowKernel(p)
 	}

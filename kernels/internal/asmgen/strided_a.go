@@ -72,3 +72,63 @@ func (f family) stridedAKernel(h, v int) {
 
 	f.storeTile(t, pc, ldc)
 }
+
+// stridedA3Max is the most rows of the three-vector strided kernels:
+// 9·3 accumulators, three B vectors and the broadcast fill the 32
+// registers.
+const stridedA3Max = 9
+
+// stridedA3Name is the name of the h-row, three-vector variant of
+// stridedAKernel.
+func (f family) stridedA3Name(h int) string {
+	return fmt.Sprintf("%ss%d_%dx%d", f.name, stridedAStride, h, 3*f.lanes())
+}
+
+// stridedA3Kernel emits <name>s2_<h>x48(k int, a *T, koff *int32, b, b2,
+// c *T, ldc int, alpha, beta T): stridedAKernel for three vectors of
+// output channels, the first two from the packed panel at b and the
+// third from the next panel at b2 (both panels f.nv vectors wide). A
+// layer with an odd number of output-channel vectors (the detector's
+// 32→48 3×3/2) otherwise runs its last vector as a one-vector pass,
+// whose broadcasts each feed one multiply-add. Every accumulator gets
+// the multiply-add of kernel(h, v)'s, in the same k order, and the same
+// store, so the bits are the same.
+func (f family) stridedA3Kernel(h int) {
+	name := f.stridedA3Name(h)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, koff *int32, b, b2, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s is %s for three vectors of columns, the third from the panel at b2.", name, f.stridedAName(h, 1)))
+
+	es, vb := f.es(), f.vb()
+	bstep := f.nv * vb
+	t := tile{f, h, 3}
+
+	n, pa, pt, pb, pb2, pc, ldc, off := RCX, RSI, R10, RDI, R12, RDX, R8, R11
+	Load(Param("k"), n)
+	Load(Param("a"), pa)
+	Load(Param("koff"), pt)
+	Load(Param("b"), pb)
+	Load(Param("b2"), pb2)
+	f.loadC(pc, ldc)
+
+	f.warmAndZero(t, pc, ldc)
+
+	step := func(u int) {
+		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
+		t.update(func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} },
+			func(j int) Mem {
+				if j < 2 {
+					return Mem{Base: pb, Disp: u*bstep + j*vb}
+				}
+				return Mem{Base: pb2, Disp: u * bstep}
+			})
+	}
+
+	f.kLoop(n, step, func(u int) {
+		ADDQ(U32(u*indirectTabStride), pt)
+		ADDQ(U32(u*bstep), pb)
+		ADDQ(U32(u*bstep), pb2)
+	})
+
+	f.storeTile(t, pc, ldc)
+}

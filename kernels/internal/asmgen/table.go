@@ -45,6 +45,13 @@ func writeTable(path string, fams []family) error {
 		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
+	fmt.Fprintf(&b, "\n// %ss%dw3Kernels[h-1] computes h rows and %d columns with A read in place, rows %d elements apart.\n",
+		f.name, stridedAStride, 3*f.lanes(), stridedAStride)
+	fmt.Fprintf(&b, "var %ss%dw3Kernels = []convStrided3Kernel{\n", f.name, stridedAStride)
+	for h := 1; h <= stridedA3Max; h++ {
+		fmt.Fprintf(&b, "%s,\n", f.stridedA3Name(h))
+	}
+	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
