@@ -314,6 +314,8 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 		{N: 8, C: kc / 9, H: 8, W: 32, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},            // the deepest one slice allows
 		{N: 12, C: 24, H: 12, W: 16, O: 36, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},   // groups
 		{N: 4, C: 20, H: 18, W: 34, O: 32, KH: 5, KW: 3, PH: 1, PW: 0, DH: 1, DW: 1}, // unpadded columns, 5 rows
+		{N: 2, C: 16, H: 70, W: 64, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},               // ppyoloe_s's 16→32: two blocks, a sample over convDirectWideSample
+		{N: 1, C: 24, H: 61, W: 80, O: 24, KH: 3, KW: 3, PH: 1, PW: 1},               // its 24→24: 16 + 8 channels
 	} {
 		p = convGemmParams(p)
 		if !p.convDirectFwd() || p.O/p.Groups <= convDirectMaxCh || p.C/p.Groups*p.KH*p.KW <= convDirectMaxDepth {
@@ -322,7 +324,7 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 		x := perfRandom(r, p.N*p.C*p.H*p.W, true)
 		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, false)
 		bias := perfRandom(r, p.O, false)
-		for _, ep := range []Epilogue{{}, {Act: ActRelu, Bias32: bias}} {
+		for _, ep := range []Epilogue{{}, {Act: ActRelu, Bias32: bias}, {Act: ActSilu, Bias32: bias}} {
 			for _, th := range []int{1, 2} {
 				fp := p
 				fp.Epilogue = ep
@@ -340,5 +342,9 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 	deep := convGemmParams(Conv2DParams{N: 8, C: kc/9 + 1, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1})
 	if deep.convDirectFwd() {
 		t.Fatalf("%+v: a depth of two GEMM slices went to the direct kernel", deep)
+	}
+	big := convGemmParams(Conv2DParams{N: 1, C: 16, H: 70, W: 64, O: 48, KH: 3, KW: 3, PH: 1, PW: 1})
+	if big.convDirectFwd() {
+		t.Fatalf("%+v: three blocks over a large sample went to the direct kernel", big)
 	}
 }

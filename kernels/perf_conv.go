@@ -57,16 +57,28 @@ func (p Conv2DParams) convDirectFwd() bool {
 // direct 48–50 with its weights packed once against the GEMM's 51–54
 // packed once or 52 not; without the pack cache the direct kernel's
 // 58–60 now loses to the GEMM's 52 there.
+//
+// A larger sample is read again by each block, but with at most
+// convDirectWideBlocks blocks of output channels the direct kernel still
+// wins, its tiles computing strips of rows (convDirectStrip) while
+// their input is in cache: ppyoloe_s's 16→32 3×3 on 160×160 (a padded
+// sample of 420 Ki elements) and 24→24 on 80×80, with bias and SiLU,
+// one thread, the minimum over 40–160 calls alternating the two in one
+// process, batch 1: 1.56–1.58 → 1.42–1.48 ms and 391–392 → 352–353 µs;
+// batch 8: 14.7–16.3 → 13.4–15.3 ms and 3.42–3.51 → 3.22–3.36 ms.
 func (p Conv2DParams) convDirectWide() bool {
-	return p.OutW()%16 == 0 && p.convDirectFwdPad().size() <= convDirectWideSample &&
+	small := p.convDirectFwdPad().size() <= convDirectWideSample || ceilDiv(p.O/p.Groups, 16) <= convDirectWideBlocks
+	return p.OutW()%16 == 0 && small &&
 		p.N*p.OutH()*p.OutW() >= convDirectWideCols && p.C/p.Groups*p.KH*p.KW <= sgemmActive.Load().kc
 }
 
 // convDirectWideSample is the largest padded sample (elements, 256 KiB)
-// and convDirectWideCols the fewest output positions over the batch for
-// convDirectWide (one 16×16 map).
+// for convDirectWide with more than convDirectWideBlocks blocks of 16
+// output channels per group, and convDirectWideCols the fewest output
+// positions over the batch (one 16×16 map).
 const (
 	convDirectWideSample = 64 << 10
+	convDirectWideBlocks = 2
 	convDirectWideCols   = 256
 )
 
