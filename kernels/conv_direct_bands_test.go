@@ -17,7 +17,8 @@ import (
 // and a bias, residual and SiLU applied band by band — and is cut into
 // more than one band. The workspace starts as NaN and one goroutine's
 // output must hold none, so a worker reading a padded element it had not
-// written (a border left unzeroed) would show.
+// written (a border left unzeroed, a row its band needs but did not
+// copy) would show.
 func TestConvDirectBandsSameBits(t *testing.T) {
 	if !convRowOK() {
 		t.Skip("no AVX-512: no direct kernel")
@@ -31,6 +32,7 @@ func TestConvDirectBandsSameBits(t *testing.T) {
 		{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1},      // two blocks, 16 and 4 channels
 		{N: 1, C: 6, H: 9, W: 18, O: 8, KH: 3, KW: 3, DH: 2, PH: 2, PW: 1}, // dilated rows
 		{N: 1, C: 3, H: 30, W: 20, O: 4, KH: 3, KW: 3, PH: 0, PW: 1},       // no rows of padding
+		{N: 2, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1},      // a goroutine's bands span blocks and samples
 	} {
 		p = convGemmParams(p)
 		if !p.convDirectFwd() {

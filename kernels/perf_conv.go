@@ -97,9 +97,9 @@ func (c convPadded) size() int { return c.ch*c.hp*c.wp + 16 }
 
 // fill writes src (ch planes of h×w) into buf's interior, a strided
 // block copy per plane, and, when borders is set, zeroes its borders and
-// slack. Nothing but fill writes a padded buffer, so one already filled
-// with the same geometry keeps its zero borders and a refill may skip
-// them (the forward's workers refill theirs for every sample).
+// slack. Nothing but fill and fillRows writes a padded buffer, so one
+// already filled with the same geometry keeps its zero borders and a
+// refill may skip them.
 func (c convPadded) fill(buf, src []float32, borders bool) {
 	buf = buf[:c.size()]
 	plane := c.hp * c.wp
@@ -117,6 +117,37 @@ func (c convPadded) fill(buf, src []float32, borders bool) {
 		copy2D(bp[c.top*c.wp+c.left:], c.wp, src[ch*c.h*c.w:(ch+1)*c.h*c.w], c.w, c.h, c.w)
 	}
 	if borders {
+		clear(buf[c.ch*plane:])
+	}
+}
+
+// fillRows writes the padded rows [r0, r1) of every plane of buf from
+// src (ch planes of h×w): the input rows among them, and zeros for their
+// borders and the padding rows; with the last row, the slack too. A
+// forward band needs only its own rows, so each goroutine that computes
+// bands of one sample copies those, not the whole sample (1.6 MB for
+// ppyoloe_s's 16→16 layer at 160×160, which each of two goroutines
+// copied at batch 1).
+func (c convPadded) fillRows(buf, src []float32, r0, r1 int) {
+	buf = buf[:c.size()]
+	plane := c.hp * c.wp
+	y0, y1 := max(r0, c.top)-c.top, min(r1, c.top+c.h)-c.top // the input rows among them
+	for ch := range c.ch {
+		bp := buf[ch*plane : (ch+1)*plane]
+		if y1 <= y0 {
+			clear(bp[r0*c.wp : r1*c.wp])
+			continue
+		}
+		clear(bp[r0*c.wp : (c.top+y0)*c.wp])
+		clear(bp[(c.top+y1)*c.wp : r1*c.wp])
+		for y := y0; y < y1; y++ {
+			row := bp[(c.top+y)*c.wp : (c.top+y+1)*c.wp]
+			clear(row[:c.left])
+			clear(row[c.left+c.w:])
+		}
+		copy2D(bp[(c.top+y0)*c.wp+c.left:], c.wp, src[ch*c.h*c.w+y0*c.w:(ch+1)*c.h*c.w], c.w, y1-y0, c.w)
+	}
+	if r1 == c.hp {
 		clear(buf[c.ch*plane:])
 	}
 }
@@ -178,7 +209,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	job.tileOB, job.tileRows = p.convDirectTile()
 	job.stripRows = p.convDirectStrip(job.tileRows)
 	for range parts {
-		job.filled = append(job.filled, -1)
+		job.filled = append(job.filled, convFilled{ng: -1})
 	}
 	nnForWorkersRanger(parts, items, job)
 	putConvDirectJob(job)
@@ -300,12 +331,35 @@ type convDirectJob struct {
 	bufs           []float32 // per worker, a padded sample
 	offs           []int64   // per step, its offset in the padded sample
 	nsteps, maxOff int
-	epi            bool  // the epilogue runs in the kernel (convDirectEpi)
-	bandRows       int   // output rows per item (convDirectItems)
-	tileOB         int   // output channels per kernel call (convDirectTile)
-	tileRows       int   // output rows per kernel call
-	stripRows      int   // output rows each tile computes before the next tile (convDirectStrip)
-	filled         []int // per worker, the sample and group its padded copy holds, or -1
+	epi            bool         // the epilogue runs in the kernel (convDirectEpi)
+	bandRows       int          // output rows per item (convDirectItems)
+	tileOB         int          // output channels per kernel call (convDirectTile)
+	tileRows       int          // output rows per kernel call
+	stripRows      int          // output rows each tile computes before the next tile (convDirectStrip)
+	filled         []convFilled // per worker, what its padded copy holds
+}
+
+// convFilled is what a worker's padded copy holds: the padded rows [r0,
+// r1) of sample and group ng (n·Groups + g), or nothing where ng < 0.
+type convFilled struct{ ng, r0, r1 int }
+
+// need makes the copy hold the padded rows [r0, r1) of ng, copying those
+// it lacks: all of them for another sample or a range apart from the one
+// held, else the rows on either side of it.
+func (f *convFilled) need(pad convPadded, buf, src []float32, ng, r0, r1 int) {
+	if ng != f.ng || r1 < f.r0 || r0 > f.r1 {
+		pad.fillRows(buf, src, r0, r1)
+		*f = convFilled{ng, r0, r1}
+		return
+	}
+	if r0 < f.r0 {
+		pad.fillRows(buf, src, r0, f.r0)
+		f.r0 = r0
+	}
+	if r1 > f.r1 {
+		pad.fillRows(buf, src, f.r1, r1)
+		f.r1 = r1
+	}
 }
 
 var convDirectJobs = sync.Pool{New: func() any { return new(convDirectJob) }}
@@ -344,12 +398,11 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		band := it % bands
 		ng, b0 := it/bands/nb, it/bands%nb*16
 		n, g := ng/p.Groups, ng%p.Groups
-		if ng != *filled {
-			pad.fill(buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W], *filled < 0)
-			*filled = ng
-		}
 		y0 := band * j.bandRows
 		y1 := min(oh, y0+j.bandRows)
+		// The padded rows the band's output rows read.
+		r0, r1 := y0*p.SH, min(pad.hp, (y1-1)*p.SH+(p.KH-1)*p.DH+1)
+		filled.need(pad, buf, j.x[(n*p.C+g*cg)*p.H*p.W:(n*p.C+(g+1)*cg)*p.H*p.W], ng, r0, r1)
 		ob := min(16, og-b0)
 		var ob0 []float32
 		if p.Pool2 {
