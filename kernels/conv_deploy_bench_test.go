@@ -68,17 +68,7 @@ var ppyoloeDeployConvs = []struct {
 func BenchmarkConvPPYOLOEDeploy(b *testing.B) {
 	for _, n := range []int{1, 8} {
 		for _, l := range ppyoloeDeployConvs {
-			p := convGemmParams(l.p)
-			p.N = n
-			r := rand.New(rand.NewPCG(1, 2))
-			x := convDeployValues(r, p.N*p.C*p.H*p.W, 1)
-			w := convDeployValues(r, p.filterSize(), math.Sqrt(2/float64(p.C*p.KH*p.KW)))
-			out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-			p.Epilogue = Epilogue{Act: ActSilu, Bias32: convDeployValues(r, p.O, 0.1)}
-			if n := Conv2DPackedLen(p); n > 0 {
-				p.Packed = make([]float32, n)
-				PackConv2D(p, w, p.Packed)
-			}
+			p, x, w, out := convDeployLayer(l.p, n)
 			flops := 2 * float64(p.N*p.O*p.OutH()*p.OutW()*p.C*p.KH*p.KW)
 			for _, packed := range []bool{false, true} {
 				mode := "inplace"
@@ -97,6 +87,24 @@ func BenchmarkConvPPYOLOEDeploy(b *testing.B) {
 			}
 		}
 	}
+}
+
+// convDeployLayer is the layer p of ppyoloe_s at batch n as inference
+// runs it: input, weights, output, its bias and SiLU, and its weights
+// packed once.
+func convDeployLayer(p Conv2DParams, n int) (q Conv2DParams, x, w, out []float32) {
+	q = convGemmParams(p)
+	q.N = n
+	r := rand.New(rand.NewPCG(1, 2))
+	x = convDeployValues(r, q.N*q.C*q.H*q.W, 1)
+	w = convDeployValues(r, q.filterSize(), math.Sqrt(2/float64(q.C*q.KH*q.KW)))
+	out = make([]float32, q.N*q.O*q.OutH()*q.OutW())
+	q.Epilogue = Epilogue{Act: ActSilu, Bias32: convDeployValues(r, q.O, 0.1)}
+	if n := Conv2DPackedLen(q); n > 0 {
+		q.Packed = make([]float32, n)
+		PackConv2D(q, w, q.Packed)
+	}
+	return q, x, w, out
 }
 
 // convDeployValues returns n normal values of standard deviation sd: the

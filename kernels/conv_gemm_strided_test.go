@@ -155,15 +155,7 @@ func TestConvStrided3KernelSameBits(t *testing.T) {
 func BenchmarkConvStrided3(b *testing.B) {
 	for _, n := range []int{1, 8} {
 		for _, off := range []bool{false, true} {
-			p := convGemmParams(ppyoloeDeployConvs[3].p)
-			p.N = n
-			r := rand.New(rand.NewPCG(1, 2))
-			x := convDeployValues(r, p.N*p.C*p.H*p.W, 1)
-			w := convDeployValues(r, p.filterSize(), math.Sqrt(2/float64(p.C*p.KH*p.KW)))
-			out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-			p.Epilogue = Epilogue{Act: ActSilu, Bias32: convDeployValues(r, p.O, 0.1)}
-			p.Packed = make([]float32, Conv2DPackedLen(p))
-			PackConv2D(p, w, p.Packed)
+			p, x, w, out := convDeployLayer(ppyoloeDeployConvs[3].p, n)
 			name := map[bool]string{false: "w3", true: "2+1"}[off]
 			b.Run(fmt.Sprintf("b=%d/%s", n, name), func(b *testing.B) {
 				convStrided3Off = off

@@ -35,20 +35,35 @@ func (f family) stridedAKernel(h, v int) {
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s is %s with A's rows read in place at a + koff[4s] + %d·i (see stridedAKernel in the generator).",
 		name, f.kernelName(h, v), stridedAStride))
+	f.stridedABody(h, v, false)
+}
 
+// stridedABody emits the body of a strided kernel of h rows and v
+// vectors; with split, B's vectors past f.nv come from the panel at the
+// parameter b2 (stridedA3Kernel).
+func (f family) stridedABody(h, v int, split bool) {
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb
 	t := tile{f, h, v}
 
-	n, pa, pt, pb, pc, ldc, off := RCX, RSI, R10, RDI, RDX, R8, R11
+	n, pa, pt, pb, pb2, pc, ldc, off := RCX, RSI, R10, RDI, R12, RDX, R8, R11
 	Load(Param("k"), n)
 	Load(Param("a"), pa)
 	Load(Param("koff"), pt)
 	Load(Param("b"), pb)
+	if split {
+		Load(Param("b2"), pb2)
+	}
 	f.loadC(pc, ldc)
 
 	f.warmAndZero(t, pc, ldc)
 
+	bAt := func(u, j int) Mem {
+		if split && j >= f.nv {
+			return Mem{Base: pb2, Disp: u*bstep + (j-f.nv)*vb}
+		}
+		return Mem{Base: pb, Disp: u*bstep + j*vb}
+	}
 	step := func(u int) {
 		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
 		aAt := func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} }
@@ -56,18 +71,21 @@ func (f family) stridedAKernel(h, v int) {
 			// One vector: each broadcast would feed a single
 			// multiply-add, so it is the multiply-add's memory operand
 			// instead (the same product, so the same bits).
-			VMOVUPS(Mem{Base: pb, Disp: u * bstep}, t.b(0))
+			VMOVUPS(bAt(u, 0), t.b(0))
 			for i := 0; i < h; i++ {
 				VFMADD231PS_BCST(aAt(i), t.b(0), t.acc(i, 0))
 			}
 			return
 		}
-		t.update(aAt, func(j int) Mem { return Mem{Base: pb, Disp: u*bstep + j*vb} })
+		t.update(aAt, func(j int) Mem { return bAt(u, j) })
 	}
 
 	f.kLoop(n, step, func(u int) {
 		ADDQ(U32(u*indirectTabStride), pt)
 		ADDQ(U32(u*bstep), pb)
+		if split {
+			ADDQ(U32(u*bstep), pb2)
+		}
 	})
 
 	f.storeTile(t, pc, ldc)
@@ -98,37 +116,5 @@ func (f family) stridedA3Kernel(h int) {
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, koff *int32, b, b2, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s is %s for three vectors of columns, the third from the panel at b2.", name, f.stridedAName(h, 1)))
-
-	es, vb := f.es(), f.vb()
-	bstep := f.nv * vb
-	t := tile{f, h, 3}
-
-	n, pa, pt, pb, pb2, pc, ldc, off := RCX, RSI, R10, RDI, R12, RDX, R8, R11
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("koff"), pt)
-	Load(Param("b"), pb)
-	Load(Param("b2"), pb2)
-	f.loadC(pc, ldc)
-
-	f.warmAndZero(t, pc, ldc)
-
-	step := func(u int) {
-		MOVLQSX(Mem{Base: pt, Disp: u * indirectTabStride}, off)
-		t.update(func(i int) Mem { return Mem{Base: pa, Index: off, Scale: uint8(es), Disp: i * stridedAStride * es} },
-			func(j int) Mem {
-				if j < 2 {
-					return Mem{Base: pb, Disp: u*bstep + j*vb}
-				}
-				return Mem{Base: pb2, Disp: u * bstep}
-			})
-	}
-
-	f.kLoop(n, step, func(u int) {
-		ADDQ(U32(u*indirectTabStride), pt)
-		ADDQ(U32(u*bstep), pb)
-		ADDQ(U32(u*bstep), pb2)
-	})
-
-	f.storeTile(t, pc, ldc)
+	f.stridedABody(h, 3, true)
 }
