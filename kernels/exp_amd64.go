@@ -4,10 +4,10 @@ package kernels
 
 import "math"
 
-//go:generate sh -c "cd internal/expgen && go run . -out ../../exp_amd64.s -stubs ../../exp_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./expgen -out ../../exp_amd64.s -stubs ../../exp_stub_amd64.go -pkg kernels"
 
 // siluConsts32 are the constants of the SiLU loops, in the order
-// internal/expgen reads them: siluNegExp32's and ewSiluF32At's, each the
+// internal/avo/expgen reads them: siluNegExp32's and ewSiluF32At's, each the
 // float32 the Go code uses, then siluTable32, then ewgSiluF32At's.
 var siluConsts32 = func() (c [64]float32) {
 	copy(c[:], []float32{

@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/asmgen && go run . -out ../../gemm_amd64.s -stubs ../../gemm_stub_amd64.go -table ../../gemm_table_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./asmgen -out ../../gemm_amd64.s -stubs ../../gemm_stub_amd64.go -table ../../gemm_table_amd64.go -pkg kernels"
 
 // Blocking measured on Zen 5 (48 KiB L1d, 1 MiB L2 per core): kc = 512
 // halves the passes over C compared with 256, while a 64 KiB B panel still

@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/normgen && go run . -out ../../norm_amd64.s -stubs ../../norm_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./normgen -out ../../norm_amd64.s -stubs ../../norm_stub_amd64.go -pkg kernels"
 
 // The AVX-512 loops of float32 batch norm (norm_amd64.s). Each runs on
 // the longest prefix it handles and returns its length (0 without

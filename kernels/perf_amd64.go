@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/perfgen && go run . -out ../../perf_amd64.s -stubs ../../perf_stub_amd64.go -table ../../perf_table_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./perfgen -out ../../perf_amd64.s -stubs ../../perf_stub_amd64.go -table ../../perf_table_amd64.go -pkg kernels"
 
 // hasPerfAVX512 gates the loops of perf_amd64.s, which use AVX-512F with
 // the DQ (VEXTRACTI32X8) and VL (EVEX on 128/256-bit registers)

@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/poolgen && go run . -out ../../pool_amd64.s -stubs ../../pool_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./poolgen -out ../../pool_amd64.s -stubs ../../pool_stub_amd64.go -pkg kernels"
 
 // maxTapsF32Vec runs maxTaps's AVX-512 loop for strides 1 and 2 and
 // reports whether it did (not without AVX-512, nor for other strides).

@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/redgen && go run . -out ../../reduce_amd64.s -stubs ../../reduce_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./redgen -out ../../reduce_amd64.s -stubs ../../reduce_stub_amd64.go -pkg kernels"
 
 // redSumRows8F32Vec adds the first n&^7 elements of each of eight rows of
 // x, ld apart, into their lanes l[r] with the AVX loop (reduce_amd64.s),

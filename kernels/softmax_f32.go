@@ -17,7 +17,7 @@ import "math"
 // NaN, +Inf, or every element −Inf) gets Softmax's float64 formula and
 // its bits. y may be x. Along the last axis, each line's maximum and
 // max − x, and its sum and division, run in AVX-512 loops too
-// (internal/softmaxgen). Results do not depend on the thread count, nor
+// (internal/avo/softmaxgen). Results do not depend on the thread count, nor
 // on whether the AVX-512 loops run: the Go loops compute the same steps.
 func SoftmaxF32(x, y []float32, outer, n, inner int, threads int) {
 	if n == 0 {

@@ -2,7 +2,7 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/softmaxgen && go run . -out ../../softmax_f32_amd64.s -stubs ../../softmax_f32_stub_amd64.go -pkg kernels"
+//go:generate sh -c "cd internal/avo && go run ./softmaxgen -out ../../softmax_f32_amd64.s -stubs ../../softmax_f32_stub_amd64.go -pkg kernels"
 
 // softmaxMaxSubF32Vec sets d = max − x along the lines of n elements of x
 // with the AVX-512 loop (softmax_f32_amd64.s), from the first line up to

@@ -6,7 +6,8 @@
 // chains, the tail into the first, combined as (s0 + s1) + (s2 + s3)), so
 // results are bitwise the same with or without them.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 

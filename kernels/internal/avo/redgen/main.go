@@ -4,7 +4,8 @@
 // a row adds into lane i mod 4 in the order of i, as the portable loop
 // (redSumContig) does, so results are bitwise the same with or without it.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 

@@ -7,7 +7,8 @@
 // with -table, the Go file that lists each family's edge kernels and the
 // in-place variants.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 

@@ -13,7 +13,8 @@
 // without them; TestSiluVecBitsEveryFloat32 checks every float32. The same exponential, masked to 0 beyond e^-80, is
 // SoftmaxF32's (softmaxExp32), sixteen lanes at a time likewise.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 

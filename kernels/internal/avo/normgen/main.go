@@ -6,7 +6,8 @@
 // lane for lane (element i of a row adds into lane i mod 32), so results
 // are bitwise the same with or without them.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 

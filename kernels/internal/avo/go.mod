@@ -1,4 +1,4 @@
-module github.com/gopir/gopir/kernels/internal/poolgen
+module github.com/gopir/gopir/kernels/internal/avo
 
 go 1.26
 

@@ -9,7 +9,8 @@
 // convolution kernels by shape (perf_table_amd64.go), so that a new shape
 // is a change here only.
 //
-// It lives in its own module so that package kernels never depends on avo.
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
 // Run it through `go generate ./kernels/` from the main module.
 package main
 
