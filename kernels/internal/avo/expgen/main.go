@@ -19,6 +19,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -71,9 +72,8 @@ const gPolyLen = 8
 // the first block with an x under -80 or NaN, which the float32 formula
 // does not take, and returns how many elements it did. out may be x.
 func siluF32() {
-	TEXT("siluF32AVX512", NOSPLIT, "func(out, x *float32, n int, c *[64]float32) int")
-	Pragma("noescape")
-	Doc("siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an",
+	emit.Func("siluF32AVX512", "func(out, x *float32, n int, c *[64]float32) int",
+		"siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an",
 		"element under siluLo32 or NaN; it returns how many it did. out may be x.")
 	siluLoop(false)
 }
@@ -86,9 +86,8 @@ func siluF32() {
 // or NaN, leaving that block as it was (out may be x), and returns how
 // many elements it did.
 func siluBiasF32() {
-	TEXT("siluBiasF32AVX512", NOSPLIT, "func(out, x *float32, n int, b *float32, c *[64]float32) int")
-	Pragma("noescape")
-	Doc("siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first",
+	emit.Func("siluBiasF32AVX512", "func(out, x *float32, n int, b *float32, c *[64]float32) int",
+		"siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first",
 		"block with a sum under siluLo32 or NaN, which it leaves as it was; it returns how many it did.",
 		"out may be x.")
 	siluLoop(true)
@@ -107,9 +106,7 @@ const siluWays = 4
 // before the first such block.
 func siluLoop(bias bool) {
 	out, x, n, c := RDI, RSI, RCX, RDX
-	Load(Param("out"), out)
-	Load(Param("x"), x)
-	Load(Param("n"), n)
+	emit.Params("out x n", out, x, n)
 	var bp GPPhysical
 	if bias {
 		bp = RBX
@@ -207,14 +204,10 @@ func siluLoop(bias bool) {
 // never NaN: softmaxF32 keeps lines without a finite maximum away). out
 // may be d.
 func softmaxExpF32() {
-	TEXT("softmaxExpF32AVX512", NOSPLIT, "func(out, d *float32, n int, c *[64]float32)")
-	Pragma("noescape")
-	Doc("softmaxExpF32AVX512 is softmaxExp32 on n%16 == 0 elements d >= 0. out may be d.")
+	emit.Func("softmaxExpF32AVX512", "func(out, d *float32, n int, c *[64]float32)",
+		"softmaxExpF32AVX512 is softmaxExp32 on n%16 == 0 elements d >= 0. out may be d.")
 	out, d, n, c := RDI, RSI, RCX, RDX
-	Load(Param("out"), out)
-	Load(Param("d"), d)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
+	emit.Params("out d n c", out, d, n, c)
 	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z24, Z25, Z26
 	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half} {
 		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)
@@ -323,16 +316,11 @@ func (c exp32) negExp(blocks ...expLanes) {
 // float32 formula does not take, and returns how many elements it did.
 // out may be x or dy.
 func siluGradF32() {
-	TEXT("siluGradF32AVX512", NOSPLIT, "func(out, x, dy *float32, n int, c *[64]float32) int")
-	Pragma("noescape")
-	Doc("siluGradF32AVX512 is dy·ewgSiluF32At(x) on blocks of 16 of n%16 == 0 elements up to the first block",
+	emit.Func("siluGradF32AVX512", "func(out, x, dy *float32, n int, c *[64]float32) int",
+		"siluGradF32AVX512 is dy·ewgSiluF32At(x) on blocks of 16 of n%16 == 0 elements up to the first block",
 		"with an x under siluLo32 or NaN; it returns how many it did. out may be x or dy.")
 	out, x, dy, n, c := RDI, RSI, R9, RCX, RDX
-	Load(Param("out"), out)
-	Load(Param("x"), x)
-	Load(Param("dy"), dy)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
+	emit.Params("out x dy n c", out, x, dy, n, c)
 	inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26
 	for i, z := range []VecPhysical{inv, shifter, ln2Hi, ln2Lo, c24, c6, half, one, lo, negZero, bias} {
 		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, z)

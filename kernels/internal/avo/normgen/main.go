@@ -12,6 +12,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -67,13 +68,10 @@ func at(p GPPhysical, r int) Mem { return Mem{Base: p, Index: RAX, Scale: 4, Dis
 // bnSum emits bnSumF32AVX512(x *float32, n int, l *[32]float64):
 // l[i%32] += float64(x[i]), n a multiple of 32.
 func bnSum() {
-	TEXT("bnSumF32AVX512", NOSPLIT, "func(x *float32, n int, l *[32]float64)")
-	Pragma("noescape")
-	Doc("bnSumF32AVX512 adds x[i] into l[i%32] for i < n, n%32 == 0.")
+	emit.Func("bnSumF32AVX512", "func(x *float32, n int, l *[32]float64)",
+		"bnSumF32AVX512 adds x[i] into l[i%32] for i < n, n%32 == 0.")
 	x, n, l := RSI, RCX, RDI
-	Load(Param("x"), x)
-	Load(Param("n"), n)
-	Load(Param("l"), l)
+	emit.Params("x n l", x, n, l)
 	loadLanes(l, lanes)
 	blocks32(n, func(r int) {
 		VCVTPS2PD(at(x, r), Z8)
@@ -87,14 +85,10 @@ func bnSum() {
 // bnSqDev emits bnSqDevF32AVX512(x *float32, n int, m *float64, l
 // *[32]float64): d = float64(x[i]) − m, l[i%32] += d·d, n a multiple of 32.
 func bnSqDev() {
-	TEXT("bnSqDevF32AVX512", NOSPLIT, "func(x *float32, n int, m *float64, l *[32]float64)")
-	Pragma("noescape")
-	Doc("bnSqDevF32AVX512 adds (x[i] − m)² into l[i%32] for i < n, n%32 == 0, in float64.")
+	emit.Func("bnSqDevF32AVX512", "func(x *float32, n int, m *float64, l *[32]float64)",
+		"bnSqDevF32AVX512 adds (x[i] − m)² into l[i%32] for i < n, n%32 == 0, in float64.")
 	x, n, m, l := RSI, RCX, RDX, RDI
-	Load(Param("x"), x)
-	Load(Param("n"), n)
-	Load(Param("m"), m)
-	Load(Param("l"), l)
+	emit.Params("x n m l", x, n, m, l)
 	VBROADCASTSD(Mem{Base: m}, Z16)
 	loadLanes(l, lanes)
 	blocks32(n, func(r int) {
@@ -112,16 +106,10 @@ func bnSqDev() {
 // sdy, sdyx *[32]float64): sdy[i%32] += float64(dy[i]) and sdyx[i%32] +=
 // float64(dy[i])·(float64(x[i]) − m), n a multiple of 32.
 func bnGradSums() {
-	TEXT("bnGradSumsF32AVX512", NOSPLIT, "func(dy, x *float32, n int, m *float64, sdy, sdyx *[32]float64)")
-	Pragma("noescape")
-	Doc("bnGradSumsF32AVX512 adds dy[i] into sdy[i%32] and dy[i]·(x[i] − m) into sdyx[i%32] for i < n, n%32 == 0, in float64.")
+	emit.Func("bnGradSumsF32AVX512", "func(dy, x *float32, n int, m *float64, sdy, sdyx *[32]float64)",
+		"bnGradSumsF32AVX512 adds dy[i] into sdy[i%32] and dy[i]·(x[i] − m) into sdyx[i%32] for i < n, n%32 == 0, in float64.")
 	dy, x, n, m, sdy, sdyx := RSI, RBX, RCX, RDX, RDI, R8
-	Load(Param("dy"), dy)
-	Load(Param("x"), x)
-	Load(Param("n"), n)
-	Load(Param("m"), m)
-	Load(Param("sdy"), sdy)
-	Load(Param("sdyx"), sdyx)
+	emit.Params("dy x n m sdy sdyx", dy, x, n, m, sdy, sdyx)
 	VBROADCASTSD(Mem{Base: m}, Z16)
 	prod := []VecPhysical{Z4, Z5, Z6, Z7}
 	loadLanes(sdy, lanes)
@@ -157,14 +145,10 @@ func eight(n GPPhysical, body func()) {
 // bnApply emits bnApplyF32AVX512(x, y *float32, n int, c *[2]float64):
 // y[i] = float32(float64(x[i])·c[0] + c[1]), n a multiple of 8; y may be x.
 func bnApply() {
-	TEXT("bnApplyF32AVX512", NOSPLIT, "func(x, y *float32, n int, c *[2]float64)")
-	Pragma("noescape")
-	Doc("bnApplyF32AVX512 sets y[i] = float32(float64(x[i])·c[0] + c[1]) for i < n, n%8 == 0; y may be x.")
+	emit.Func("bnApplyF32AVX512", "func(x, y *float32, n int, c *[2]float64)",
+		"bnApplyF32AVX512 sets y[i] = float32(float64(x[i])·c[0] + c[1]) for i < n, n%8 == 0; y may be x.")
 	x, y, n, c := RSI, RDI, RCX, RDX
-	Load(Param("x"), x)
-	Load(Param("y"), y)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
+	emit.Params("x y n c", x, y, n, c)
 	VBROADCASTSD(Mem{Base: c}, Z16)
 	VBROADCASTSD(Mem{Base: c, Disp: 8}, Z17)
 	eight(n, func() {
@@ -184,15 +168,10 @@ func bnApply() {
 // dx[i] = float32(k·((float64(dy[i]) − a) − x̂·b)), n a multiple of 8; dx
 // may be dy or x.
 func bnGradX() {
-	TEXT("bnGradXF32AVX512", NOSPLIT, "func(dy, x, dx *float32, n int, c *[5]float64)")
-	Pragma("noescape")
-	Doc("bnGradXF32AVX512 sets dx[i] = float32(k·((dy[i] − a) − (x[i] − mean)·invStd·b)) for i < n, n%8 == 0, c = (k, mean, invStd, a, b), in float64; dx may be dy or x.")
+	emit.Func("bnGradXF32AVX512", "func(dy, x, dx *float32, n int, c *[5]float64)",
+		"bnGradXF32AVX512 sets dx[i] = float32(k·((dy[i] − a) − (x[i] − mean)·invStd·b)) for i < n, n%8 == 0, c = (k, mean, invStd, a, b), in float64; dx may be dy or x.")
 	dy, x, dx, n, c := RSI, RBX, RDI, RCX, RDX
-	Load(Param("dy"), dy)
-	Load(Param("x"), x)
-	Load(Param("dx"), dx)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
+	emit.Params("dy x dx n c", dy, x, dx, n, c)
 	k, mean, is, a, b := Z16, Z17, Z18, Z19, Z20
 	for i, z := range []VecPhysical{k, mean, is, a, b} {
 		VBROADCASTSD(Mem{Base: c, Disp: 8 * i}, z)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -22,18 +23,10 @@ import (
 // a kernel column's entry is a lane mask and the element offset of lane 0
 // in src (relative to the row's src).
 func col2imGatherF32() {
-	TEXT("col2imGatherF32AVX512", NOSPLIT, "func(dst, src *float32, tab *int64, dstStride, srcStride, rows, chunks, kw int)")
-	Pragma("noescape")
-	Doc("col2imGatherF32AVX512 adds the kernel columns' terms of rows input rows, a 16-column chunk at a time (see col2imGather).")
+	emit.Func("col2imGatherF32AVX512", "func(dst, src *float32, tab *int64, dstStride, srcStride, rows, chunks, kw int)",
+		"col2imGatherF32AVX512 adds the kernel columns' terms of rows input rows, a 16-column chunk at a time (see col2imGather).")
 	dst, src, tab, ds, ss, rows, chunks, kw := RDI, RSI, RDX, R8, R9, R10, R11, R12
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("tab"), tab)
-	Load(Param("dstStride"), ds)
-	Load(Param("srcStride"), ss)
-	Load(Param("rows"), rows)
-	Load(Param("chunks"), chunks)
-	Load(Param("kw"), kw)
+	emit.Params("dst src tab dstStride srcStride rows chunks kw", dst, src, tab, ds, ss, rows, chunks, kw)
 	col2imLoop(dst, src, tab, ds, ss, rows, chunks, kw, 16, func(tp GPPhysical) {
 		KMOVW(Mem{Base: tp}, K1)
 		MOVQ(Mem{Base: tp, Disp: 8}, RAX)
@@ -50,19 +43,10 @@ func col2imGatherF32() {
 // no other element is touched) and base (relative to the row's src); idx
 // holds L>>1 for the permute that spreads the eight over the lanes.
 func col2imStride2F32() {
-	TEXT("col2imStride2F32AVX512", NOSPLIT, "func(dst, src *float32, tab *int64, idx *[16]int32, dstStride, srcStride, rows, chunks, kw int)")
-	Pragma("noescape")
-	Doc("col2imStride2F32AVX512 adds the kernel columns' terms of rows input rows with column stride 2, a 16-column chunk at a time (see col2imStride2).")
+	emit.Func("col2imStride2F32AVX512", "func(dst, src *float32, tab *int64, idx *[16]int32, dstStride, srcStride, rows, chunks, kw int)",
+		"col2imStride2F32AVX512 adds the kernel columns' terms of rows input rows with column stride 2, a 16-column chunk at a time (see col2imStride2).")
 	dst, src, tab, ix, ds, ss, rows, chunks, kw := RDI, RSI, RDX, R15, R8, R9, R10, R11, R12
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("tab"), tab)
-	Load(Param("idx"), ix)
-	Load(Param("dstStride"), ds)
-	Load(Param("srcStride"), ss)
-	Load(Param("rows"), rows)
-	Load(Param("chunks"), chunks)
-	Load(Param("kw"), kw)
+	emit.Params("dst src tab idx dstStride srcStride rows chunks kw", dst, src, tab, ix, ds, ss, rows, chunks, kw)
 	perm := Z31
 	VMOVDQU32(Mem{Base: ix}, perm)
 	col2imLoop(dst, src, tab, ds, ss, rows, chunks, kw, 24, func(tp GPPhysical) {

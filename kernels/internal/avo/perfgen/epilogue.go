@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -18,16 +19,11 @@ import (
 // last hw%16 of a plane under a mask.
 func epiPlanesF32(res, relu bool) {
 	name := "epiPlanesF32AVX512" + epiSuffix(res, relu)
-	TEXT(name, NOSPLIT, "func(out, bias, res *float32, planes, hw int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s applies a fused epilogue (bias%s%s) to planes planes of hw elements in one pass (see epiPlanes).",
-		name, map[bool]string{true: ", residual"}[res], map[bool]string{true: ", ReLU"}[relu]))
+	emit.Func(name, "func(out, bias, res *float32, planes, hw int)",
+		fmt.Sprintf("%s applies a fused epilogue (bias%s%s) to planes planes of hw elements in one pass (see epiPlanes).",
+			name, map[bool]string{true: ", residual"}[res], map[bool]string{true: ", ReLU"}[relu]))
 	out, bias, rp, planes, n16 := RDI, RSI, RDX, R9, R10
-	Load(Param("out"), out)
-	Load(Param("bias"), bias)
-	Load(Param("res"), rp)
-	Load(Param("planes"), planes)
-	Load(Param("hw"), n16)
+	emit.Params("out bias res planes hw", out, bias, rp, planes, n16)
 	if relu {
 		VPXORD(Z31, Z31, Z31)
 		MOVL(U32(0x7fffffff), EAX)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -76,16 +77,10 @@ func main() {
 // adamRef does. c holds β1, 1−β1, β2, 1−β2, √(1−β2^t), ε, −lr/(1−β1^t)
 // and the decoupled decay factor (1 when there is none).
 func adamF32() {
-	TEXT("adamF32AVX512", NOSPLIT, "func(param, grad, mom, vel *float32, n int, c *[8]float64)")
-	Pragma("noescape")
-	Doc("adamF32AVX512 is adamRef on float32 slices of length n, n%8 == 0, eight elements at a time.")
+	emit.Func("adamF32AVX512", "func(param, grad, mom, vel *float32, n int, c *[8]float64)",
+		"adamF32AVX512 is adamRef on float32 slices of length n, n%8 == 0, eight elements at a time.")
 	p, g, m, v, n, c := RDI, RSI, RDX, RCX, R8, R9
-	Load(Param("param"), p)
-	Load(Param("grad"), g)
-	Load(Param("mom"), m)
-	Load(Param("vel"), v)
-	Load(Param("n"), n)
-	Load(Param("c"), c)
+	emit.Params("param grad mom vel n c", p, g, m, v, n, c)
 	b1, omb1, b2, omb2, bc2, eps, step, decay := Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23
 	for i, z := range []VecPhysical{b1, omb1, b2, omb2, bc2, eps, step, decay} {
 		VBROADCASTSD(Mem{Base: c, Disp: 8 * i}, z)
@@ -136,14 +131,10 @@ func adamF32() {
 // out[i] = dy[i] where y[i] > 0, else 0 (also for a NaN y), n a multiple
 // of 16. out may be y or dy.
 func reluGradF32() {
-	TEXT("reluGradF32AVX512", NOSPLIT, "func(out, y, dy *float32, n int)")
-	Pragma("noescape")
-	Doc("reluGradF32AVX512 sets out[i] = dy[i] if y[i] > 0, else 0, for n%16 == 0 elements.")
+	emit.Func("reluGradF32AVX512", "func(out, y, dy *float32, n int)",
+		"reluGradF32AVX512 sets out[i] = dy[i] if y[i] > 0, else 0, for n%16 == 0 elements.")
 	out, y, dy, n := RDI, RSI, RDX, RCX
-	Load(Param("out"), out)
-	Load(Param("y"), y)
-	Load(Param("dy"), dy)
-	Load(Param("n"), n)
+	emit.Params("out y dy n", out, y, dy, n)
 	VPXORD(Z31, Z31, Z31)
 	XORQ(RAX, RAX)
 	SHRQ(U8(5), n)
@@ -180,20 +171,14 @@ func reluGradF32() {
 // instruction, the last partial group under a mask. The rows must not
 // overlap. The adds are dst + src in float32, as Go's dst[k] += src[k].
 func block2DF32(name string, add bool) {
-	TEXT(name, NOSPLIT, "func(dst, src *float32, dstStride, srcStride, rows, cols int)")
-	Pragma("noescape")
 	what := "copies"
 	if add {
 		what = "adds"
 	}
-	Doc(name + " " + what + " a rows×cols float32 block of src (row stride srcStride) into dst (row stride dstStride).")
+	emit.Func(name, "func(dst, src *float32, dstStride, srcStride, rows, cols int)",
+		name+" "+what+" a rows×cols float32 block of src (row stride srcStride) into dst (row stride dstStride).")
 	dst, src, ds, ss, rows, cols := RDI, RSI, RDX, R8, R9, R10
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("dstStride"), ds)
-	Load(Param("srcStride"), ss)
-	Load(Param("rows"), rows)
-	Load(Param("cols"), cols)
+	emit.Params("dst src dstStride srcStride rows cols", dst, src, ds, ss, rows, cols)
 	SHLQ(U8(2), ds)
 	SHLQ(U8(2), ss)
 	TESTQ(rows, rows)
@@ -310,16 +295,10 @@ func loadWindows(pIn, w GPPhysical, zEven, zOdd VecPhysical) (a, b, c, d VecPhys
 func maxPool2x2F32() {
 	even, odd := evenOddLanes()
 
-	TEXT("maxPool2x2F32AVX512", NOSPLIT, "func(x, out *float32, idx *int64, w, oh, ow int)")
-	Pragma("noescape")
-	Doc("maxPool2x2F32AVX512 is maxPool2x2Plane on one float32 plane, 16 outputs at a time.")
+	emit.Func("maxPool2x2F32AVX512", "func(x, out *float32, idx *int64, w, oh, ow int)",
+		"maxPool2x2F32AVX512 is maxPool2x2Plane on one float32 plane, 16 outputs at a time.")
 	x, out, ix, w, oh, ow := RSI, RDI, RDX, R8, R9, R10
-	Load(Param("x"), x)
-	Load(Param("out"), out)
-	Load(Param("idx"), ix)
-	Load(Param("w"), w)
-	Load(Param("oh"), oh)
-	Load(Param("ow"), ow)
+	emit.Params("x out idx w oh ow", x, out, ix, w, oh, ow)
 	zEven, zOdd, zW, zW1, zOne := Z16, Z17, Z18, Z19, Z20
 	VMOVDQU32(even, zEven)
 	VMOVDQU32(odd, zOdd)
@@ -417,13 +396,10 @@ func maxPool2x2F32() {
 // negatives give +0. So: x with the sign cleared where x > 0 or x is NaN
 // (predicate NLE_UQ), else +0, with a zero-masking AND; n a multiple of 16.
 func reluF32() {
-	TEXT("reluF32AVX512", NOSPLIT, "func(out, x *float32, n int)")
-	Pragma("noescape")
-	Doc("reluF32AVX512 sets out[i] = max(x[i], 0) for n%16 == 0 elements; out may be x.")
+	emit.Func("reluF32AVX512", "func(out, x *float32, n int)",
+		"reluF32AVX512 sets out[i] = max(x[i], 0) for n%16 == 0 elements; out may be x.")
 	out, x, n := RDI, RSI, RCX
-	Load(Param("out"), out)
-	Load(Param("x"), x)
-	Load(Param("n"), n)
+	emit.Params("out x n", out, x, n)
 	VPXORD(Z31, Z31, Z31)
 	MOVL(U32(0x7fffffff), EAX)
 	VPBROADCASTD(EAX, Z30)
@@ -463,19 +439,10 @@ func convRows(ob int) int { return min(6, 28/ob) }
 // outside mask are not stored; the loads read all 16 lanes.
 func convRowsF32(ob, rows int) {
 	name := fmt.Sprintf("convRowsF32_%dx%d", ob, rows)
-	TEXT(name, NOSPLIT, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes %d rows of %d output channels of 16 lanes of a direct convolution (see convRows).", name, rows, ob))
+	emit.Func(name, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int)",
+		fmt.Sprintf("%s computes %d rows of %d output channels of 16 lanes of a direct convolution (see convRows).", name, rows, ob))
 	in, offs, w, n, out, os, rs := RSI, RDX, RBX, RCX, RDI, R8, R9
-	Load(Param("in"), in)
-	Load(Param("offs"), offs)
-	Load(Param("w"), w)
-	Load(Param("nsteps"), n)
-	Load(Param("out"), out)
-	Load(Param("ostride"), os)
-	Load(Param("rs"), rs)
-	Load(Param("at"), R12)
-	Load(Param("mask"), RAX)
+	emit.Params("in offs w nsteps out ostride rs at mask", in, offs, w, n, out, os, rs, R12, RAX)
 	KMOVW(EAX, K1)
 	z := allZ()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
@@ -572,30 +539,21 @@ func convWeightRegs(ob, rows int) int {
 // runs here instead of a Go call per row.
 func convRowsEpiF32(ob, rows int) {
 	name := fmt.Sprintf("convRowsEpiF32_%dx%d", ob, rows)
-	TEXT(name, NOSPLIT, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes reps×%d rows of %d output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).", name, rows, ob))
+	emit.Func(name, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int)",
+		fmt.Sprintf("%s computes reps×%d rows of %d output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).", name, rows, ob))
 	in, offs, w, n, out, os, rs, ors, bias, reps := RSI, RDX, RBX, RCX, RDI, R8, R9, R10, R11, R13
-	Load(Param("in"), in)
-	Load(Param("out"), out)
-	Load(Param("ostride"), os)
+	emit.Params("in out ostride", in, out, os)
 	SHLQ(U8(2), os)
-	Load(Param("rs"), rs)
-	Load(Param("ors"), ors)
+	emit.Params("rs ors", rs, ors)
 	SHLQ(U8(2), ors)
-	Load(Param("at"), R12)
-	Load(Param("bias"), bias)
-	Load(Param("reps"), reps)
-	Load(Param("mask"), RAX)
+	emit.Params("at bias reps mask", R12, bias, reps, RAX)
 	KMOVW(EAX, K1)
 	z := allZ()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
 	TESTQ(reps, reps)
 	JE(LabelRef("done"))
 	Label("rep")
-	Load(Param("offs"), offs)
-	Load(Param("w"), w)
-	Load(Param("nsteps"), n)
+	emit.Params("offs w nsteps", offs, w, n)
 	convRowsSteps(ob, rows, in, offs, w, n, rs, z)
 	for r := 0; r < rows; r++ {
 		for o := 0; o < ob; o++ {
@@ -661,16 +619,10 @@ func convFilterOB(kw int) int { return min(5, 25/kw) }
 // under the mask, x in full (its buffer has 16 elements of slack).
 func convFilterF32(ob, kw int) {
 	name := fmt.Sprintf("convFilterF32_%dx%d", ob, kw)
-	TEXT(name, NOSPLIT, "func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s accumulates %d×%d filter-gradient sums of a direct convolution (see convFilter).", name, ob, kw))
+	emit.Func(name, "func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int)",
+		fmt.Sprintf("%s accumulates %d×%d filter-gradient sums of a direct convolution (see convFilter).", name, ob, kw))
 	dy, x, tab, n, ds, dw := RSI, RDI, RDX, RCX, R8, R9
-	Load(Param("dy"), dy)
-	Load(Param("x"), x)
-	Load(Param("tab"), tab)
-	Load(Param("nt"), n)
-	Load(Param("dystride"), ds)
-	Load(Param("dw"), dw)
+	emit.Params("dy x tab nt dystride dw", dy, x, tab, n, ds, dw)
 	SHLQ(U8(2), ds)
 	SHLQ(U8(2), dw)
 	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
@@ -709,8 +661,7 @@ func convFilterF32(ob, kw int) {
 	DECQ(n)
 	JNE(LabelRef("pair"))
 	Label("reduce")
-	Load(Param("out"), R12)
-	Load(Param("ostride"), R13)
+	emit.Params("out ostride", R12, R13)
 	SHLQ(U8(2), R13)
 	for o := 0; o < ob; o++ {
 		for j := 0; j < kw; j++ {
@@ -753,16 +704,10 @@ func maxPool2x2GradF32() {
 		DATA(4*i, U32(8+i/2+16*(i%2)))
 	}
 
-	TEXT("maxPool2x2GradF32AVX512", NOSPLIT, "func(x, dy, dx *float32, w, oh, ow int)")
-	Pragma("noescape")
-	Doc("maxPool2x2GradF32AVX512 is maxPool2x2GradPlane on one float32 plane, 16 windows at a time.")
+	emit.Func("maxPool2x2GradF32AVX512", "func(x, dy, dx *float32, w, oh, ow int)",
+		"maxPool2x2GradF32AVX512 is maxPool2x2GradPlane on one float32 plane, 16 windows at a time.")
 	x, dy, dx, w, oh, ow := RSI, RDX, RDI, R8, R9, R10
-	Load(Param("x"), x)
-	Load(Param("dy"), dy)
-	Load(Param("dx"), dx)
-	Load(Param("w"), w)
-	Load(Param("oh"), oh)
-	Load(Param("ow"), ow)
+	emit.Params("x dy dx w oh ow", x, dy, dx, w, oh, ow)
 	zEven, zOdd, zLo, zHi, zZero := Z16, Z17, Z18, Z19, Z20
 	VMOVDQU32(even, zEven)
 	VMOVDQU32(odd, zOdd)
@@ -879,16 +824,10 @@ func convPackF32(nv int, rows bool) {
 		name = fmt.Sprintf("convPackRowsF32_%d", nv)
 		how = "loads runs of"
 	}
-	TEXT(name, NOSPLIT, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s %s kb rows of %d columns of an implicit im2col matrix (see convPackF32 in the generator).", name, how, 16*nv))
+	emit.Func(name, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int)",
+		fmt.Sprintf("%s %s kb rows of %d columns of an implicit im2col matrix (see convPackF32 in the generator).", name, how, 16*nv))
 	d, x, ktab, kb, cols, s := RDI, RSI, RDX, RCX, R8, R9
-	Load(Param("d"), d)
-	Load(Param("x"), x)
-	Load(Param("ktab"), ktab)
-	Load(Param("kb"), kb)
-	Load(Param("cols"), cols)
-	Load(Param("s"), s)
+	emit.Params("d x ktab kb cols s", d, x, ktab, kb, cols, s)
 	SHLQ(U8(2), s)
 	base := []VecPhysical{Z0, Z1}
 	base0 := []GPPhysical{R11, R12} // rows: lane 0's base per vector
@@ -964,16 +903,10 @@ func convPackF32(nv int, rows bool) {
 // gathering. (Within one row, lane 8's base is lane 0's plus 16.)
 func convPackPairsF32(nv int) {
 	name := fmt.Sprintf("convPackPairsF32_%d", nv)
-	TEXT(name, NOSPLIT, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int, idx *int32)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s loads every other element of kb rows of %d columns of an implicit im2col matrix (see convPackPairsF32 in the generator).", name, 16*nv))
+	emit.Func(name, "func(d, x *float32, ktab *int32, kb int, cols *int32, s, w, mask, h, wd int, idx *int32)",
+		fmt.Sprintf("%s loads every other element of kb rows of %d columns of an implicit im2col matrix (see convPackPairsF32 in the generator).", name, 16*nv))
 	d, x, ktab, kb, cols, s := RDI, RSI, RDX, RCX, R8, R9
-	Load(Param("d"), d)
-	Load(Param("x"), x)
-	Load(Param("ktab"), ktab)
-	Load(Param("kb"), kb)
-	Load(Param("cols"), cols)
-	Load(Param("s"), s)
+	emit.Params("d x ktab kb cols s", d, x, ktab, kb, cols, s)
 	SHLQ(U8(2), s)
 	base0 := []GPPhysical{R11, R12} // lane 0's base per vector
 	base8 := []GPPhysical{R13, R14} // lane 8's

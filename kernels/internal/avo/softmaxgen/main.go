@@ -12,6 +12,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -44,15 +45,11 @@ func counted(name string, count, cnt GPPhysical, body func()) {
 // (where Go's max and the AVX-512 one may differ in sign, or the line
 // takes Softmax's formula); it returns the lines done.
 func maxSub() {
-	TEXT("softmaxMaxSubF32AVX512", NOSPLIT, "func(x, d *float32, lines, n, mask int) int")
-	Pragma("noescape")
-	Doc("softmaxMaxSubF32AVX512 sets d = max − x along each line of n elements of x,",
+	emit.Func("softmaxMaxSubF32AVX512", "func(x, d *float32, lines, n, mask int) int",
+		"softmaxMaxSubF32AVX512 sets d = max − x along each line of n elements of x,",
 		"up to the first line with a NaN or whose maximum is ±Inf or ±0, and returns the lines done.")
 	x, d, lines, n := RSI, RDI, RCX, RDX
-	Load(Param("x"), x)
-	Load(Param("d"), d)
-	Load(Param("lines"), lines)
-	Load(Param("n"), n)
+	emit.Params("x d lines n", x, d, lines, n)
 	full, rem, done, p, q, cnt := R8, R9, R10, R11, R12, R13
 	MOVQ(n, full)
 	SHRQ(U8(4), full)
@@ -137,14 +134,10 @@ func maxSub() {
 // n − n%4 (one YMM register), the rest added into the first in order,
 // then (s0 + s1) + (s2 + s3); e·(1/s) rounded to float32.
 func normalize() {
-	TEXT("softmaxNormalizeF32AVX512", NOSPLIT, "func(e *float32, lines, n int, one *float64)")
-	Pragma("noescape")
-	Doc("softmaxNormalizeF32AVX512 divides each line of n elements of e by its sum, as softmaxF32Normalize does.")
+	emit.Func("softmaxNormalizeF32AVX512", "func(e *float32, lines, n int, one *float64)",
+		"softmaxNormalizeF32AVX512 divides each line of n elements of e by its sum, as softmaxF32Normalize does.")
 	e, lines, n, one := RSI, RCX, RDX, RDI
-	Load(Param("e"), e)
-	Load(Param("lines"), lines)
-	Load(Param("n"), n)
-	Load(Param("one"), one)
+	emit.Params("e lines n one", e, lines, n, one)
 	quads, tail, eights, rem, p, cnt := R8, R9, R10, R11, R12, R13
 	MOVQ(n, quads)
 	SHRQ(U8(2), quads)
