@@ -110,8 +110,20 @@ func (p Conv2DParams) convGemmOK() bool {
 var convGemmScratchElems = 128 * 1024
 
 // convGemmTransMax is the most output positions (over the batch) for which
-// the transposed product is considered.
+// the transposed product is considered on any convolution.
 const convGemmTransMax = 64
+
+// convGemmTransWide bounds Cᵀ (output positions × output channels of a
+// group, in elements) for the transposed product past convGemmTransMax
+// positions, on products without column stride (the strided product,
+// conv_gemm_strided.go, takes those with it): the block blockT holds,
+// as large as the plain product's scratch blocks. It lets in the
+// detector's 10×10 maps at batch 1 and 2, 100 or 200 positions against
+// 192–512 output channels, whose plain product's last panel fills 4 of a
+// vector's 16 lanes (one thread, CPU µs, batch 1: 192→192 3×3 410–481 →
+// 376–405, 384→384 1×1 210–221 → 188, 384→512 1×1 281–295 → 237–248;
+// batch 2 and 3 8–17% faster too).
+const convGemmTransWide = 128 * 1024
 
 // convGemmJob is one Conv2D call on this path. Jobs are recycled so that
 // a call allocates nothing once warm.
@@ -237,15 +249,19 @@ func convGemmGrid(rows, cols int, kern *gemmKernel[float32], t int, packed, tran
 }
 
 // convGemmTransposed reports whether conv2DGemm computes p as the
-// transposed product (see above): few output positions over the batch,
-// which would fill the vector lanes worse than the output channels do.
+// transposed product (see above): few output positions over the batch
+// (convGemmTransMax, or convGemmTransWide's block), which would fill the
+// vector lanes worse than the output channels do.
 func convGemmTransposed(p Conv2DParams, kern *gemmKernel[float32]) bool {
 	if convGemmOrient != 0 {
 		return convGemmOrient < 0
 	}
 	og, q := p.O/p.Groups, p.N*p.OutH()*p.OutW()
+	if q > convGemmTransMax && (p.SW != 1 || q*og > convGemmTransWide) {
+		return false
+	}
 	lanes := max(kern.lanes, 1)
-	return q <= convGemmTransMax && ceilDiv(og, lanes)*lanes*q < ceilDiv(q, lanes)*lanes*og
+	return ceilDiv(og, lanes)*lanes*q < ceilDiv(q, lanes)*lanes*og
 }
 
 // weights returns the packed panels of group g's output channels from i0
@@ -475,9 +491,8 @@ func (j *convGemmJob) scatter(cs []float32, g, r0, rows, jc, nb int) {
 // blockT computes rows [r0, r1) (columns of the im2col matrix) and
 // columns [c0, c1) (output channels of group g) of Cᵀ into a scratch
 // block, then transposes it into out and applies the epilogue. The rows
-// are few (convGemmTransMax),
-// so it packs them all per slice of the depth and streams the weights
-// panel by panel.
+// are few (convGemmTransMax, convGemmTransWide), so it packs them all per
+// slice of the depth and streams the weights panel by panel.
 func (j *convGemmJob) blockT(ws *convScratch, g, r0, r1, c0, c1 int) {
 	p, kern := j.p, j.kern
 	mr, nr := kern.mr, kern.nr

@@ -41,6 +41,8 @@ var convGemmCases = []struct {
 	{"stride2_8wide", Conv2DParams{N: 3, C: 5, H: 16, W: 16, O: 20, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // vectors of two output rows
 	{"stride2_40wide", Conv2DParams{N: 1, C: 3, H: 6, W: 80, O: 20, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // a third vector in two rows
 	{"1x1_stride2_8wide", Conv2DParams{N: 2, C: 7, H: 16, W: 16, O: 24, KH: 1, KW: 1, SH: 2, SW: 2}},
+	{"3x3_10x10_wide_transposed", Conv2DParams{N: 2, C: 20, H: 10, W: 10, O: 48, KH: 3, KW: 3, PH: 1, PW: 1}}, // 200 positions
+	{"1x1_10x10_wide_transposed", Conv2DParams{N: 1, C: 30, H: 10, W: 10, O: 64, KH: 1, KW: 1}},
 }
 
 // convGemmParams fills the defaults of a case (unit strides and
@@ -278,6 +280,7 @@ func TestConvKernelsAllocateNothing(t *testing.T) {
 	for _, p := range []Conv2DParams{
 		{N: 4, C: 16, H: 8, W: 8, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},
 		{N: 1, C: 64, H: 2, W: 2, O: 128, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 1, C: 24, H: 10, W: 10, O: 192, KH: 3, KW: 3, PH: 1, PW: 1}, // transposed past convGemmTransMax
 		{N: 2, C: 8, H: 9, W: 8, O: 8, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, Groups: 8},
 	} {
 		p = convGemmParams(p)
@@ -346,5 +349,62 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 	big := convGemmParams(Conv2DParams{N: 1, C: 16, H: 70, W: 64, O: 48, KH: 3, KW: 3, PH: 1, PW: 1})
 	if big.convDirectFwd() {
 		t.Fatalf("%+v: three blocks over a large sample went to the direct kernel", big)
+	}
+}
+
+// TestConvGemmWideTransposedSameBits: past convGemmTransMax positions
+// (the detector's 10×10 maps at batch 1 to 3), the transposed product
+// that convGemmTransposed now picks gives the plain product's bits, with
+// weights packed once for each, with the epilogues inference fuses (bias
+// and SiLU; bias, residual and ReLU), on 1 and 2 threads; and the rule
+// leaves column-strided products, large blocks and whole vectors of
+// positions as they were.
+func TestConvGemmWideTransposedSameBits(t *testing.T) {
+	defer func() { convGemmOrient = 0 }()
+	kern := sgemmActive.Load()
+	if kern.lanes < 16 {
+		t.Skip("no 16-lane kernel: the rule's cases are not these")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, p := range []Conv2DParams{
+		{N: 1, C: 24, H: 10, W: 10, O: 192, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 2, C: 40, H: 10, W: 10, O: 96, KH: 3, KW: 3, PH: 1, PW: 1},
+		{N: 3, C: 64, H: 10, W: 10, O: 64, KH: 1, KW: 1},
+		{N: 1, C: 600, H: 10, W: 10, O: 48, KH: 1, KW: 1}, // depth over two slices
+		{N: 5, C: 8, H: 6, W: 6, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},
+	} {
+		p = convGemmParams(p)
+		if p.N*p.OutH()*p.OutW() <= convGemmTransMax || !convGemmTransposed(p, kern) {
+			t.Fatalf("%+v: not a wide transposed product", p)
+		}
+		x := convDeployValues(r, p.N*p.C*p.H*p.W, 1)
+		w := convDeployValues(r, p.filterSize(), math.Sqrt(2/float64(p.C*p.KH*p.KW)))
+		n := p.N * p.O * p.OutH() * p.OutW()
+		bias, res := convDeployValues(r, p.O, 0.1), convDeployValues(r, n, 1)
+		for _, ep := range []Epilogue{{}, {Act: ActSilu, Bias32: bias}, {Act: ActRelu, Bias32: bias, Residual32: res}} {
+			for _, th := range []int{1, 2} {
+				run := func(orient int8) []float32 {
+					convGemmOrient = orient
+					defer func() { convGemmOrient = 0 }()
+					q := p
+					q.Epilogue = ep
+					q.Packed = make([]float32, Conv2DPackedLen(q))
+					PackConv2D(q, w, q.Packed)
+					out := make([]float32, n)
+					Conv2D(q, x, w, out, make([]float32, Conv2DWorkspaceFor(q, th, true)), th)
+					return out
+				}
+				perfSameBits(t, fmt.Sprintf("%+v epilogue %v threads %d", p, ep.Act, th), run(0), run(1))
+			}
+		}
+	}
+	for _, p := range []Conv2DParams{
+		{N: 1, C: 8, H: 20, W: 20, O: 192, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}, // the strided product's
+		{N: 7, C: 8, H: 10, W: 10, O: 192, KH: 3, KW: 3, PH: 1, PW: 1},               // Cᵀ over convGemmTransWide
+		{N: 1, C: 8, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},                // whole vectors of positions
+	} {
+		if p = convGemmParams(p); convGemmTransposed(p, kern) {
+			t.Errorf("%+v: transposed", p)
+		}
 	}
 }
