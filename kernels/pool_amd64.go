@@ -38,3 +38,18 @@ func maxPool2x2ValuesF32Vec(w, oh, ow int, xp, op []float32) bool {
 	maxPool2x2ValuesF32AVX512(&xp[0], &op[0], w, oh, ow)
 	return true
 }
+
+// maxPool3x3S2ValuesF32Vec runs MaxPool2DValues on planes consecutive
+// planes for 3×3 windows with stride 2 and padding 1 (ResNet's) in one
+// AVX-512 pass, and reports whether it did (not without AVX-512).
+func maxPool3x3S2ValuesF32Vec(planes, h, w, oh, ow int, x, out []float32) bool {
+	if !hasPerfAVX512 || planes == 0 || oh == 0 || ow == 0 {
+		return false
+	}
+	if oh != (h+1)/2 || ow != (w+1)/2 {
+		panic("kernels: 3×3 stride-2 pool of the wrong output size")
+	}
+	_, _ = x[planes*h*w-1], out[planes*oh*ow-1]
+	maxPool3x3S2ValuesF32AVX512(&x[0], &out[0], planes, h, w, oh, ow)
+	return true
+}

@@ -305,3 +305,213 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// func maxPool3x3S2ValuesF32AVX512(x *float32, out *float32, planes int, h int, w int, oh int, ow int)
+// Requires: AVX, AVX512F
+TEXT ·maxPool3x3S2ValuesF32AVX512(SB), NOSPLIT, $8-56
+	MOVQ      x+0(FP), SI
+	MOVQ      out+8(FP), DI
+	MOVQ      w+32(FP), R8
+	MOVQ      ow+48(FP), R9
+	MOVQ      planes+16(FP), R11
+	MOVQ      R11, (SP)
+	TESTQ     R11, R11
+	JE        done
+	MOVQ      oh+40(FP), R11
+	TESTQ     R11, R11
+	JE        done
+	TESTQ     R9, R9
+	JE        done
+	VMOVDQU32 poolEvenLanes<>+0(SB), Z16
+	VMOVDQU32 poolOddLanes<>+0(SB), Z17
+
+plane:
+	XORQ R10, R10
+
+row:
+	MOVQ  R10, BX
+	IMULQ R8, BX
+	LEAQ  (SI)(BX*8), BX
+	MOVQ  BX, AX
+	TESTQ R10, R10
+	JE    top
+	MOVQ  R8, R11
+	SHLQ  $0x02, R11
+	SUBQ  R11, AX
+
+top:
+	MOVQ BX, DX
+	LEAQ 1(R10)(R10*1), R11
+	MOVQ h+24(FP), CX
+	CMPQ R11, CX
+	JGE  bottom
+	LEAQ (DX)(R8*4), DX
+
+bottom:
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (BX), Z21
+	VBROADCASTSS (DX), Z22
+	MOVQ         DI, R13
+	MOVQ         R9, R12
+	MOVQ         R8, R14
+
+chunk:
+	MOVQ R12, CX
+	CMPQ CX, $0x10
+	JLE  part
+	MOVQ $0x00000010, CX
+
+part:
+	MOVQ  $0x00000001, R11
+	SHLQ  CL, R11
+	DECQ  R11
+	KMOVW R11, K4
+	MOVQ  R14, CX
+	CMPQ  CX, $0x20
+	JLE   elems
+	MOVQ  $0x00000020, CX
+
+elems:
+	MOVQ  $0x00000001, R11
+	SHLQ  CL, R11
+	DECQ  R11
+	KMOVW R11, K5
+	SHRQ  $0x10, R11
+	KMOVW R11, K6
+	MOVQ  R14, CX
+	SHRQ  $0x01, CX
+	CMPQ  CX, $0x10
+	JLE   odd
+	MOVQ  $0x00000010, CX
+
+odd:
+	MOVQ      $0x00000001, R11
+	SHLQ      CL, R11
+	DECQ      R11
+	KMOVW     R11, K7
+	VMOVUPS.Z (AX), K5, Z10
+	VMOVUPS.Z 64(AX), K6, Z11
+	VMOVAPS   Z10, Z0
+	VPERMT2PS Z11, Z16, Z0
+	VMOVAPS   Z10, Z1
+	VPERMT2PS Z11, Z17, Z1
+	VALIGND   $0x0f, Z20, Z1, Z2
+	VMOVAPS   Z1, Z20
+	VMOVUPS.Z (BX), K5, Z10
+	VMOVUPS.Z 64(BX), K6, Z11
+	VMOVAPS   Z10, Z3
+	VPERMT2PS Z11, Z16, Z3
+	VMOVAPS   Z10, Z4
+	VPERMT2PS Z11, Z17, Z4
+	VALIGND   $0x0f, Z21, Z4, Z5
+	VMOVAPS   Z4, Z21
+	VMOVUPS.Z (DX), K5, Z10
+	VMOVUPS.Z 64(DX), K6, Z11
+	VMOVAPS   Z10, Z6
+	VPERMT2PS Z11, Z16, Z6
+	VMOVAPS   Z10, Z7
+	VPERMT2PS Z11, Z17, Z7
+	VALIGND   $0x0f, Z22, Z7, Z8
+	VMOVAPS   Z7, Z22
+	KXORW     K1, K1, K1
+	VCMPPS    $0x03, Z1, Z0, K2
+	KORW      K2, K1, K1
+	VCMPPS    $0x03, Z2, Z2, K2
+	KORW      K2, K1, K1
+	VCMPPS    $0x03, Z4, Z3, K2
+	KORW      K2, K1, K1
+	VCMPPS    $0x03, Z5, Z5, K2
+	KORW      K2, K1, K1
+	VCMPPS    $0x03, Z7, Z6, K2
+	KORW      K2, K1, K1
+	VCMPPS    $0x03, Z8, Z8, K2
+	KORW      K2, K1, K1
+	KNOTW     K7, K7
+	VMOVAPS   Z0, K7, Z1
+	VMOVAPS   Z3, K7, Z4
+	VMOVAPS   Z6, K7, Z7
+	KORTESTW  K1, K1
+	JNE       nan
+	VMAXPS    Z2, Z0, Z2
+	VMAXPS    Z2, Z1, Z2
+	VMAXPS    Z5, Z3, Z5
+	VMAXPS    Z5, Z4, Z5
+	VMAXPS    Z8, Z6, Z8
+	VMAXPS    Z8, Z7, Z8
+	VMAXPS    Z2, Z5, Z2
+	VMAXPS    Z2, Z8, Z2
+	JMP       store
+
+nan:
+	VCMPPS  $0x07, Z2, Z2, K1
+	VCMPPS  $0x03, Z0, Z0, K2
+	VCMPPS  $0x1e, Z2, Z0, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z0, K3, Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VCMPPS  $0x03, Z1, Z1, K2
+	VCMPPS  $0x1e, Z2, Z1, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z1, K3, Z2
+	VCMPPS  $0x07, Z5, Z5, K1
+	VCMPPS  $0x03, Z3, Z3, K2
+	VCMPPS  $0x1e, Z5, Z3, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z3, K3, Z5
+	VCMPPS  $0x07, Z5, Z5, K1
+	VCMPPS  $0x03, Z4, Z4, K2
+	VCMPPS  $0x1e, Z5, Z4, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z4, K3, Z5
+	VCMPPS  $0x07, Z8, Z8, K1
+	VCMPPS  $0x03, Z6, Z6, K2
+	VCMPPS  $0x1e, Z8, Z6, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z6, K3, Z8
+	VCMPPS  $0x07, Z8, Z8, K1
+	VCMPPS  $0x03, Z7, Z7, K2
+	VCMPPS  $0x1e, Z8, Z7, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z7, K3, Z8
+	VCMPPS  $0x07, Z2, Z2, K1
+	VCMPPS  $0x03, Z5, Z5, K2
+	VCMPPS  $0x1e, Z2, Z5, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z5, K3, Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VCMPPS  $0x03, Z8, Z8, K2
+	VCMPPS  $0x1e, Z2, Z8, K3
+	KORW    K2, K3, K3
+	KANDW   K1, K3, K3
+	VMOVAPS Z8, K3, Z2
+
+store:
+	VMOVUPS Z2, K4, (R13)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, BX
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x40, R13
+	SUBQ    $0x20, R14
+	SUBQ    $0x10, R12
+	JG      chunk
+	LEAQ    (DI)(R9*4), DI
+	INCQ    R10
+	MOVQ    oh+40(FP), R11
+	CMPQ    R10, R11
+	JL      row
+	MOVQ    h+24(FP), R11
+	IMULQ   R8, R11
+	LEAQ    (SI)(R11*4), SI
+	DECQ    (SP)
+	JNE     plane
+
+done:
+	VZEROUPPER
+	RET

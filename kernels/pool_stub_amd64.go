@@ -18,3 +18,8 @@ func maxTapsS2F32AVX512(dst *float32, src *float32, offs *int64, taps int, n int
 //
 //go:noescape
 func maxPool2x2ValuesF32AVX512(x *float32, out *float32, w int, oh int, ow int)
+
+// maxPool3x3S2ValuesF32AVX512 is MaxPool2DValues on float32 planes for 3×3 windows with stride 2 and padding 1, 16 outputs at a time.
+//
+//go:noescape
+func maxPool3x3S2ValuesF32AVX512(x *float32, out *float32, planes int, h int, w int, oh int, ow int)

@@ -132,6 +132,12 @@ func fill[T nnFloat](x []T, v T) {
 func maxPoolValuePlanes[T nnFloat](p *Pool2DParams, x, out []T, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W, oh*ow
+	if p.KH == 3 && p.KW == 3 && p.SH == 2 && p.SW == 2 && p.PH == 1 && p.PW == 1 && hi > lo {
+		// ResNet's pool: one pass over all the planes, no padded copies.
+		if xf, ok := any(x[lo*hw : hi*hw]).([]float32); ok && maxPool3x3S2ValuesF32Vec(hi-lo, p.H, p.W, oh, ow, xf, any(out[lo*ohw:hi*ohw]).([]float32)) {
+			return
+		}
+	}
 	hp, wp := p.H+2*p.PH, p.W+2*p.PW
 	sp := poolScratchPool[T]()
 	s := sp.Get().(*poolScratch[T])

@@ -64,6 +64,12 @@ func TestMaxPool2DValuesMatchesIndexed(t *testing.T) {
 		{N: 2, C: 3, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 4, H: 67, W: 71, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 2, H: 20, W: 20, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2},
+		{N: 3, C: 45, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}, // ResNet's, many planes
+		{N: 1, C: 3, H: 33, W: 65, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},  // odd sizes, three chunks a row
+		{N: 2, C: 2, H: 7, W: 30, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},   // a partial chunk
+		{N: 2, C: 3, H: 2, W: 31, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+		{N: 1, C: 5, H: 1, W: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+		{N: 1, C: 5, H: 3, W: 2, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 2, H: 20, W: 37, KH: 9, KW: 9, SH: 1, SW: 1, PH: 4, PW: 4},
 		{N: 1, C: 2, H: 13, W: 40, KH: 13, KW: 13, SH: 1, SW: 1, PH: 6, PW: 6},
 		{N: 1, C: 1, H: 1, W: 1, KH: 1, KW: 1, SH: 1, SW: 1},
@@ -134,6 +140,7 @@ func BenchmarkMaxPoolValues(b *testing.B) {
 		{"cnn2x2", Pool2DParams{N: 8, C: 32, H: 32, W: 32, KH: 2, KW: 2, SH: 2, SW: 2}},
 		{"cnn2x2b1", Pool2DParams{N: 1, C: 64, H: 16, W: 16, KH: 2, KW: 2, SH: 2, SW: 2}},
 		{"resnet3x3s2", Pool2DParams{N: 8, C: 64, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
+		{"resnet3x3s2b1", Pool2DParams{N: 1, C: 64, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},
 		{"spp5", Pool2DParams{N: 1, C: 256, H: 20, W: 20, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2}},
 		{"spp9", Pool2DParams{N: 1, C: 256, H: 20, W: 20, KH: 9, KW: 9, SH: 1, SW: 1, PH: 4, PW: 4}},
 		{"spp13", Pool2DParams{N: 1, C: 256, H: 20, W: 20, KH: 13, KW: 13, SH: 1, SW: 1, PH: 6, PW: 6}},

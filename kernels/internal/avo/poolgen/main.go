@@ -19,6 +19,7 @@ func main() {
 	maxTapsF32(false)
 	maxTapsF32(true)
 	maxPool2x2F32()
+	maxPool3x3S2F32()
 	Generate()
 }
 
@@ -258,6 +259,166 @@ func maxPool2x2F32() {
 	LEAQ(Mem{Base: out, Index: ow, Scale: 4}, out)
 	DECQ(oh)
 	JNE(LabelRef("row"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool3x3S2F32 emits maxPool3x3S2ValuesF32AVX512(x, out *float32,
+// planes, h, w, oh, ow int): 3×3 max pooling with stride 2 and padding 1
+// (ResNet's) of planes consecutive h×w planes into oh×ow ones
+// (oh = ⌈h/2⌉, ow = ⌈w/2⌉) in one pass, per window the rows' maxima
+// first (columns 2i−1, 2i, 2i+1), then the rows 2y−1, 2y, 2y+1 in that
+// order. A tap in the padding reads its nearest element in the window
+// instead: a repeated element folded by maxPair changes nothing (it is
+// the fold so far or loses to it), so the result is the clipped
+// window's, bit for bit. 16 outputs at a time, from 32 consecutive
+// elements of each row split into even and odd lanes; the odd lane before
+// a chunk comes from the chunk before (or is the row's first element).
+func maxPool3x3S2F32() {
+	TEXT("maxPool3x3S2ValuesF32AVX512", NOSPLIT, "func(x, out *float32, planes, h, w, oh, ow int)")
+	Pragma("noescape")
+	Doc("maxPool3x3S2ValuesF32AVX512 is MaxPool2DValues on float32 planes for 3×3 windows with stride 2 and padding 1, 16 outputs at a time.")
+	x, out, w, ow, y := RSI, RDI, R8, R9, R10
+	r0, r1, r2 := RAX, RBX, RDX
+	op, rem, left := R13, R12, R14
+	Load(Param("x"), x)
+	Load(Param("out"), out)
+	Load(Param("w"), w)
+	Load(Param("ow"), ow)
+	planes := AllocLocal(8)
+	Load(Param("planes"), R11)
+	MOVQ(R11, planes)
+	TESTQ(R11, R11)
+	JE(LabelRef("done"))
+	Load(Param("oh"), R11)
+	TESTQ(R11, R11)
+	JE(LabelRef("done"))
+	TESTQ(ow, ow)
+	JE(LabelRef("done"))
+	ev, od := lanes()
+	VMOVDQU32(ev, Z16)
+	VMOVDQU32(od, Z17)
+
+	Label("plane")
+	XORQ(y, y)
+	Label("row")
+	// r1 = row 2y, r0 = row 2y−1 (2y at the top), r2 = row 2y+1 (2y at
+	// the bottom).
+	MOVQ(y, r1)
+	IMULQ(w, r1)
+	LEAQ(Mem{Base: x, Index: r1, Scale: 8}, r1)
+	MOVQ(r1, r0)
+	TESTQ(y, y)
+	JE(LabelRef("top"))
+	MOVQ(w, R11)
+	SHLQ(U8(2), R11)
+	SUBQ(R11, r0)
+	Label("top")
+	MOVQ(r1, r2)
+	LEAQ(Mem{Base: y, Index: y, Scale: 1, Disp: 1}, R11)
+	Load(Param("h"), RCX)
+	CMPQ(R11, RCX)
+	JGE(LabelRef("bottom"))
+	LEAQ(Mem{Base: r2, Index: w, Scale: 4}, r2)
+	Label("bottom")
+	rows := []GPPhysical{r0, r1, r2}
+	prev := []VecPhysical{Z20, Z21, Z22} // the odd lanes of the chunk before
+	for k, r := range rows {
+		VBROADCASTSS(Mem{Base: r}, prev[k])
+	}
+	MOVQ(out, op)
+	MOVQ(ow, rem)
+	MOVQ(w, left)
+
+	Label("chunk")
+	chunk()
+	lowMask(K4) // outputs
+	// K5, K6: the min(32, left) elements from 2i on; K7: the odd lanes
+	// that are inside the row.
+	MOVQ(left, RCX)
+	CMPQ(RCX, U8(32))
+	JLE(LabelRef("elems"))
+	MOVQ(U32(32), RCX)
+	Label("elems")
+	MOVQ(U32(1), R11)
+	SHLQ(CL, R11)
+	DECQ(R11)
+	KMOVW(R11L, K5)
+	SHRQ(U8(16), R11)
+	KMOVW(R11L, K6)
+	MOVQ(left, RCX)
+	SHRQ(U8(1), RCX)
+	CMPQ(RCX, U8(16))
+	JLE(LabelRef("odd"))
+	MOVQ(U32(16), RCX)
+	Label("odd")
+	lowMask(K7)
+	even := []VecPhysical{Z0, Z3, Z6}
+	odd := []VecPhysical{Z1, Z4, Z7}
+	before := []VecPhysical{Z2, Z5, Z8}
+	for k, r := range rows {
+		VMOVUPS_Z(Mem{Base: r}, K5, Z10)
+		VMOVUPS_Z(Mem{Base: r, Disp: 64}, K6, Z11)
+		VMOVAPS(Z10, even[k])
+		VPERMT2PS(Z11, Z16, even[k])
+		VMOVAPS(Z10, odd[k])
+		VPERMT2PS(Z11, Z17, odd[k])
+		// before = the odd lane left of each even one: prev's last, then
+		// odd's first 15.
+		VALIGND(U8(15), prev[k], odd[k], before[k])
+		VMOVAPS(odd[k], prev[k])
+	}
+	// A NaN in any lane a window reads (the odd lane before a chunk's
+	// first one included) takes the slow fold.
+	KXORW(K1, K1, K1)
+	for k := range rows {
+		VCMPPS(U8(3), odd[k], even[k], K2)
+		KORW(K2, K1, K1)
+		VCMPPS(U8(3), before[k], before[k], K2)
+		KORW(K2, K1, K1)
+	}
+	// An odd lane past the row's end repeats the even one.
+	KNOTW(K7, K7)
+	for k := range rows {
+		VMOVAPS(even[k], K7, odd[k])
+	}
+	KORTESTW(K1, K1)
+	JNE(LabelRef("nan"))
+	for k := range rows {
+		VMAXPS(before[k], even[k], before[k])
+		VMAXPS(before[k], odd[k], before[k])
+	}
+	VMAXPS(before[0], before[1], before[0])
+	VMAXPS(before[0], before[2], before[0])
+	JMP(LabelRef("store"))
+	Label("nan")
+	for k := range rows {
+		combine(before[k], even[k])
+		combine(before[k], odd[k])
+	}
+	combine(before[0], before[1])
+	combine(before[0], before[2])
+	Label("store")
+	VMOVUPS(before[0], K4, Mem{Base: op})
+	for _, r := range rows {
+		ADDQ(U32(128), r)
+	}
+	ADDQ(U8(64), op)
+	SUBQ(U8(32), left)
+	SUBQ(U8(16), rem)
+	JG(LabelRef("chunk"))
+
+	LEAQ(Mem{Base: out, Index: ow, Scale: 4}, out)
+	INCQ(y)
+	Load(Param("oh"), R11)
+	CMPQ(y, R11)
+	JL(LabelRef("row"))
+	Load(Param("h"), R11)
+	IMULQ(w, R11)
+	LEAQ(Mem{Base: x, Index: R11, Scale: 4}, x)
+	DECQ(planes)
+	JNE(LabelRef("plane"))
 	Label("done")
 	VZEROUPPER()
 	RET()
