@@ -357,6 +357,13 @@ func maxPool3x3S2F32() {
 	even := []VecPhysical{Z0, Z3, Z6}
 	odd := []VecPhysical{Z1, Z4, Z7}
 	before := []VecPhysical{Z2, Z5, Z8}
+	// The rows 8 below r2, which the hardware prefetcher left to the
+	// loads (at batch 64, 16 MB of input: 1.9–4.3 ms against 0.57–1.0
+	// with this, 4 rows below 0.61–1.1).
+	MOVQ(w, R11)
+	SHLQ(U8(5), R11)
+	PREFETCHT0(Mem{Base: r2, Index: R11, Scale: 1})
+	PREFETCHT0(Mem{Base: r2, Index: R11, Scale: 1, Disp: 64})
 	for k, r := range rows {
 		VMOVUPS_Z(Mem{Base: r}, K5, Z10)
 		VMOVUPS_Z(Mem{Base: r, Disp: 64}, K6, Z11)
