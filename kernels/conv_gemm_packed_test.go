@@ -160,3 +160,40 @@ func TestConvGemmGridSplitsWeights(t *testing.T) {
 		t.Errorf("batch 8: %d×%d blocks, want gemmStreamItems's %d×%d", gr, gc, wr, wc)
 	}
 }
+
+// BenchmarkConvPackedFromMemory times resnet18ish's layers 3 and 4 at
+// batch 1, one thread, with their weights packed once and coming from
+// memory as in a whole network (44 MB of weights, more than the caches):
+// each call reads the next of copies of the packed weights that add up to
+// 64 MB. GB/s is the weights read per second of the calling thread's CPU
+// time.
+func BenchmarkConvPackedFromMemory(b *testing.B) {
+	for _, l := range convBenchLayers {
+		if l.name != "r18_l3" && l.name != "r18_l4a" && l.name != "r18_l4" {
+			continue
+		}
+		p := convGemmParams(l.p)
+		p.N = 1
+		r := rand.New(rand.NewPCG(1, 2))
+		x := convDeployValues(r, p.N*p.C*p.H*p.W, 1)
+		w := convDeployValues(r, p.filterSize(), math.Sqrt(2/float64(p.C*p.KH*p.KW)))
+		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		p.Epilogue = Epilogue{Act: ActRelu, Bias32: convDeployValues(r, p.O, 0.1)}
+		copies := make([][]float32, 64<<20/(4*len(w)))
+		for i := range copies {
+			copies[i] = make([]float32, Conv2DPackedLen(p))
+			PackConv2D(p, w, copies[i])
+		}
+		b.Run(l.name, func(b *testing.B) {
+			ws := make([]float32, Conv2DWorkspaceFor(p, 1, true))
+			i := 0
+			ns := perfLoopCPU(b, func() {
+				q := p
+				q.Packed = copies[i%len(copies)]
+				i++
+				Conv2D(q, x, w, out, ws, 1)
+			})
+			b.ReportMetric(float64(4*len(w))/ns, "GB/s")
+		})
+	}
+}
