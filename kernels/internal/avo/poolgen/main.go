@@ -51,6 +51,17 @@ func lowMask(k OpmaskPhysical) {
 	KMOVW(R11L, k)
 }
 
+// pairMasks sets K5 and K6 to the low and high 16 bits of a mask of the
+// low CX bits (CX ≤ 32): the lanes of two registers. Clobbers R11.
+func pairMasks() {
+	MOVQ(U32(1), R11)
+	SHLQ(CL, R11)
+	DECQ(R11)
+	KMOVW(R11L, K5)
+	SHRQ(U8(16), R11)
+	KMOVW(R11L, K6)
+}
+
 // chunk sets CX to min(16, rem) for rem in R12.
 func chunk() {
 	MOVQ(R12, RCX)
@@ -134,12 +145,7 @@ func maxTapsF32(s2 bool) {
 		// 2·cnt−1 inputs per tap, over two registers.
 		ADDQ(RCX, RCX)
 		DECQ(RCX)
-		MOVQ(U32(1), R11)
-		SHLQ(CL, R11)
-		DECQ(R11)
-		KMOVW(R11L, K5)
-		SHRQ(U8(16), R11)
-		KMOVW(R11L, K6)
+		pairMasks()
 	}
 	load := func(z VecPhysical) {
 		// z = the tap whose offset is at offs+t.
@@ -215,12 +221,7 @@ func maxPool2x2F32() {
 	chunk()
 	lowMask(K4)
 	ADDQ(RCX, RCX)
-	MOVQ(U32(1), R11)
-	SHLQ(CL, R11)
-	DECQ(R11)
-	KMOVW(R11L, K5)
-	SHRQ(U8(16), R11)
-	KMOVW(R11L, K6)
+	pairMasks()
 	VMOVUPS_Z(Mem{Base: pIn}, K5, Z0)
 	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K6, Z1)
 	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
@@ -341,12 +342,7 @@ func maxPool3x3S2F32() {
 	JLE(LabelRef("elems"))
 	MOVQ(U32(32), RCX)
 	Label("elems")
-	MOVQ(U32(1), R11)
-	SHLQ(CL, R11)
-	DECQ(R11)
-	KMOVW(R11L, K5)
-	SHRQ(U8(16), R11)
-	KMOVW(R11L, K6)
+	pairMasks()
 	MOVQ(left, RCX)
 	SHRQ(U8(1), RCX)
 	CMPQ(RCX, U8(16))
