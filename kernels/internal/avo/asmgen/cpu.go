@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -10,8 +11,7 @@ import (
 func cpuProbes() {
 	TEXT("cpuid", NOSPLIT, "func(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)")
 	Doc("cpuid executes CPUID with the given leaf and sub-leaf.")
-	Load(Param("eaxArg"), EAX)
-	Load(Param("ecxArg"), ECX)
+	emit.Params("eaxArg ecxArg", EAX, ECX)
 	CPUID()
 	Store(EAX, Return("eax"))
 	Store(EBX, Return("ebx"))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -25,10 +26,9 @@ func (f family) directAName(h int) string {
 func (f family) directAKernel(h int) {
 	v := f.nv
 	name := f.directAName(h)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldc int, alpha, beta %s)", f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is %s with A's rows read in place, lda elements apart (see directAKernel in the generator).",
-		name, f.kernelName(h, v)))
+	emit.Func(name, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldc int, alpha, beta %s)", f.typ(), f.typ()),
+		fmt.Sprintf("%s is %s with A's rows read in place, lda elements apart (see directAKernel in the generator).",
+			name, f.kernelName(h, v)))
 
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb
@@ -36,9 +36,7 @@ func (f family) directAKernel(h int) {
 
 	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
 	lda, lda3, pa5, pa10 := R10, R11, R12, R13
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("b"), pb)
+	emit.Params("k a b", n, pa, pb)
 	f.loadC(pc, ldc)
 	Load(Param("lda"), lda)
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[es]), lda) // elements → bytes

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -21,10 +22,9 @@ const rowKernelMax = 4
 // FMA pipes waiting on each chain's latency (a matrix–vector product).
 func (f family) rowKernel(p int) {
 	name := fmt.Sprintf("%s_row%d", f.name, p*f.nv*f.lanes())
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, pstride int, alpha, beta %s)", f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes one row of C = alpha*A·B + beta*C over %d packed B panels (see rowKernel in the generator).",
-		name, p))
+	emit.Func(name, fmt.Sprintf("func(k int, a, b, c *%s, pstride int, alpha, beta %s)", f.typ(), f.typ()),
+		fmt.Sprintf("%s computes one row of C = alpha*A·B + beta*C over %d packed B panels (see rowKernel in the generator).",
+			name, p))
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb // bytes per k step in a packed B panel
 	t := tile{f, 1, p * f.nv}
@@ -32,11 +32,9 @@ func (f family) rowKernel(p int) {
 	tv := t.b(0) // free until the store: B is read by the multiply-adds
 	n, pa, pc := RCX, RSI, RDX
 	panels := []GPPhysical{RDI, R9, R10, R11}[:p]
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
+	emit.Params("k a", n, pa)
 	Load(Param("b"), panels[0])
-	Load(Param("c"), pc)
-	Load(Param("pstride"), RAX)
+	emit.Params("c pstride", pc, RAX)
 	for q := 1; q < p; q++ {
 		LEAQ(Mem{Base: panels[q-1], Index: RAX, Scale: 1}, panels[q])
 	}

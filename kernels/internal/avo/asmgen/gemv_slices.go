@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -25,10 +26,9 @@ const rowSlicesMax = 8
 // chains side by side.
 func (f family) rowSlicesKernel(s, v int) {
 	name := fmt.Sprintf("%s_slices%dx%d", f.name, s, v*f.lanes())
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, astride, bstride int, alpha %s)", f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes alpha*A·B on the first %d columns of a packed B panel for %d depth slices (see rowSlicesKernel in the generator).",
-		name, v*f.lanes(), s))
+	emit.Func(name, fmt.Sprintf("func(k int, a, b, c *%s, astride, bstride int, alpha %s)", f.typ(), f.typ()),
+		fmt.Sprintf("%s computes alpha*A·B on the first %d columns of a packed B panel for %d depth slices (see rowSlicesKernel in the generator).",
+			name, v*f.lanes(), s))
 	es, vb := f.es(), f.vb()
 	bstep := f.nv * vb // bytes per k step in a packed B panel
 	acc := func(q, j int) VecPhysical { return f.vec(q*v + j) }
@@ -38,11 +38,7 @@ func (f family) rowSlicesKernel(s, v int) {
 	n := RCX
 	pa, pa4, as, as3 := RSI, R8, R9, R10
 	pb, pb4, bs, bs3 := RDI, R11, R12, R13
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("b"), pb)
-	Load(Param("astride"), as)
-	Load(Param("bstride"), bs)
+	emit.Params("k a b astride bstride", n, pa, pb, as, bs)
 	LEAQ(Mem{Base: as, Index: as, Scale: 2}, as3)
 	LEAQ(Mem{Base: bs, Index: bs, Scale: 2}, bs3)
 	LEAQ(Mem{Base: pa, Index: as, Scale: 4}, pa4)

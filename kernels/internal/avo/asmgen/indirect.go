@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -30,20 +31,16 @@ func (f family) indirectName(h int) string {
 func (f family) indirectKernel(h int) {
 	v := f.nv
 	name := f.indirectName(h)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b *%s, koff *int32, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is %s with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).",
-		name, f.kernelName(h, v)))
+	emit.Func(name, fmt.Sprintf("func(k int, a, b *%s, koff *int32, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()),
+		fmt.Sprintf("%s is %s with B's rows read in place at b + koff[4s] (see indirectKernel in the generator).",
+			name, f.kernelName(h, v)))
 
 	es, vb := f.es(), f.vb()
 	astep := f.mr * es
 	t := tile{f, h, v}
 
 	n, pa, pb, pt, pc, ldc, off := RCX, RSI, RDI, R10, RDX, R8, R11
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("b"), pb)
-	Load(Param("koff"), pt)
+	emit.Params("k a b koff", n, pa, pb, pt)
 	f.loadC(pc, ldc)
 
 	f.warmAndZero(t, pc, ldc)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -162,9 +163,7 @@ func (f family) kernel(h, v int) {
 	t := tile{f, h, v}
 
 	n, pa, pb, pc, ldc := RCX, RSI, RDI, RDX, R8
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("b"), pb)
+	emit.Params("k a b", n, pa, pb)
 	f.loadC(pc, ldc)
 
 	f.warmAndZero(t, pc, ldc)
@@ -188,8 +187,7 @@ func (f family) kernel(h, v int) {
 // loadC loads the parameters c and ldc, ldc turned from elements into
 // bytes.
 func (f family) loadC(pc, ldc GPPhysical) {
-	Load(Param("c"), pc)
-	Load(Param("ldc"), ldc)
+	emit.Params("c ldc", pc, ldc)
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[f.es()]), ldc)
 }
 

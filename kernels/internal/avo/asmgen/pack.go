@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -16,15 +17,10 @@ import (
 // about ten times faster than element by element.
 func packTransposeF32(rows int) {
 	name := fmt.Sprintf("packTransposeAVX512_%d", rows)
-	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb, h int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[r*ld+p] for r < h ≤ %d, p < kb, and zero for r ≥ h; kb%%16 == 0.", name, rows, rows))
+	emit.Func(name, "func(d, src *float32, ld, kb, h int)",
+		fmt.Sprintf("%s sets d[p*%d+r] = src[r*ld+p] for r < h ≤ %d, p < kb, and zero for r ≥ h; kb%%16 == 0.", name, rows, rows))
 	d, src, ld, ld3, n, hr := RDI, RSI, RDX, R8, RCX, RBX
-	Load(Param("d"), d)
-	Load(Param("src"), src)
-	Load(Param("ld"), ld)
-	Load(Param("kb"), n)
-	Load(Param("h"), hr)
+	emit.Params("d src ld kb h", d, src, ld, n, hr)
 	SHLQ(U8(2), ld)
 	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
 	SHRQ(U8(4), n)
@@ -128,15 +124,10 @@ func packTransposeF32(rows int) {
 // step, which a call to memmove per run would dominate.
 func packCopyF32(rows int) {
 	name := fmt.Sprintf("packCopyAVX512_%d", rows)
-	TEXT(name, NOSPLIT, "func(d, src *float32, ld, kb, h int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets d[p*%d+r] = src[p*ld+r] for r < h ≤ %d, p < kb, and zero for r ≥ h.", name, rows, rows))
+	emit.Func(name, "func(d, src *float32, ld, kb, h int)",
+		fmt.Sprintf("%s sets d[p*%d+r] = src[p*ld+r] for r < h ≤ %d, p < kb, and zero for r ≥ h.", name, rows, rows))
 	d, src, ld, n := RDI, RSI, RDX, R10
-	Load(Param("d"), d)
-	Load(Param("src"), src)
-	Load(Param("ld"), ld)
-	Load(Param("kb"), n)
-	Load(Param("h"), RCX)
+	emit.Params("d src ld kb h", d, src, ld, n, RCX)
 	SHLQ(U8(2), ld)
 	TESTQ(n, n)
 	JE(LabelRef("done"))

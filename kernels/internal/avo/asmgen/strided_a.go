@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -31,10 +32,9 @@ func (f family) stridedAName(h, v int) string {
 // order, so the bits are the same.
 func (f family) stridedAKernel(h, v int) {
 	name := f.stridedAName(h, v)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, koff *int32, b, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is %s with A's rows read in place at a + koff[4s] + %d·i (see stridedAKernel in the generator).",
-		name, f.kernelName(h, v), stridedAStride))
+	emit.Func(name, fmt.Sprintf("func(k int, a *%s, koff *int32, b, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()),
+		fmt.Sprintf("%s is %s with A's rows read in place at a + koff[4s] + %d·i (see stridedAKernel in the generator).",
+			name, f.kernelName(h, v), stridedAStride))
 	f.stridedABody(h, v, false)
 }
 
@@ -47,10 +47,7 @@ func (f family) stridedABody(h, v int, split bool) {
 	t := tile{f, h, v}
 
 	n, pa, pt, pb, pb2, pc, ldc, off := RCX, RSI, R10, RDI, R12, RDX, R8, R11
-	Load(Param("k"), n)
-	Load(Param("a"), pa)
-	Load(Param("koff"), pt)
-	Load(Param("b"), pb)
+	emit.Params("k a koff b", n, pa, pt, pb)
 	if split {
 		Load(Param("b2"), pb2)
 	}
@@ -113,8 +110,7 @@ func (f family) stridedA3Name(h int) string {
 // store, so the bits are the same.
 func (f family) stridedA3Kernel(h int) {
 	name := f.stridedA3Name(h)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a *%s, koff *int32, b, b2, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()))
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s is %s for three vectors of columns, the third from the panel at b2.", name, f.stridedAName(h, 1)))
+	emit.Func(name, fmt.Sprintf("func(k int, a *%s, koff *int32, b, b2, c *%s, ldc int, alpha, beta %s)", f.typ(), f.typ(), f.typ()),
+		fmt.Sprintf("%s is %s for three vectors of columns, the third from the panel at b2.", name, f.stridedAName(h, 1)))
 	f.stridedABody(h, 3, true)
 }

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -112,18 +113,11 @@ func maxTapsF32(s2 bool) {
 	if s2 {
 		name = "maxTapsS2F32AVX512"
 	}
-	TEXT(name, NOSPLIT, "func(dst, src *float32, offs *int64, taps, n, rows, dstStride, srcStride int)")
-	Pragma("noescape")
-	Doc(name + " is maxTaps's loop on float32 rows, 16 outputs at a time.")
+	emit.Func(name, "func(dst, src *float32, offs *int64, taps, n, rows, dstStride, srcStride int)",
+		name+" is maxTaps's loop on float32 rows, 16 outputs at a time.")
 	dst, src, offs, taps, n, rows, dstStride := RDI, RSI, RDX, R8, R9, R10, RBX
 	rem, d, sp, t := R12, R13, R14, RAX
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("offs"), offs)
-	Load(Param("taps"), taps)
-	Load(Param("n"), n)
-	Load(Param("rows"), rows)
-	Load(Param("dstStride"), dstStride)
+	emit.Params("dst src offs taps n rows dstStride", dst, src, offs, taps, n, rows, dstStride)
 	SHLQ(U8(3), taps)      // bytes of offs
 	SHLQ(U8(2), dstStride) // bytes
 	if s2 {
@@ -196,15 +190,10 @@ func maxTapsF32(s2 bool) {
 // it: per window a, b (row 2y), c, d (row 2y+1) combined in that order.
 // 16 outputs at a time, the last chunk of a row under masks.
 func maxPool2x2F32() {
-	TEXT("maxPool2x2ValuesF32AVX512", NOSPLIT, "func(x, out *float32, w, oh, ow int)")
-	Pragma("noescape")
-	Doc("maxPool2x2ValuesF32AVX512 is MaxPool2DValues on one float32 plane for 2×2 windows with stride 2, 16 outputs at a time.")
+	emit.Func("maxPool2x2ValuesF32AVX512", "func(x, out *float32, w, oh, ow int)",
+		"maxPool2x2ValuesF32AVX512 is MaxPool2DValues on one float32 plane for 2×2 windows with stride 2, 16 outputs at a time.")
 	x, out, w, oh, ow := RSI, RDI, R8, R9, R10
-	Load(Param("x"), x)
-	Load(Param("out"), out)
-	Load(Param("w"), w)
-	Load(Param("oh"), oh)
-	Load(Param("ow"), ow)
+	emit.Params("x out w oh ow", x, out, w, oh, ow)
 	ev, od := lanes()
 	VMOVDQU32(ev, Z16)
 	VMOVDQU32(od, Z17)
@@ -277,16 +266,12 @@ func maxPool2x2F32() {
 // elements of each row split into even and odd lanes; the odd lane before
 // a chunk comes from the chunk before (or is the row's first element).
 func maxPool3x3S2F32() {
-	TEXT("maxPool3x3S2ValuesF32AVX512", NOSPLIT, "func(x, out *float32, planes, h, w, oh, ow int)")
-	Pragma("noescape")
-	Doc("maxPool3x3S2ValuesF32AVX512 is MaxPool2DValues on float32 planes for 3×3 windows with stride 2 and padding 1, 16 outputs at a time.")
+	emit.Func("maxPool3x3S2ValuesF32AVX512", "func(x, out *float32, planes, h, w, oh, ow int)",
+		"maxPool3x3S2ValuesF32AVX512 is MaxPool2DValues on float32 planes for 3×3 windows with stride 2 and padding 1, 16 outputs at a time.")
 	x, out, w, ow, y := RSI, RDI, R8, R9, R10
 	r0, r1, r2 := RAX, RBX, RDX
 	op, rem, left := R13, R12, R14
-	Load(Param("x"), x)
-	Load(Param("out"), out)
-	Load(Param("w"), w)
-	Load(Param("ow"), ow)
+	emit.Params("x out w ow", x, out, w, ow)
 	planes := AllocLocal(8)
 	Load(Param("planes"), R11)
 	MOVQ(R11, planes)
