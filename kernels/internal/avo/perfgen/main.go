@@ -242,27 +242,6 @@ func evenBits() Mem {
 	return *evenBitsMem
 }
 
-// lanes holds the tables of evenOddLanes once emitted.
-var lanes *[2]Mem
-
-// evenOddLanes returns the index tables 0, 2, …, 30 and 1, 3, …, 31 that
-// split 32 columns into even and odd ones with VPERMT2PS, emitting them
-// on first use.
-func evenOddLanes() (even, odd Mem) {
-	if lanes == nil {
-		even := GLOBL("perfEvenLanes", RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(2*i))
-		}
-		odd := GLOBL("perfOddLanes", RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(2*i+1))
-		}
-		lanes = &[2]Mem{even, odd}
-	}
-	return lanes[0], lanes[1]
-}
-
 // loadWindows loads rows 2y (at pIn, into Z0:Z1) and 2y+1 (w floats on,
 // into Z2:Z3), 32 inputs each under the masks K1 and K2, and splits them
 // into the four elements of 16 windows: a, b from row 2y (even and odd
@@ -293,7 +272,7 @@ func loadWindows(pIn, w GPPhysical, zEven, zOdd VecPhysical) (a, b, c, d VecPhys
 // time: the two input rows are split into even and odd columns with
 // VPERMT2PS; idx gets the in-plane flat index of each maximum.
 func maxPool2x2F32() {
-	even, odd := evenOddLanes()
+	even, odd := emit.EvenOddLanes("perf")
 
 	emit.Func("maxPool2x2F32AVX512", "func(x, out *float32, idx *int64, w, oh, ow int)",
 		"maxPool2x2F32AVX512 is maxPool2x2Plane on one float32 plane, 16 outputs at a time.")
@@ -692,7 +671,7 @@ func convFilterF32(ob, kw int) {
 // 2y+1 are written over their first 2·ow columns; the caller clears any
 // odd last column or row.
 func maxPool2x2GradF32() {
-	even, odd := evenOddLanes()
+	even, odd := emit.EvenOddLanes("perf")
 	// Interleaving e (lanes 0..15) and o (16..31): lo = e0 o0 e1 o1 … e7 o7,
 	// hi = e8 o8 … e15 o15.
 	ilo := GLOBL("perfInterleaveLo", RODATA|NOPTR)

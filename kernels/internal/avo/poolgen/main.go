@@ -24,25 +24,6 @@ func main() {
 	Generate()
 }
 
-var evenOdd *[2]Mem
-
-// lanes returns the VPERMT2PS indices of the even and of the odd lanes of
-// a register pair, declared once.
-func lanes() (even, odd Mem) {
-	if evenOdd == nil {
-		even := GLOBL("poolEvenLanes", RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(2*i))
-		}
-		odd := GLOBL("poolOddLanes", RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(2*i+1))
-		}
-		evenOdd = &[2]Mem{even, odd}
-	}
-	return evenOdd[0], evenOdd[1]
-}
-
 // lowMask sets k to the low min(cnt, 16) bits for cnt in CX (0 < cnt),
 // clobbering R11.
 func lowMask(k OpmaskPhysical) {
@@ -121,7 +102,7 @@ func maxTapsF32(s2 bool) {
 	SHLQ(U8(3), taps)      // bytes of offs
 	SHLQ(U8(2), dstStride) // bytes
 	if s2 {
-		even, _ := lanes()
+		even, _ := emit.EvenOddLanes("pool")
 		VMOVDQU32(even, Z16)
 	}
 	TESTQ(n, n)
@@ -194,7 +175,7 @@ func maxPool2x2F32() {
 		"maxPool2x2ValuesF32AVX512 is MaxPool2DValues on one float32 plane for 2×2 windows with stride 2, 16 outputs at a time.")
 	x, out, w, oh, ow := RSI, RDI, R8, R9, R10
 	emit.Params("x out w oh ow", x, out, w, oh, ow)
-	ev, od := lanes()
+	ev, od := emit.EvenOddLanes("pool")
 	VMOVDQU32(ev, Z16)
 	VMOVDQU32(od, Z17)
 	TESTQ(oh, oh)
@@ -282,7 +263,7 @@ func maxPool3x3S2F32() {
 	JE(LabelRef("done"))
 	TESTQ(ow, ow)
 	JE(LabelRef("done"))
-	ev, od := lanes()
+	ev, od := emit.EvenOddLanes("pool")
 	VMOVDQU32(ev, Z16)
 	VMOVDQU32(od, Z17)
 
