@@ -79,3 +79,181 @@ done:
 	VMOVUPD Y7, 224(DI)
 	VZEROUPPER
 	RET
+
+// func ewAddVVF32AVX(o *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·ewAddVVF32AVX(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	SUBQ $0x20, CX
+	JL   ewAddVVF32AVX_one
+
+ewAddVVF32AVX_four:
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS 32(SI)(AX*4), Y1
+	VADDPS  32(DX)(AX*4), Y1, Y1
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS 64(SI)(AX*4), Y2
+	VADDPS  64(DX)(AX*4), Y2, Y2
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS  96(DX)(AX*4), Y3, Y3
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, CX
+	JGE     ewAddVVF32AVX_four
+
+ewAddVVF32AVX_one:
+	ADDQ $0x20, CX
+	JE   ewAddVVF32AVX_done
+
+ewAddVVF32AVX_eight:
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	SUBQ    $0x08, CX
+	JNE     ewAddVVF32AVX_eight
+
+ewAddVVF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func ewAddVSF32AVX(o *float32, a *float32, y float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·ewAddVSF32AVX(SB), NOSPLIT, $0-32
+	MOVQ         o+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+24(FP), CX
+	MOVSS        y+16(FP), X8
+	VBROADCASTSS X8, Y8
+	XORQ         AX, AX
+	SUBQ         $0x20, CX
+	JL           ewAddVSF32AVX_one
+
+ewAddVSF32AVX_four:
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS 32(SI)(AX*4), Y1
+	VADDPS  Y8, Y1, Y1
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS 64(SI)(AX*4), Y2
+	VADDPS  Y8, Y2, Y2
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS  Y8, Y3, Y3
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, CX
+	JGE     ewAddVSF32AVX_four
+
+ewAddVSF32AVX_one:
+	ADDQ $0x20, CX
+	JE   ewAddVSF32AVX_done
+
+ewAddVSF32AVX_eight:
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS  Y8, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	SUBQ    $0x08, CX
+	JNE     ewAddVSF32AVX_eight
+
+ewAddVSF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func ewMulVVF32AVX(o *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·ewMulVVF32AVX(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	SUBQ $0x20, CX
+	JL   ewMulVVF32AVX_one
+
+ewMulVVF32AVX_four:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMULPS  32(DX)(AX*4), Y1, Y1
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMULPS  64(DX)(AX*4), Y2, Y2
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS 96(SI)(AX*4), Y3
+	VMULPS  96(DX)(AX*4), Y3, Y3
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, CX
+	JGE     ewMulVVF32AVX_four
+
+ewMulVVF32AVX_one:
+	ADDQ $0x20, CX
+	JE   ewMulVVF32AVX_done
+
+ewMulVVF32AVX_eight:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	SUBQ    $0x08, CX
+	JNE     ewMulVVF32AVX_eight
+
+ewMulVVF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func ewMulVSF32AVX(o *float32, a *float32, y float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·ewMulVSF32AVX(SB), NOSPLIT, $0-32
+	MOVQ         o+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+24(FP), CX
+	MOVSS        y+16(FP), X8
+	VBROADCASTSS X8, Y8
+	XORQ         AX, AX
+	SUBQ         $0x20, CX
+	JL           ewMulVSF32AVX_one
+
+ewMulVSF32AVX_four:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y8, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMULPS  Y8, Y1, Y1
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMULPS  Y8, Y2, Y2
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS 96(SI)(AX*4), Y3
+	VMULPS  Y8, Y3, Y3
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, CX
+	JGE     ewMulVSF32AVX_four
+
+ewMulVSF32AVX_one:
+	ADDQ $0x20, CX
+	JE   ewMulVSF32AVX_done
+
+ewMulVSF32AVX_eight:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y8, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	SUBQ    $0x08, CX
+	JNE     ewMulVSF32AVX_eight
+
+ewMulVSF32AVX_done:
+	VZEROUPPER
+	RET

@@ -8,3 +8,23 @@ package kernels
 //
 //go:noescape
 func redSumRows8F32AVX(x *float32, ld int, n int, l *[8][4]float64)
+
+// ewAddVVF32AVX sets o[i] = a[i] Add b[i] for i < n, n%8 == 0.
+//
+//go:noescape
+func ewAddVVF32AVX(o *float32, a *float32, b *float32, n int)
+
+// ewAddVSF32AVX sets o[i] = a[i] Add y for i < n, n%8 == 0.
+//
+//go:noescape
+func ewAddVSF32AVX(o *float32, a *float32, y float32, n int)
+
+// ewMulVVF32AVX sets o[i] = a[i] Mul b[i] for i < n, n%8 == 0.
+//
+//go:noescape
+func ewMulVVF32AVX(o *float32, a *float32, b *float32, n int)
+
+// ewMulVSF32AVX sets o[i] = a[i] Mul y for i < n, n%8 == 0.
+//
+//go:noescape
+func ewMulVSF32AVX(o *float32, a *float32, y float32, n int)

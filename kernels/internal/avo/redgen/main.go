@@ -3,6 +3,8 @@
 // a time, each row's four float64 lanes in one YMM register. Element i of
 // a row adds into lane i mod 4 in the order of i, as the portable loop
 // (redSumContig) does, so results are bitwise the same with or without it.
+// It also emits the float32 add and multiply loops of the elementwise
+// kernels (elementwise.go in this directory).
 //
 // It lives in kernels/internal/avo, the one module of the avo generators,
 // so that package kernels never depends on avo.
@@ -18,6 +20,7 @@ import (
 func main() {
 	ConstraintExpr("!purego")
 	sumRows8()
+	ewLoopsF32()
 	Generate()
 }
 
