@@ -257,3 +257,55 @@ ewMulVSF32AVX_eight:
 ewMulVSF32AVX_done:
 	VZEROUPPER
 	RET
+
+// func resizeDup2F32AVX(dst *float32, ld int, src *float32, n int, rows int)
+// Requires: AVX
+TEXT ·resizeDup2F32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ld+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ rows+32(FP), R8
+	SHLQ $0x02, DX
+	SUBQ $0x08, CX
+	JL   dup2_four
+
+dup2_eight:
+	VMOVUPS    (SI), Y0
+	VUNPCKLPS  Y0, Y0, Y1
+	VUNPCKHPS  Y0, Y0, Y2
+	VPERM2F128 $0x20, Y2, Y1, Y3
+	VPERM2F128 $0x31, Y2, Y1, Y4
+	MOVQ       DI, R9
+	MOVQ       R8, R10
+
+dup2_rows8:
+	VMOVUPS Y3, (R9)
+	VMOVUPS Y4, 32(R9)
+	ADDQ    DX, R9
+	DECQ    R10
+	JNE     dup2_rows8
+	ADDQ    $0x20, SI
+	ADDQ    $0x40, DI
+	SUBQ    $0x08, CX
+	JGE     dup2_eight
+
+dup2_four:
+	ADDQ      $0x08, CX
+	JE        dup2_done
+	VMOVUPS   (SI), X0
+	VUNPCKLPS X0, X0, X1
+	VUNPCKHPS X0, X0, X2
+	MOVQ      DI, R9
+	MOVQ      R8, R10
+
+dup2_rows4:
+	VMOVUPS X1, (R9)
+	VMOVUPS X2, 16(R9)
+	ADDQ    DX, R9
+	DECQ    R10
+	JNE     dup2_rows4
+
+dup2_done:
+	VZEROUPPER
+	RET

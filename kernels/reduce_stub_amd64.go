@@ -28,3 +28,8 @@ func ewMulVVF32AVX(o *float32, a *float32, b *float32, n int)
 //
 //go:noescape
 func ewMulVSF32AVX(o *float32, a *float32, y float32, n int)
+
+// resizeDup2F32AVX sets dst[r·ld + 2i] = dst[r·ld + 2i+1] = src[i] for i < n and r < rows, n%4 == 0.
+//
+//go:noescape
+func resizeDup2F32AVX(dst *float32, ld int, src *float32, n int, rows int)

@@ -311,11 +311,38 @@ func Resize[T nnFloat](axes []ResizeAxis, x, out []T, extrapolation float64, thr
 	}
 	j := getJob[resizeJob[T]]()
 	j.axes, j.x, j.out, j.extrapolation, j.copyOnly = axes, x, out, extrapolation, resizeNearestOnly(axes)
+	j.upRows = 0
 	if j.copyOnly {
 		j.repeat = resizeRepeat(lastAx)
+		if j.repeat > 0 {
+			j.upRows = resizeUpsampleRows(axes)
+		}
 	}
-	nnForRanger(threads, rows, width*lastAx.K*2, j)
+	if j.upRows > 0 {
+		inRows := rows / j.upRows
+		nnForRanger(threads, inRows, j.upRows*width*2, j)
+	} else {
+		nnForRanger(threads, rows, width*lastAx.K*2, j)
+	}
 	putJob(j)
+}
+
+// resizeUpsampleRows is f when every axis but the last two keeps its
+// size and the one before the last repeats each input row f times in
+// order (resizeRepeat; 1 when it too keeps its size): input row q then
+// gives output rows q·f to q·f+f-1, so that Resize walks input rows with
+// no per-row index arithmetic. Otherwise 0.
+func resizeUpsampleRows(axes []ResizeAxis) int {
+	r := len(axes)
+	if r < 2 {
+		return 0
+	}
+	for _, a := range axes[:r-2] {
+		if !resizeIsIdentity(a) {
+			return 0
+		}
+	}
+	return resizeRepeat(axes[r-2])
 }
 
 // resizeJob is Resize's loop over output rows.
@@ -325,6 +352,7 @@ type resizeJob[T nnFloat] struct {
 	extrapolation float64
 	copyOnly      bool
 	repeat        int // with copyOnly: resizeRepeat of the last axis
+	upRows        int // with repeat > 0: resizeUpsampleRows; then run walks input rows
 }
 
 // resizeRepeat is f when the nearest-tap axis a repeats each input
@@ -347,6 +375,21 @@ func (job *resizeJob[T]) run(lo, hi int) {
 	axes, x, out, extrapolation := job.axes, job.x, job.out, job.extrapolation
 	lastAx := axes[len(axes)-1]
 	width := lastAx.Out
+	if f := job.upRows; f > 0 {
+		in := lastAx.In
+		if o, ok := any(out).([]float32); ok && job.repeat == 2 {
+			resizeUp2F32(o, any(x).([]float32), lo, hi, in, f)
+			return
+		}
+		for q := lo; q < hi; q++ {
+			dst := out[q*f*width : (q+1)*f*width]
+			resizeCopyRow(dst[:width], x[q*in:(q+1)*in], lastAx.Index, job.repeat)
+			for k := width; k < len(dst); k += width {
+				copy(dst[k:k+width], dst[:width])
+			}
+		}
+		return
+	}
 	w := newResizeRows(axes)
 	defer w.release()
 	w.seek(lo)
@@ -400,6 +443,24 @@ func (job *resizeJob[T]) run(lo, hi int) {
 			}
 		}
 		w.next()
+	}
+}
+
+// resizeUp2F32 writes the output rows q·f to q·f+f-1 of input rows q in
+// [lo, hi) of x, in elements each, when Resize walks input rows (upRows
+// f) and the last axis repeats each element twice: every row is
+// src[0] src[0] src[1] src[1] ….
+func resizeUp2F32(out, x []float32, lo, hi, in, f int) {
+	width := 2 * in
+	for q := lo; q < hi; q++ {
+		dst, src := out[q*f*width:(q+1)*f*width], x[q*in:(q+1)*in]
+		done := resizeDup2F32Vec(dst, width, src, f)
+		for k := 0; k < len(dst); k += width {
+			row := dst[k : k+width]
+			for i := done; i < in; i++ {
+				row[2*i], row[2*i+1] = src[i], src[i]
+			}
+		}
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 
 // TestResizeNearestSameBits: nearest resizing (every axis one tap of
 // weight 1), whose rows Resize copies three ways (repeating the row
-// before, repeating elements by an integer factor, gathering), gives
+// before, repeating elements by an integer factor, gathering; and, for
+// upsampling of the last two axes, by input rows with the 2× row copy in
+// vector loops for float32), gives
 // exactly the elements the taps name, or the extrapolation value outside,
 // on 1, 2 and 3 threads.
 func TestResizeNearestSameBits(t *testing.T) {
@@ -27,6 +29,14 @@ func TestResizeNearestSameBits(t *testing.T) {
 		axes []axis
 	}{
 		{"2× upsampling (ppyoloe_s's neck)", []axis{{notResized: true, in: 2}, {notResized: true, in: 3}, {spec: nearest, in: 5, out: 10, scale: 2}, {spec: nearest, in: 7, out: 14, scale: 2}}},
+		{"2× of 20×20 (the neck's larger one)", []axis{{notResized: true, in: 2}, {notResized: true, in: 3}, {spec: nearest, in: 20, out: 40, scale: 2}, {spec: nearest, in: 20, out: 40, scale: 2}}},
+		{"2× of 10×10 (the neck's smaller one)", []axis{{notResized: true, in: 5}, {spec: nearest, in: 10, out: 20, scale: 2}, {spec: nearest, in: 10, out: 20, scale: 2}}},
+		{"2× of widths 16 and 12", []axis{{notResized: true, in: 3}, {spec: nearest, in: 2, out: 4, scale: 2}, {spec: nearest, in: 16, out: 32, scale: 2}}},
+		{"2× along the last axis only, width 13", []axis{{notResized: true, in: 3}, {notResized: true, in: 6}, {spec: nearest, in: 13, out: 26, scale: 2}}},
+		{"3× down, 2× across, widths 3 and 1", []axis{{notResized: true, in: 2}, {spec: nearest, in: 3, out: 9, scale: 3}, {spec: nearest, in: 3, out: 6, scale: 2}}},
+		{"2× of width 1", []axis{{spec: nearest, in: 4, out: 8, scale: 2}, {spec: nearest, in: 1, out: 2, scale: 2}}},
+		{"2× of one row of 12", []axis{{spec: nearest, in: 12, out: 24, scale: 2}}},
+		{"2× along a leading axis too", []axis{{spec: nearest, in: 2, out: 4, scale: 2}, {notResized: true, in: 3}, {spec: nearest, in: 9, out: 18, scale: 2}, {spec: nearest, in: 9, out: 18, scale: 2}}},
 		{"3× along the last axis, 2× along the one before", []axis{{notResized: true, in: 3}, {spec: nearest, in: 4, out: 8, scale: 2}, {spec: nearest, in: 5, out: 15, scale: 3}}},
 		{"last axis kept, first upsampled", []axis{{spec: nearest, in: 3, out: 9, scale: 3}, {notResized: true, in: 6}}},
 		{"downsampling", []axis{{notResized: true, in: 2}, {spec: nearest, in: 9, out: 4, scale: 0.5}, {spec: nearest, in: 8, out: 4, scale: 0.5}}},
@@ -70,12 +80,18 @@ func TestResizeNearestSameBits(t *testing.T) {
 				want[o] = extrapolation
 			}
 		}
+		x64 := make([]float64, in)
+		for i, v := range x {
+			x64[i] = float64(v)
+		}
 		for _, th := range []int{1, 2, 3} {
 			got := make([]float32, out)
 			Resize(axes, x, got, extrapolation, th)
+			got64 := make([]float64, out)
+			Resize(axes, x64, got64, extrapolation, th)
 			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s, %d threads: out[%d] = %v, want %v", c.name, th, i, got[i], want[i])
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || got64[i] != float64(want[i]) {
+					t.Fatalf("%s, %d threads: out[%d] = %v (float64 %v), want %v", c.name, th, i, got[i], got64[i], want[i])
 				}
 			}
 		}

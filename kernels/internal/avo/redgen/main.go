@@ -4,7 +4,8 @@
 // a row adds into lane i mod 4 in the order of i, as the portable loop
 // (redSumContig) does, so results are bitwise the same with or without it.
 // It also emits the float32 add and multiply loops of the elementwise
-// kernels (elementwise.go in this directory).
+// kernels (elementwise.go in this directory) and the row copy of nearest
+// 2× upsampling (resize.go).
 //
 // It lives in kernels/internal/avo, the one module of the avo generators,
 // so that package kernels never depends on avo.
@@ -21,6 +22,7 @@ func main() {
 	ConstraintExpr("!purego")
 	sumRows8()
 	ewLoopsF32()
+	resizeDup2()
 	Generate()
 }
 
