@@ -16,22 +16,27 @@ func init() {
 	ewArithF32[BinMul].vs = func(o, a []float32, y float32) { ewVecVSF32(ewMulVSF32AVX, ewMulVSF32, o, a, y) }
 }
 
-// ewVecVVF32 runs vec over the first len(o)&^7 elements and tail over the rest.
+// ewVecMin is the shortest loop given to the vector loops: on shorter ones
+// (a bias row of 8, a scalar) the call costs more than the Go loop.
+const ewVecMin = 32
+
+// ewVecVVF32 runs vec over the first len(o)&^7 elements, from ewVecMin
+// of them, and tail over the rest.
 func ewVecVVF32(vec func(o, a, b *float32, n int), tail func(o, a, b []float32), o, a, b []float32) {
-	a, b = a[:len(o)], b[:len(o)]
-	n := len(o) &^ 7
-	if n > 0 {
-		vec(&o[0], &a[0], &b[0], n)
+	n := 0
+	if len(o) >= ewVecMin {
+		n = len(o) &^ 7
+		vec(&o[0], &a[:n][0], &b[:n][0], n)
 	}
 	tail(o[n:], a[n:], b[n:])
 }
 
-// ewVecVSF32 runs vec over the first len(o)&^7 elements and tail over the rest.
+// ewVecVSF32 is ewVecVVF32 with a scalar second operand.
 func ewVecVSF32(vec func(o, a *float32, y float32, n int), tail func(o, a []float32, y float32), o, a []float32, y float32) {
-	a = a[:len(o)]
-	n := len(o) &^ 7
-	if n > 0 {
-		vec(&o[0], &a[0], y, n)
+	n := 0
+	if len(o) >= ewVecMin {
+		n = len(o) &^ 7
+		vec(&o[0], &a[:n][0], y, n)
 	}
 	tail(o[n:], a[n:], y)
 }
