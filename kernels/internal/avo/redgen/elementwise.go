@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -28,14 +29,10 @@ func ewLoopsF32() {
 // b[i] for i < n, n%8 == 0.
 func ewLoopVV(name string, ins ewOp) {
 	fn := "ew" + name + "VVF32AVX"
-	TEXT(fn, NOSPLIT, "func(o, a, b *float32, n int)")
-	Pragma("noescape")
-	Doc(fn + " sets o[i] = a[i] " + name + " b[i] for i < n, n%8 == 0.")
+	emit.Func(fn, "func(o, a, b *float32, n int)",
+		fn+" sets o[i] = a[i] "+name+" b[i] for i < n, n%8 == 0.")
 	o, a, b, n := RDI, RSI, RDX, RCX
-	Load(Param("o"), o)
-	Load(Param("a"), a)
-	Load(Param("b"), b)
-	Load(Param("n"), n)
+	emit.Params("o a b n", o, a, b, n)
 	ewCounted(fn, n, func(i GPPhysical, k int) {
 		y := []VecPhysical{Y0, Y1, Y2, Y3}[k]
 		VMOVUPS(Mem{Base: a, Index: i, Scale: 4, Disp: 32 * k}, y)
@@ -48,14 +45,10 @@ func ewLoopVV(name string, ins ewOp) {
 // a[i] op y for i < n, n%8 == 0.
 func ewLoopVS(name string, ins ewOp) {
 	fn := "ew" + name + "VSF32AVX"
-	TEXT(fn, NOSPLIT, "func(o, a *float32, y float32, n int)")
-	Pragma("noescape")
-	Doc(fn + " sets o[i] = a[i] " + name + " y for i < n, n%8 == 0.")
+	emit.Func(fn, "func(o, a *float32, y float32, n int)",
+		fn+" sets o[i] = a[i] "+name+" y for i < n, n%8 == 0.")
 	o, a, n := RDI, RSI, RCX
-	Load(Param("o"), o)
-	Load(Param("a"), a)
-	Load(Param("n"), n)
-	Load(Param("y"), X8)
+	emit.Params("o a n y", o, a, n, X8)
 	VBROADCASTSS(X8, Y8)
 	ewCounted(fn, n, func(i GPPhysical, k int) {
 		y := []VecPhysical{Y0, Y1, Y2, Y3}[k]

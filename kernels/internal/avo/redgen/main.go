@@ -13,6 +13,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -31,14 +32,10 @@ func main() {
 // i, n a multiple of 8. Eight independent chains hide the additions'
 // latency that one row's four lanes cannot.
 func sumRows8() {
-	TEXT("redSumRows8F32AVX", NOSPLIT, "func(x *float32, ld, n int, l *[8][4]float64)")
-	Pragma("noescape")
-	Doc("redSumRows8F32AVX adds x[r·ld + i] into l[r][i%4] for r < 8 and i < n, in the order of i, n%8 == 0.")
+	emit.Func("redSumRows8F32AVX", "func(x *float32, ld, n int, l *[8][4]float64)",
+		"redSumRows8F32AVX adds x[r·ld + i] into l[r][i%4] for r < 8 and i < n, in the order of i, n%8 == 0.")
 	x, ld, n, l := RSI, RDX, RCX, RDI
-	Load(Param("x"), x)
-	Load(Param("ld"), ld)
-	Load(Param("n"), n)
-	Load(Param("l"), l)
+	emit.Params("x ld n l", x, ld, n, l)
 	SHLQ(U8(2), ld) // in bytes
 	rows := []GPPhysical{RSI, RBX, R8, R9, R10, R11, R12, R13}
 	for r := 1; r < 8; r++ {

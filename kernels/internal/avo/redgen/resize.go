@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -13,15 +14,10 @@ import (
 // s2 s2 s3 s3 | s6 s6 s7 s7), its halves put back in order and stored in
 // every row; a last group of four takes the unpacking alone.
 func resizeDup2() {
-	TEXT("resizeDup2F32AVX", NOSPLIT, "func(dst *float32, ld int, src *float32, n, rows int)")
-	Pragma("noescape")
-	Doc("resizeDup2F32AVX sets dst[r·ld + 2i] = dst[r·ld + 2i+1] = src[i] for i < n and r < rows, n%4 == 0.")
+	emit.Func("resizeDup2F32AVX", "func(dst *float32, ld int, src *float32, n, rows int)",
+		"resizeDup2F32AVX sets dst[r·ld + 2i] = dst[r·ld + 2i+1] = src[i] for i < n and r < rows, n%4 == 0.")
 	dst, ld, src, n, rows, p, r := RDI, RDX, RSI, RCX, R8, R9, R10
-	Load(Param("dst"), dst)
-	Load(Param("ld"), ld)
-	Load(Param("src"), src)
-	Load(Param("n"), n)
-	Load(Param("rows"), rows)
+	emit.Params("dst ld src n rows", dst, ld, src, n, rows)
 	SHLQ(U8(2), ld) // in bytes
 	eachRow := func(name string, store func(p GPPhysical)) {
 		MOVQ(dst, p)
