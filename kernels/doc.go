@@ -25,7 +25,7 @@
 //
 // Sums and means over rows that follow one another (each map of an
 // NCHW tensor) take eight rows at a time, each row's four float64 lanes
-// in one AVX register (internal/avo/redgen), with the portable loop's bits.
+// in one AVX register (internal/avo/avxgen), with the portable loop's bits.
 //
 // Parallel GEMM runs on the caller's goroutine plus persistent helper
 // goroutines, which poll for work for about a millisecond after each job

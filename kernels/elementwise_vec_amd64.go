@@ -3,7 +3,7 @@
 package kernels
 
 // With AVX2, the float32 add and multiply loops run eight elements to an
-// instruction (reduce_amd64.s, from redgen) and leave the last n%8 to the
+// instruction (avx_amd64.s, from avxgen) and leave the last n%8 to the
 // Go loops; each element is the same single rounded operation, so the bits
 // are those of the Go loops.
 func init() {

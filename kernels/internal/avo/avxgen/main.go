@@ -1,11 +1,13 @@
-// Command redgen generates kernels/reduce_amd64.s and its Go declarations:
-// the AVX loop of float32 sums along rows (reduce_rows.go), eight rows at
-// a time, each row's four float64 lanes in one YMM register. Element i of
-// a row adds into lane i mod 4 in the order of i, as the portable loop
-// (redSumContig) does, so results are bitwise the same with or without it.
-// It also emits the float32 add and multiply loops of the elementwise
-// kernels (elementwise.go in this directory) and the row copy of nearest
-// 2× upsampling (resize.go).
+// Command avxgen generates kernels/avx_amd64.s and its Go declarations:
+// loops that need AVX2 only (YMM registers), each computing what its
+// portable Go loop computes, so results are bitwise the same with or
+// without them:
+//   - float32 sums along rows (reduce_rows.go), eight rows at a time, each
+//     row's four float64 lanes in one YMM register; element i of a row
+//     adds into lane i mod 4 in the order of i, as redSumContig does;
+//   - float32 add and multiply of the elementwise kernels (elementwise.go
+//     in this directory);
+//   - the row copy of nearest 2× upsampling (resize.go).
 //
 // It lives in kernels/internal/avo, the one module of the avo generators,
 // so that package kernels never depends on avo.
