@@ -25,7 +25,7 @@ func maxPoolSepPlanes[T nnFloat](p *Pool2DParams, x, out []T, idx []int64, lo, h
 	s := sp.Get().(*poolScratch[T])
 	s.grow(p.H*ow, 0, 0)
 	if len(s.at) < p.H*ow {
-		s.at = make([]int64, p.H*ow)
+		s.at = make([]int64, max(p.H*ow, 2*len(s.at), poolScratchMin))
 	}
 	rv, ri := s.rows[:p.H*ow], s.at[:p.H*ow]
 	for pl := lo; pl < hi; pl++ {

@@ -106,16 +106,27 @@ func poolScratchPool[T nnFloat]() *sync.Pool {
 	return &poolScratchF64
 }
 
-// grow makes the buffers at least nr, np and no elements long.
+// poolScratchMin is the least length grow gives each buffer: enough for
+// every pool of the zoo's inference programs at their usual sizes (the
+// detector's SPP at 320×320 needs 220 elements of rows), so that an object
+// the pool makes anew, after a garbage collection emptied it, is grown
+// once and not once per pool size the run meets.
+const poolScratchMin = 1024
+
+// grow makes the buffers at least nr, np and no elements long. When one
+// is too short it makes all three anew, each of at least twice its old
+// length and poolScratchMin, rows and pad from one allocation: a new
+// object costs two Go allocations, not one per buffer and size.
 func (s *poolScratch[T]) grow(nr, np, no int) {
-	if len(s.rows) < nr {
-		s.rows = make([]T, nr)
+	if len(s.rows) >= nr && len(s.pad) >= np && len(s.offs) >= no {
+		return
 	}
-	if len(s.pad) < np {
-		s.pad = make([]T, np)
-	}
+	size := func(need, had int) int { return max(need, 2*had, poolScratchMin) }
+	nr, np = size(nr, len(s.rows)), size(np, len(s.pad))
+	mem := make([]T, nr+np)
+	s.rows, s.pad = mem[:nr:nr], mem[nr:]
 	if len(s.offs) < no {
-		s.offs = make([]int64, no)
+		s.offs = make([]int64, size(no, len(s.offs)))
 	}
 }
 
