@@ -30,8 +30,7 @@ func packTransposeF32(rows int) {
 		MOVL(U32(1<<(rows%16)-1), EAX)
 		KMOVW(EAX, K1)
 	}
-	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	z := emit.Z()
 	r, t := z[:16], z[16:]
 	bases := []GPPhysical{R9, R10, R11, R12}
 

@@ -29,3 +29,11 @@ func Params(names string, regs ...reg.Register) {
 		Load(Param(n), regs[i])
 	}
 }
+
+// Z returns the 32 AVX-512 vector registers in order, Z0 to Z31.
+func Z() []reg.VecPhysical {
+	return []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+		reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+		reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+		reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31}
+}

@@ -423,7 +423,7 @@ func convRowsF32(ob, rows int) {
 	in, offs, w, n, out, os, rs := RSI, RDX, RBX, RCX, RDI, R8, R9
 	emit.Params("in offs w nsteps out ostride rs at mask", in, offs, w, n, out, os, rs, R12, RAX)
 	KMOVW(EAX, K1)
-	z := allZ()
+	z := emit.Z()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
 	convRowsSteps(ob, rows, in, offs, w, n, rs, z)
 	SHLQ(U8(2), os)
@@ -527,7 +527,7 @@ func convRowsEpiF32(ob, rows int) {
 	SHLQ(U8(2), ors)
 	emit.Params("at bias reps mask", R12, bias, reps, RAX)
 	KMOVW(EAX, K1)
-	z := allZ()
+	z := emit.Z()
 	acc := func(r, o int) VecPhysical { return z[r*ob+o] }
 	TESTQ(reps, reps)
 	JE(LabelRef("done"))
@@ -571,12 +571,6 @@ func convRowsEpiF32(ob, rows int) {
 	RET()
 }
 
-// allZ is the 32 vector registers in order.
-func allZ() []VecPhysical {
-	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
-}
-
 // convFilterMaxKW is the widest kernel the filter-gradient kernels take.
 const convFilterMaxKW = 7
 
@@ -604,8 +598,7 @@ func convFilterF32(ob, kw int) {
 	emit.Params("dy x tab nt dystride dw", dy, x, tab, n, ds, dw)
 	SHLQ(U8(2), ds)
 	SHLQ(U8(2), dw)
-	z := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	z := emit.Z()
 	acc := func(o, j int) VecPhysical { return z[o*kw+j] }
 	dyv := z[25 : 25+ob]
 	xv := z[30]
