@@ -2,8 +2,6 @@
 
 package kernels
 
-//go:generate sh -c "cd internal/avo && go run ./avxgen -out ../../avx_amd64.s -stubs ../../avx_stub_amd64.go -pkg kernels"
-
 // redSumRows8F32Vec adds the first n&^7 elements of each of eight rows of
 // x, ld apart, into their lanes l[r] with the AVX loop (avx_amd64.s),
 // and returns how many it added (0 without AVX).
