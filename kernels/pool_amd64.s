@@ -219,25 +219,30 @@ TEXT ·maxPool2x2ValuesF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ      w+16(FP), R8
 	MOVQ      oh+24(FP), R9
 	MOVQ      ow+32(FP), R10
-	VMOVDQU32 poolEvenLanes<>+0(SB), Z16
-	VMOVDQU32 poolOddLanes<>+0(SB), Z17
+	VMOVDQU32 poolShufOrder<>+0(SB), Z16
 	TESTQ     R9, R9
 	JE        done
 	TESTQ     R10, R10
 	JE        done
 
 row:
-	MOVQ SI, R13
-	MOVQ DI, R14
-	MOVQ R10, R12
+	MOVQ   SI, R13
+	MOVQ   DI, R14
+	MOVQ   R10, R12
+	KXNORW K4, K4, K4
 
 loop:
-	MOVQ R12, CX
-	CMPQ CX, $0x10
-	JLE  part
-	MOVQ $0x00000010, CX
+	LEAQ    (R13)(R8*4), AX
+	CMPQ    R12, $0x10
+	JL      part
+	VMOVUPS (R13), Z0
+	VMOVUPS 64(R13), Z1
+	VMOVUPS (AX), Z2
+	VMOVUPS 64(AX), Z3
+	JMP     split
 
 part:
+	MOVQ      R12, CX
 	MOVQ      $0x00000001, R11
 	SHLQ      CL, R11
 	DECQ      R11
@@ -251,25 +256,22 @@ part:
 	KMOVW     R11, K6
 	VMOVUPS.Z (R13), K5, Z0
 	VMOVUPS.Z 64(R13), K6, Z1
-	LEAQ      (R13)(R8*4), AX
 	VMOVUPS.Z (AX), K5, Z2
 	VMOVUPS.Z 64(AX), K6, Z3
-	VMOVAPS   Z0, Z4
-	VPERMT2PS Z1, Z16, Z4
-	VMOVAPS   Z0, Z5
-	VPERMT2PS Z1, Z17, Z5
-	VMOVAPS   Z2, Z6
-	VPERMT2PS Z3, Z16, Z6
-	VMOVAPS   Z2, Z7
-	VPERMT2PS Z3, Z17, Z7
-	VCMPPS    $0x03, Z2, Z0, K1
-	VCMPPS    $0x03, Z3, Z1, K2
-	KORTESTW  K1, K2
-	JNE       nan
-	VMAXPS    Z4, Z5, Z4
-	VMAXPS    Z4, Z6, Z4
-	VMAXPS    Z4, Z7, Z4
-	JMP       store
+
+split:
+	VSHUFPS  $0x88, Z1, Z0, Z4
+	VSHUFPS  $0xdd, Z1, Z0, Z5
+	VSHUFPS  $0x88, Z3, Z2, Z6
+	VSHUFPS  $0xdd, Z3, Z2, Z7
+	VCMPPS   $0x03, Z2, Z0, K1
+	VCMPPS   $0x03, Z3, Z1, K2
+	KORTESTW K1, K2
+	JNE      nan
+	VMAXPS   Z4, Z5, Z4
+	VMAXPS   Z4, Z6, Z4
+	VMAXPS   Z4, Z7, Z4
+	JMP      store
 
 nan:
 	VCMPPS  $0x07, Z4, Z4, K1
@@ -292,6 +294,7 @@ nan:
 	VMOVAPS Z7, K3, Z4
 
 store:
+	VPERMPS Z4, Z16, Z4
 	VMOVUPS Z4, K4, (R14)
 	ADDQ    $0x00000080, R13
 	ADDQ    $0x40, R14
@@ -305,6 +308,24 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+DATA poolShufOrder<>+0(SB)/4, $0x00000000
+DATA poolShufOrder<>+4(SB)/4, $0x00000001
+DATA poolShufOrder<>+8(SB)/4, $0x00000004
+DATA poolShufOrder<>+12(SB)/4, $0x00000005
+DATA poolShufOrder<>+16(SB)/4, $0x00000008
+DATA poolShufOrder<>+20(SB)/4, $0x00000009
+DATA poolShufOrder<>+24(SB)/4, $0x0000000c
+DATA poolShufOrder<>+28(SB)/4, $0x0000000d
+DATA poolShufOrder<>+32(SB)/4, $0x00000002
+DATA poolShufOrder<>+36(SB)/4, $0x00000003
+DATA poolShufOrder<>+40(SB)/4, $0x00000006
+DATA poolShufOrder<>+44(SB)/4, $0x00000007
+DATA poolShufOrder<>+48(SB)/4, $0x0000000a
+DATA poolShufOrder<>+52(SB)/4, $0x0000000b
+DATA poolShufOrder<>+56(SB)/4, $0x0000000e
+DATA poolShufOrder<>+60(SB)/4, $0x0000000f
+GLOBL poolShufOrder<>(SB), RODATA|NOPTR, $64
 
 // func maxPool3x3S2ValuesF32AVX512(x *float32, out *float32, planes int, h int, w int, oh int, ow int)
 // Requires: AVX, AVX512F, MMX+

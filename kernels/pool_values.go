@@ -149,6 +149,16 @@ func maxPoolValuePlanes[T nnFloat](p *Pool2DParams, x, out []T, lo, hi int) {
 			return
 		}
 	}
+	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
+	if pair && p.H == 2*oh && hi > lo {
+		// With no row left over, consecutive planes are the rows of one
+		// tall plane: one call for all of them (the small CNN at batch 1
+		// has 64 planes of 16×16, 8×8 outputs each), and no scratch (the
+		// fused pool calls this once per block of 16 channels).
+		if xf, ok := any(x[lo*hw : hi*hw]).([]float32); ok && maxPool2x2ValuesF32Vec(p.W, (hi-lo)*oh, ow, xf, any(out[lo*ohw:hi*ohw]).([]float32)) {
+			return
+		}
+	}
 	hp, wp := p.H+2*p.PH, p.W+2*p.PW
 	sp := poolScratchPool[T]()
 	s := sp.Get().(*poolScratch[T])
@@ -173,16 +183,6 @@ func maxPoolValuePlanes[T nnFloat](p *Pool2DParams, x, out []T, lo, hi int) {
 	}
 	for t := range offV {
 		offV[t] = int64(t * ow)
-	}
-	pair := p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.PH == 0 && p.PW == 0
-	if pair && p.H == 2*oh && hi > lo {
-		// With no row left over, consecutive planes are the rows of one
-		// tall plane: one call for all of them (the small CNN at batch 1
-		// has 64 planes of 16×16, 8×8 outputs each).
-		if xf, ok := any(x[lo*hw : hi*hw]).([]float32); ok && maxPool2x2ValuesF32Vec(p.W, (hi-lo)*oh, ow, xf, any(out[lo*ohw:hi*ohw]).([]float32)) {
-			sp.Put(s)
-			return
-		}
 	}
 	for pl := lo; pl < hi; pl++ {
 		xp := x[pl*hw : (pl+1)*hw]

@@ -61,6 +61,8 @@ func TestMaxPool2DValuesMatchesIndexed(t *testing.T) {
 		{N: 2, C: 3, H: 33, W: 35, KH: 2, KW: 2, SH: 2, SW: 2},
 		{N: 2, C: 5, H: 16, W: 17, KH: 2, KW: 2, SH: 2, SW: 2},
 		{N: 1, C: 64, H: 16, W: 16, KH: 2, KW: 2, SH: 2, SW: 2},
+		{N: 1, C: 3, H: 6, W: 64, KH: 2, KW: 2, SH: 2, SW: 2},  // two whole chunks a row
+		{N: 2, C: 2, H: 9, W: 101, KH: 2, KW: 2, SH: 2, SW: 2}, // three whole chunks and two outputs
 		{N: 2, C: 3, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 4, H: 67, W: 71, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 1, C: 2, H: 20, W: 20, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2},

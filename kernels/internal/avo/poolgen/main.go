@@ -169,15 +169,22 @@ func maxTapsF32(s2 bool) {
 // ow int): 2×2 max pooling with stride 2 and no padding of one plane of
 // width w (2·ow ≤ w, 2·oh rows) in one pass, as the two passes would do
 // it: per window a, b (row 2y), c, d (row 2y+1) combined in that order.
-// 16 outputs at a time, the last chunk of a row under masks.
+// 16 outputs at a time from 32 columns of each row, split into even and
+// odd columns by VSHUFPS within 128-bit lanes (outputs 2L, 2L+1, 8+2L,
+// 8+2L+1 in lane L) and put in order by one VPERMPS of the result: four
+// in-lane shuffles and a permute cost less than the four two-register
+// permutes that split them in order. Whole chunks load without masks;
+// the last, partial chunk of a row loads and stores under them.
 func maxPool2x2F32() {
 	emit.Func("maxPool2x2ValuesF32AVX512", "func(x, out *float32, w, oh, ow int)",
 		"maxPool2x2ValuesF32AVX512 is MaxPool2DValues on one float32 plane for 2×2 windows with stride 2, 16 outputs at a time.")
 	x, out, w, oh, ow := RSI, RDI, R8, R9, R10
 	emit.Params("x out w oh ow", x, out, w, oh, ow)
-	ev, od := emit.EvenOddLanes("pool")
-	VMOVDQU32(ev, Z16)
-	VMOVDQU32(od, Z17)
+	order := GLOBL("poolShufOrder", RODATA|NOPTR)
+	for i, lane := range []int{0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15} {
+		DATA(4*i, U32(lane))
+	}
+	VMOVDQU32(order, Z16)
 	TESTQ(oh, oh)
 	JE(LabelRef("done"))
 	TESTQ(ow, ow)
@@ -187,25 +194,31 @@ func maxPool2x2F32() {
 	MOVQ(x, pIn)
 	MOVQ(out, pOut)
 	MOVQ(ow, R12)
+	KXNORW(K4, K4, K4) // whole chunks store all 16 lanes
 	Label("loop")
-	chunk()
+	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
+	CMPQ(R12, U8(16))
+	JL(LabelRef("part"))
+	VMOVUPS(Mem{Base: pIn}, Z0)
+	VMOVUPS(Mem{Base: pIn, Disp: 64}, Z1)
+	VMOVUPS(Mem{Base: RAX}, Z2)
+	VMOVUPS(Mem{Base: RAX, Disp: 64}, Z3)
+	JMP(LabelRef("split"))
+	Label("part")
+	MOVQ(R12, RCX)
 	lowMask(K4)
 	ADDQ(RCX, RCX)
 	pairMasks()
 	VMOVUPS_Z(Mem{Base: pIn}, K5, Z0)
 	VMOVUPS_Z(Mem{Base: pIn, Disp: 64}, K6, Z1)
-	LEAQ(Mem{Base: pIn, Index: w, Scale: 4}, RAX)
 	VMOVUPS_Z(Mem{Base: RAX}, K5, Z2)
 	VMOVUPS_Z(Mem{Base: RAX, Disp: 64}, K6, Z3)
+	Label("split")
 	a, b, c, d := Z4, Z5, Z6, Z7
-	VMOVAPS(Z0, a)
-	VPERMT2PS(Z1, Z16, a)
-	VMOVAPS(Z0, b)
-	VPERMT2PS(Z1, Z17, b)
-	VMOVAPS(Z2, c)
-	VPERMT2PS(Z3, Z16, c)
-	VMOVAPS(Z2, d)
-	VPERMT2PS(Z3, Z17, d)
+	VSHUFPS(U8(0x88), Z1, Z0, a)
+	VSHUFPS(U8(0xdd), Z1, Z0, b)
+	VSHUFPS(U8(0x88), Z3, Z2, c)
+	VSHUFPS(U8(0xdd), Z3, Z2, d)
 	// Without a NaN among the window's elements (the lanes a mask drops
 	// are zeros) maxPair is VMAXPS with the later element first.
 	VCMPPS(U8(3), Z2, Z0, K1)
@@ -221,6 +234,7 @@ func maxPool2x2F32() {
 	combine(a, c)
 	combine(a, d)
 	Label("store")
+	VPERMPS(a, Z16, a)
 	VMOVUPS(a, K4, Mem{Base: pOut})
 	ADDQ(U32(128), pIn)
 	ADDQ(U8(64), pOut)
