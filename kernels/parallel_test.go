@@ -139,3 +139,38 @@ func TestPerfJobsRecycled(t *testing.T) {
 		t.Errorf("%v Go allocations per parallel loop with a perfTask, want 0", n)
 	}
 }
+
+// TestPerfRunCallerTakesTheFront: the caller's items of a parallel loop
+// are a prefix of them and the helpers' the rest, whatever the timing,
+// so that with two threads consecutive loops give each thread the same
+// part of their data (perfJob.claim). Every item runs once.
+func TestPerfRunCallerTakesTheFront(t *testing.T) {
+	for _, threads := range []int{2, 3} {
+		for round := range 400 {
+			items := 2 + round%15
+			who := make([]int32, items)
+			runs := make([]int32, items)
+			perfRun(threads, items, func(worker, i int) {
+				who[i] = int32(worker)
+				runs[i]++
+				s := 0
+				for k := range 20000 * (i%3 + 1) {
+					s += k
+				}
+				_ = s
+			})
+			front := 0
+			for front < items && who[front] == 0 {
+				front++
+			}
+			for i := range items {
+				if runs[i] != 1 {
+					t.Fatalf("%d threads, %d items: item %d ran %d times", threads, items, i, runs[i])
+				}
+				if i >= front && who[i] == 0 {
+					t.Fatalf("%d threads, %d items: workers %v, the caller's items are not a prefix", threads, items, who)
+				}
+			}
+		}
+	}
+}

@@ -20,9 +20,13 @@ import (
 // goroutines, 3–4 ms with a pool of its own whose workers competed with
 // the polling GEMM helper for the cores.
 //
-// Items are claimed one at a time from a counter, so on a busy machine a
-// helper that loses its core holds up at most the item it is running, and
-// if no helper comes the caller runs every item itself. Which goroutine
+// Items are claimed one at a time, so on a busy machine a helper that
+// loses its core holds up at most the item it is running, and if no helper
+// comes the caller runs every item itself. The caller claims from the
+// front and the helpers from the back (perfJob.claim): with two threads
+// the caller computes the first part of every loop and the helper the
+// last, so an op that splits its output the way the op before it did
+// reads what its own core wrote, from its own caches. Which goroutine
 // runs an item never changes what the item computes, so results do not
 // depend on it. A panic in fn is raised again on the caller's goroutine,
 // as a *WorkerPanic, once every item has run.
@@ -79,11 +83,14 @@ type perfJob struct {
 	worker workerRanger // runWorker(worker, lo, hi) on the split ranges
 	n      int
 
-	next, done, joined atomic.Int32
-	users              atomic.Int32
-	sig                gemmSignal
-	ps                 panicSlot
-	helper             func() // what helpers run: made once per job object
+	// left holds the items not yet claimed, [lo, hi): lo in the low 32
+	// bits, hi in the high ones (claim).
+	left         atomic.Uint64
+	done, joined atomic.Int32
+	users        atomic.Int32
+	sig          gemmSignal
+	ps           panicSlot
+	helper       func() // what helpers run: made once per job object
 }
 
 var perfJobs sync.Pool
@@ -100,6 +107,7 @@ func newPerfJob(t, items int) *perfJob {
 		}
 	}
 	j.t, j.items = t, items
+	j.left.Store(uint64(items) << 32)
 	return j
 }
 
@@ -128,7 +136,7 @@ func (j *perfJob) leave() {
 		return
 	}
 	j.each, j.task, j.split, j.split3, j.byItem, j.ranger, j.worker = nil, nil, nil, nil, false, nil, nil
-	j.next.Store(0)
+	j.left.Store(0)
 	j.done.Store(0)
 	j.joined.Store(0)
 	j.ps.p.Store(nil)
@@ -137,12 +145,35 @@ func (j *perfJob) leave() {
 
 func (j *perfJob) run(w int) {
 	for {
-		i := int(j.next.Add(1)) - 1
-		if i >= j.items {
+		i := j.claim(w == 0)
+		if i < 0 {
 			return
 		}
 		j.ps.run(func() { j.item(w, i) })
 		j.sig.add(&j.done, j.items)
+	}
+}
+
+// claim takes an item left and returns it, or -1 when none is: the first
+// one for the caller (front), the last one for a helper. The caller's
+// items are then always a prefix and, with two threads, the helper's the
+// rest, where a shared counter dealt them out in the order the threads
+// came (a direct convolution's bands alternating between the cores, each
+// band's padded rows copied anew).
+func (j *perfJob) claim(front bool) int {
+	for {
+		s := j.left.Load()
+		lo, hi := uint32(s), uint32(s>>32)
+		if lo >= hi {
+			return -1
+		}
+		i, next := lo, s+1
+		if !front {
+			i, next = hi-1, s-1<<32
+		}
+		if j.left.CompareAndSwap(s, next) {
+			return int(i)
+		}
 	}
 }
 
