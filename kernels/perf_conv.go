@@ -406,8 +406,12 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 	poolBlk := j.bufs[worker*per+pad.size() : (worker+1)*per]
 	filled := &j.filled[worker]
 	for it := lo; it < hi; it++ {
-		band := it % bands
-		ng, b0 := it/bands/nb, it/bands%nb*16
+		// Bands outermost, then blocks: a goroutine's run of items is
+		// whole bands of rows, whose padded rows it copies once for all
+		// blocks, and which the op before wrote on its core when it split
+		// its output by rows (perfJob.claim).
+		band := it / nb % bands
+		ng, b0 := it/(nb*bands), it%nb*16
 		n, g := ng/p.Groups, ng%p.Groups
 		y0 := band * j.bandRows
 		y1 := min(oh, y0+j.bandRows)
