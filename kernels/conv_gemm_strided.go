@@ -12,10 +12,10 @@ package kernels
 // stride (the generator's stridedAKernel): a tile of output positions in
 // one output row whose taps all lie inside the input packs nothing. Tiles
 // at the padded border pack their A panel as blockT does. The block is
-// transposed into out with vector transposes, and the epilogue runs over
-// out as the plain product's passes do (convEpiBlock), on blocks of about
-// convEpiElems: per output row (40 positions by 96 channels at 80×80 →
-// 40×40) its calls cost a tenth of the layer.
+// transposed into out's planes 16×16 in registers, and the epilogue runs
+// over out as the plain product's passes do (convEpiBlock), on blocks of
+// about convEpiElems: per output row (40 positions by 96 channels at
+// 80×80 → 40×40) its calls cost a tenth of the layer.
 //
 // Every element of C is the same chain of fused multiply-adds over the
 // same slices of the depth as in the plain product, stored the same way,
@@ -65,7 +65,7 @@ const convStridedMinRow = 10
 // blockS computes rows [r0, r1) (output positions over the batch) and
 // columns [c0, c1) (output channels of group g) of Cᵀ, a few output rows
 // of one image at a time into a scratch block, then transposes the block
-// into out and applies the epilogue there. Interior stretches of the
+// into out's planes (scatterT) and applies the epilogue there. Interior stretches of the
 // rows run in place in tiles of balanced heights (39 positions: three of
 // 13, not 14, 14 and 11); the positions that read padding (an output
 // row's first one, say) are gathered across the rows into packed tiles
@@ -85,7 +85,7 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 		pos := q % j.ohw
 		e := min(r1, q-pos%ow+span, q-pos+j.ohw)
 		rows := e - q
-		cs := ws.cBlock(rows*width + width*max(convStridedRun, mr))
+		cs := ws.cBlock(rows*width + width*mr)
 		cs, tb := cs[:rows*width], cs[rows*width:]
 		for pc := 0; pc < j.k; pc += j.kc {
 			var pend stridedBorder
@@ -108,7 +108,7 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 			}
 			j.stridedBorderFlush(ws, &pend, g, pc, c0, width, q, cs, tb)
 		}
-		j.scatterT(cs, tb, o0, q, rows, width)
+		j.scatterT(cs, o0, q, rows, width)
 		if j.epi && ((e-from)*width >= convEpiElems || e == r1) {
 			convEpiBlock(&p.Epilogue, j.out, p.O, o0, width, from, e, j.ohw)
 			from = e
@@ -218,23 +218,20 @@ func (j *convGemmJob) stridedBorderFlush(ws *convScratch, pend *stridedBorder, g
 	}
 }
 
-// convStridedRun is how many output positions scatterT transposes at
-// once: a panel width of the AVX-512 transposes.
-const convStridedRun = 32
-
 // scatterT writes the block cs of Cᵀ (rows output positions from column
-// q of C, one output row's, by width output channels from o0) into out's
-// planes, convStridedRun positions at a time through tb (width ×
-// convStridedRun) with the GEMM's vector transposes.
-func (j *convGemmJob) scatterT(cs, tb []float32, o0, q, rows, width int) {
-	p, pk := j.p, j.kern.pack.orDefault()
+// q of C, one image's, by width output channels from o0) into out's
+// planes (convStridedScatter).
+func (j *convGemmJob) scatterT(cs []float32, o0, q, rows, width int) {
 	n, pos := q/j.ohw, q%j.ohw
-	dst := j.out[(n*p.O+o0)*j.ohw+pos:]
-	for i0 := 0; i0 < rows; i0 += convStridedRun {
-		h := min(convStridedRun, rows-i0)
-		pk.transpose(tb, cs[i0*width:], width, width, h, convStridedRun)
-		for o := range width {
-			copy(dst[o*j.ohw+i0:o*j.ohw+i0+h], tb[o*convStridedRun:o*convStridedRun+h])
+	convStridedScatter(j.out[(n*j.p.O+o0)*j.ohw+pos:], cs, j.ohw, width, rows, width)
+}
+
+// convStridedScatterGo is convStridedScatter's loop: d[o*ldd+i] =
+// src[i*lds+o] for i < rows, o < cols.
+func convStridedScatterGo(d, src []float32, ldd, lds, rows, cols int) {
+	for o := range cols {
+		for i := range rows {
+			d[o*ldd+i] = src[i*lds+o]
 		}
 	}
 }

@@ -12,3 +12,15 @@ func convStrided3Kernels(kern *gemmKernel[float32]) []convStrided3Kernel {
 	}
 	return sgemmAVX512s2w3Kernels
 }
+
+// convStridedScatter sets d[o*ldd+i] = src[i*lds+o] for i < rows and
+// o < cols, a multiple of 16: the strided product's block of Cᵀ written
+// into the output planes, transposed 16×16 at a time in registers.
+func convStridedScatter(d, src []float32, ldd, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_ = d[(cols-1)*ldd+rows-1]
+	_ = src[(rows-1)*lds+cols-1]
+	convStridedScatterAVX512(&d[0], &src[0], ldd, lds, rows, cols)
+}

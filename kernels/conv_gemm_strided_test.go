@@ -167,3 +167,24 @@ func BenchmarkConvStrided3(b *testing.B) {
 		}
 	}
 }
+
+// TestConvStridedScatter: the block of Cᵀ lands in the output planes as
+// the loop puts it, for every count of positions up to three blocks of
+// 16 (the last one partial), one to three blocks of channels and strides
+// wider than the block, and nothing around it is written.
+func TestConvStridedScatter(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, cols := range []int{16, 32, 48} {
+		for rows := 0; rows <= 48; rows++ {
+			ldd, lds := rows+r.IntN(20), cols+r.IntN(3)
+			src := perfRandom(r, max(rows, 1)*lds, true)
+			got, want := make([]float32, cols*ldd+7), make([]float32, cols*ldd+7)
+			for i := range got {
+				got[i], want[i] = float32(math.NaN()), float32(math.NaN())
+			}
+			convStridedScatter(got, src, ldd, lds, rows, cols)
+			convStridedScatterGo(want, src, ldd, lds, rows, cols)
+			perfSameBits(t, fmt.Sprintf("rows=%d/cols=%d", rows, cols), got, want)
+		}
+	}
+}

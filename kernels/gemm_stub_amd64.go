@@ -858,3 +858,8 @@ func packTransposeAVX512_32(d *float32, src *float32, ld int, kb int, h int)
 //
 //go:noescape
 func packCopyAVX512_32(d *float32, src *float32, ld int, kb int, h int)
+
+// convStridedScatterAVX512 sets d[o*ldd+i] = src[i*lds+o] for i < rows, o < cols; cols%16 == 0.
+//
+//go:noescape
+func convStridedScatterAVX512(d *float32, src *float32, ldd int, lds int, rows int, cols int)

@@ -54,6 +54,7 @@ func main() {
 		packTransposeF32(rows)
 		packCopyF32(rows)
 	}
+	stridedScatterF32()
 	if *table != "" {
 		if err := writeTable(*table, families); err != nil {
 			log.Fatal(err)

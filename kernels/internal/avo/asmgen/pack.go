@@ -57,47 +57,13 @@ func packTransposeF32(rows int) {
 			zero, next := fmt.Sprintf("zero%d_%d", rb, i), fmt.Sprintf("row%d_%d", rb, i)
 			CMPQ(hr, U32(rb*16+i))
 			JLE(LabelRef(zero))
-			m := Mem{Base: bases[i/4]}
-			switch i % 4 {
-			case 1:
-				m = m.Idx(ld, 1)
-			case 2:
-				m = m.Idx(ld, 2)
-			case 3:
-				m = m.Idx(ld3, 1)
-			}
-			VMOVUPS(m, r[i])
+			VMOVUPS(strideRow(bases[i/4], ld, ld3, i%4), r[i])
 			JMP(LabelRef(next))
 			Label(zero)
 			VPXORD(r[i], r[i], r[i])
 			Label(next)
 		}
-		// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
-		// of r[4g+c] then holds rows 4g..4g+3 of column 4L+c.
-		for i := 0; i < 16; i += 2 {
-			VUNPCKLPS(r[i+1], r[i], t[i])
-			VUNPCKHPS(r[i+1], r[i], t[i+1])
-		}
-		for g := 0; g < 4; g++ {
-			a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
-			VUNPCKLPD(c, a, r[4*g])
-			VUNPCKHPD(c, a, r[4*g+1])
-			VUNPCKLPD(e, b, r[4*g+2])
-			VUNPCKHPD(e, b, r[4*g+3])
-		}
-		// Two rounds of 128-bit lane shuffles gather the four row groups.
-		for c := 0; c < 4; c++ {
-			VSHUFF32X4(U8(0x44), r[4+c], r[c], t[c])
-			VSHUFF32X4(U8(0xee), r[4+c], r[c], t[4+c])
-			VSHUFF32X4(U8(0x44), r[12+c], r[8+c], t[8+c])
-			VSHUFF32X4(U8(0xee), r[12+c], r[8+c], t[12+c])
-		}
-		for c := 0; c < 4; c++ {
-			VSHUFF32X4(U8(0x88), t[8+c], t[c], r[c])
-			VSHUFF32X4(U8(0xdd), t[8+c], t[c], r[4+c])
-			VSHUFF32X4(U8(0x88), t[12+c], t[4+c], r[8+c])
-			VSHUFF32X4(U8(0xdd), t[12+c], t[4+c], r[12+c])
-		}
+		transpose16(r, t)
 		// r[j] is column j of the block: rows rb*16.. of packed step p+j.
 		for j := 0; j < 16; j++ {
 			m := Mem{Base: d, Disp: (j*rows + rb*16) * 4}
@@ -164,4 +130,35 @@ func packCopyF32(rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// transpose16 transposes the 16×16 float32 block in r (r[i] row i) in
+// place, r[j] then column j, through the 16 registers t.
+func transpose16(r, t []VecPhysical) {
+	// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
+	// of r[4g+c] then holds rows 4g..4g+3 of column 4L+c.
+	for i := 0; i < 16; i += 2 {
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	for g := 0; g < 4; g++ {
+		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
+		VUNPCKLPD(c, a, r[4*g])
+		VUNPCKHPD(c, a, r[4*g+1])
+		VUNPCKLPD(e, b, r[4*g+2])
+		VUNPCKHPD(e, b, r[4*g+3])
+	}
+	// Two rounds of 128-bit lane shuffles gather the four row groups.
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x44), r[4+c], r[c], t[c])
+		VSHUFF32X4(U8(0xee), r[4+c], r[c], t[4+c])
+		VSHUFF32X4(U8(0x44), r[12+c], r[8+c], t[8+c])
+		VSHUFF32X4(U8(0xee), r[12+c], r[8+c], t[12+c])
+	}
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x88), t[8+c], t[c], r[c])
+		VSHUFF32X4(U8(0xdd), t[8+c], t[c], r[4+c])
+		VSHUFF32X4(U8(0x88), t[12+c], t[4+c], r[8+c])
+		VSHUFF32X4(U8(0xdd), t[12+c], t[4+c], r[12+c])
+	}
 }
