@@ -131,13 +131,15 @@ type convGemmJob struct {
 	p         Conv2DParams
 	x, w, out []float32
 	kern      *gemmKernel[float32]
-	ktab      []int32 // the im2col rows (convKTab)
-	k, q, ohw int     // depth, columns (N·OH·OW), positions per image
-	kc        int     // depth of a packed slice, fixed by k
-	trans     bool    // computing Cᵀ (see above)
-	strided   bool    // computing Cᵀ with A read in place (conv_gemm_strided.go)
-	scratch   bool    // C goes through a scratch block (else straight to out)
-	gridR     int     // work items per group: gridR × gridC blocks of C
+	ktab      []int32    // the im2col rows (convKTab)
+	k, q, ohw int        // depth, columns (N·OH·OW), positions per image
+	kc        int        // depth of a packed slice, fixed by k
+	trans     bool       // computing Cᵀ (see above)
+	strided   bool       // computing Cᵀ with A read in place (conv_gemm_strided.go)
+	padS      convPadded // the strided product's padded rows, ch 0 without (stridedPadInit)
+	ktabPad   []int32    // the im2col rows in padS (convKTab)
+	scratch   bool       // C goes through a scratch block (else straight to out)
+	gridR     int        // work items per group: gridR × gridC blocks of C
 	gridC     int
 	epi       bool      // p.Epilogue does something
 	pw        []float32 // the weights packed (p.Packed past its header), or nil
@@ -174,6 +176,7 @@ func conv2DGemm(p Conv2DParams, x, w, out []float32, threads int) {
 	// for it; packing them per block of positions would cost more.
 	j.strided = !j.trans && convGemmStridedOK(p, j.kern) && convPackedPanels(p, j.kern, true, j.k) != nil
 	j.trans = j.trans || j.strided
+	j.stridedPadInit()
 	j.pw, j.pwWidth = convPackedPanels(p, j.kern, j.trans, j.k), 0
 	if j.pw != nil {
 		form := ConvPackPlain

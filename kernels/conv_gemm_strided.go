@@ -65,18 +65,25 @@ const convStridedMinRow = 10
 // blockS computes rows [r0, r1) (output positions over the batch) and
 // columns [c0, c1) (output channels of group g) of Cᵀ, a few output rows
 // of one image at a time into a scratch block, then transposes the block
-// into out's planes (scatterT) and applies the epilogue there. Interior stretches of the
-// rows run in place in tiles of balanced heights (39 positions: three of
-// 13, not 14, 14 and 11); the positions that read padding (an output
-// row's first one, say) are gathered across the rows into packed tiles
-// of up to 14 (one position alone is a 1-row tile, which runs at a
-// seventh of the 14-row one's rate per multiply-add).
+// into out's planes (scatterT) and applies the epilogue there. Interior
+// stretches of the rows run in place in tiles of balanced heights (39
+// positions: three of 13, not 14, 14 and 11); the positions that read
+// padding (an output row's first one, say) are gathered across the rows
+// into packed tiles of up to 14 (one position alone is a 1-row tile,
+// which runs at a seventh of the 14-row one's rate per multiply-add).
+// With padded rows (stridedPadInit) the block's input rows are copied
+// into them first, and every position runs in place.
 func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 	p, kern := j.p, j.kern
 	mr := kern.mr
 	width := c1 - c0
 	ow := p.OutW()
 	o0 := g*(p.O/p.Groups) + c0
+	xg, _ := j.group(g)
+	padLen := 0
+	if j.padS.ch > 0 {
+		padLen = j.padS.size()
+	}
 	// Rows per block: its Cᵀ about convEpiElems, as the plain product's
 	// epilogue passes.
 	span := max(1, convEpiElems/(ow*width)) * ow
@@ -85,21 +92,33 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 		pos := q % j.ohw
 		e := min(r1, q-pos%ow+span, q-pos+j.ohw)
 		rows := e - q
-		cs := ws.cBlock(rows*width + width*mr)
-		cs, tb := cs[:rows*width], cs[rows*width:]
+		tpLen := j.stridedPlanesLen(rows, width)
+		cs := ws.cBlock(rows*width + width*mr + tpLen + padLen)
+		cs, tb, tp, xp := cs[:rows*width], cs[rows*width:rows*width+width*mr], cs[rows*width+width*mr:][:tpLen], cs[rows*width+width*mr+tpLen:]
+		if padLen > 0 {
+			last := (e - 1) % j.ohw / ow
+			j.padS.fillRows(xp, xg[q/j.ohw*p.C*p.H*p.W:], pos/ow*p.SH, last*p.SH+(p.KH-1)*p.DH+1)
+		}
 		for pc := 0; pc < j.k; pc += j.kc {
 			var pend stridedBorder
 			for r := q; r < e; {
 				re := min(e, r-r%j.ohw%ow+ow) // the output row's end
+				if padLen > 0 {
+					rp := r % j.ohw
+					j.stridedRun(xp, rp/ow*p.SH*j.padS.wp+rp%ow*p.SW, re-r, j.ktabPad, g, pc, c0, width, cs[(r-q)*width:])
+					r = re
+					continue
+				}
 				a, b := j.stridedInterior(r, re)
 				for t := r; t < a; t++ {
 					j.stridedBorderAdd(ws, &pend, t, g, pc, c0, width, q, cs, tb)
 				}
-				cnt := b - a
-				tiles := ceilDiv(cnt, mr)
-				for i := range tiles {
-					t := a + i*cnt/tiles
-					j.stridedTile(t, a+(i+1)*cnt/tiles-t, g, pc, c0, width, cs[(t-q)*width:])
+				if b > a {
+					base, ok := j.stridedInPlace(a, b-a)
+					if !ok {
+						panic("kernels: strided tile reads padding")
+					}
+					j.stridedRun(xg, base, b-a, j.ktab, g, pc, c0, width, cs[(a-q)*width:])
 				}
 				for t := b; t < re; t++ {
 					j.stridedBorderAdd(ws, &pend, t, g, pc, c0, width, q, cs, tb)
@@ -108,7 +127,7 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 			}
 			j.stridedBorderFlush(ws, &pend, g, pc, c0, width, q, cs, tb)
 		}
-		j.scatterT(cs, o0, q, rows, width)
+		j.scatterT(cs, tp, o0, q, rows, width)
 		if j.epi && ((e-from)*width >= convEpiElems || e == r1) {
 			convEpiBlock(&p.Epilogue, j.out, p.O, o0, width, from, e, j.ohw)
 			from = e
@@ -118,44 +137,46 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 }
 
 // stridedSlice returns the slice of the depth at pc: its depth, the rows
-// of the im2col row table and the multiplier of C's old values (0 for
-// the first slice, 1 for those that add to it).
-func (j *convGemmJob) stridedSlice(pc int) (kb int, kt []int32, beta float32) {
+// of the im2col row table ktab and the multiplier of C's old values (0
+// for the first slice, 1 for those that add to it).
+func (j *convGemmJob) stridedSlice(pc int, ktab []int32) (kb int, kt []int32, beta float32) {
 	kb = min(j.kc, j.k-pc)
 	if pc > 0 {
 		beta = 1
 	}
-	return kb, j.ktab[4*pc : 4*(pc+kb)], beta
+	return kb, ktab[4*pc : 4*(pc+kb)], beta
 }
 
-// stridedTile runs the in-place tile of the h output positions from
-// column t of C (stridedInterior's) for the slice of the depth at pc and
-// the output channels [c0, c0+width) of group g, into cs (rows width
-// apart, from the tile's first).
-func (j *convGemmJob) stridedTile(t, h, g, pc, c0, width int, cs []float32) {
+// stridedRun runs the cnt output positions of one output row whose first
+// one's taps start at src[base] (offsets ktab, all inside src) in place,
+// in tiles of balanced heights, for the slice of the depth at pc and the
+// output channels [c0, c0+width) of group g, into cs (rows width apart,
+// from the run's first).
+func (j *convGemmJob) stridedRun(src []float32, base, cnt int, ktab []int32, g, pc, c0, width int, cs []float32) {
 	p, kern := j.p, j.kern
-	kb, kt, beta := j.stridedSlice(pc)
-	base, ok := j.stridedInPlace(t, h)
-	if !ok {
-		panic("kernels: strided tile reads padding")
-	}
-	xg, _ := j.group(g)
+	kb, kt, beta := j.stridedSlice(pc, ktab)
 	ks, k3 := convStridedKernels(kern), convStrided3Kernels(kern)
-	for jr := 0; jr < width; jr += kern.nr {
-		b := j.weights(g, pc, kb, c0+jr)
-		if width-jr == 3*kern.lanes && k3 != nil && !convStrided3Off {
-			// The last three vectors in one pass, in tiles of at most
-			// convStrided3Max rows, rather than two and then one.
-			b2 := j.weights(g, pc, kb, c0+jr+kern.nr)
-			parts := ceilDiv(h, convStrided3Max)
-			for i := range parts {
-				t0, t1 := i*h/parts, (i+1)*h/parts
-				k3[t1-t0-1](kb, &xg[base+t0*p.SW], &kt[0], &b[0], &b2[0], &cs[t0*width+jr], width, 1, beta)
+	tiles := ceilDiv(cnt, kern.mr)
+	for i := range tiles {
+		t0 := i * cnt / tiles
+		h := (i+1)*cnt/tiles - t0
+		a, c := src[base+t0*p.SW:], cs[t0*width:]
+		for jr := 0; jr < width; jr += kern.nr {
+			b := j.weights(g, pc, kb, c0+jr)
+			if width-jr == 3*kern.lanes && k3 != nil && !convStrided3Off {
+				// The last three vectors in one pass, in tiles of at most
+				// convStrided3Max rows, rather than two and then one.
+				b2 := j.weights(g, pc, kb, c0+jr+kern.nr)
+				parts := ceilDiv(h, convStrided3Max)
+				for i := range parts {
+					t0, t1 := i*h/parts, (i+1)*h/parts
+					k3[t1-t0-1](kb, &a[t0*p.SW], &kt[0], &b[0], &b2[0], &c[t0*width+jr], width, 1, beta)
+				}
+				break
 			}
-			return
+			v := min(kern.nr, width-jr) / kern.lanes
+			ks[h-1][v-1](kb, &a[0], &kt[0], &b[0], &c[jr], width, 1, beta)
 		}
-		v := min(kern.nr, width-jr) / kern.lanes
-		ks[h-1][v-1](kb, &xg[base], &kt[0], &b[0], &cs[jr], width, 1, beta)
 	}
 }
 
@@ -187,7 +208,7 @@ func (j *convGemmJob) stridedBorderFlush(ws *convScratch, pend *stridedBorder, g
 	pend.n = 0
 	p, kern := j.p, j.kern
 	mr := kern.mr
-	kb, kt, beta := j.stridedSlice(pc)
+	kb, kt, beta := j.stridedSlice(pc, j.ktab)
 	s := convColsStride(mr)
 	tab := ws.colTab(3 * s)
 	base, iy, ix := tab[:s], tab[s:2*s], tab[2*s:]
@@ -220,10 +241,47 @@ func (j *convGemmJob) stridedBorderFlush(ws *convScratch, pend *stridedBorder, g
 
 // scatterT writes the block cs of Cᵀ (rows output positions from column
 // q of C, one image's, by width output channels from o0) into out's
-// planes (convStridedScatter).
-func (j *convGemmJob) scatterT(cs []float32, o0, q, rows, width int) {
+// planes (convStridedScatter), through tp (stridedPlanesLen) when the
+// planes alias (stridedPlanesAlias).
+func (j *convGemmJob) scatterT(cs, tp []float32, o0, q, rows, width int) {
 	n, pos := q/j.ohw, q%j.ohw
-	convStridedScatter(j.out[(n*j.p.O+o0)*j.ohw+pos:], cs, j.ohw, width, rows, width)
+	dst := j.out[(n*j.p.O+o0)*j.ohw+pos:]
+	if !j.stridedPlanesAlias() {
+		convStridedScatter(dst, cs, j.ohw, width, rows, width)
+		return
+	}
+	ld := stridedPlanesLd(rows)
+	convStridedScatter(tp, cs, ld, width, rows, width)
+	for o := range width {
+		copy(dst[o*j.ohw:o*j.ohw+rows], tp[o*ld:o*ld+rows])
+	}
+}
+
+// convStridedAliasElems is the plane size (elements) of which a multiple
+// makes the output planes alias in the L1 cache: 16 stores of one 16×16
+// transpose to planes 2 KiB apart or a multiple of it fall into a few
+// cache sets, and ran 4–8 times slower than to planes 1 KiB or 6.25 KiB
+// apart (a 256-position block of 64 channels into 32×32 planes 9.8 µs,
+// into 33×33-sized ones 1.7). Those blocks go to planes stridedPlanesLd
+// apart first and then a copy per plane, which writes each one in order.
+const convStridedAliasElems = 512
+
+// stridedPlanesAlias reports whether the output planes alias in the L1
+// cache (convStridedAliasElems).
+func (j *convGemmJob) stridedPlanesAlias() bool { return j.ohw%convStridedAliasElems == 0 }
+
+// stridedPlanesLd is the distance between the planes of scatterT's
+// scratch for a block of rows positions: whole 64-byte lines and one
+// more, so that they fall into different cache sets.
+func stridedPlanesLd(rows int) int { return (rows+15)&^15 + 16 }
+
+// stridedPlanesLen is the length of scatterT's scratch for a block of
+// rows positions by width channels (0 when the planes do not alias).
+func (j *convGemmJob) stridedPlanesLen(rows, width int) int {
+	if !j.stridedPlanesAlias() {
+		return 0
+	}
+	return width * stridedPlanesLd(rows)
 }
 
 // convStridedScatterGo is convStridedScatter's loop: d[o*ldd+i] =
@@ -271,4 +329,43 @@ func (j *convGemmJob) stridedInPlace(q, h int) (base int, ok bool) {
 		return 0, false
 	}
 	return n*p.C*p.H*p.W + y*p.W + x, true
+}
+
+// convStridedPadMax is the largest padded sample of a group (elements)
+// whose rows the strided product copies into padded rows (stridedPadInit).
+// ResNet's 7×7/2 stem on 64×64 (3×70×70) takes them: its output rows of
+// 32 positions have 3 that read padding, and with the rows above and
+// below the border tiles were 18% of the positions, packed and 18% of
+// the time; copying the rows costs a few µs per image. The detector's
+// samples (93 Ki elements and more) keep their border tiles, a few per
+// cent of their positions.
+const convStridedPadMax = 32 << 10
+
+// convStridedPadOff, when set, keeps the strided product off padded rows
+// (tests compare the two).
+var convStridedPadOff bool
+
+// stridedPadInit sets up the strided product's padded rows when p has
+// padding and a sample small enough (convStridedPadMax): each block then
+// copies its input rows into zero-padded rows and runs every position in
+// place, reading the padding's zeros where the border tiles packed them.
+// The products are the same multiply-adds in the same order, so the bits
+// are the same.
+func (j *convGemmJob) stridedPadInit() {
+	p := j.p
+	j.padS = convPadded{}
+	if !j.strided || convStridedPadOff || p.PH == 0 && p.PW == 0 {
+		return
+	}
+	pad := p.convDirectFwdPad()
+	if pad.size() > convStridedPadMax {
+		return
+	}
+	j.padS = pad
+	pp := p
+	pp.H, pp.W = pad.hp, pad.wp
+	if need := 4 * j.k; cap(j.ktabPad) < need {
+		j.ktabPad = make([]int32, need)
+	}
+	j.ktabPad = convKTab(pp, j.ktabPad[:cap(j.ktabPad)])
 }

@@ -30,12 +30,14 @@ var convStridedCases = []struct {
 	{"pad_wide", Conv2DParams{N: 1, C: 4, H: 9, W: 50, O: 48, KH: 5, KW: 5, SH: 2, SW: 2, PH: 3, PW: 3}},
 	{"deep80", Conv2DParams{N: 2, C: 70, H: 7, W: 58, O: 80, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},     // 2 + 3 vectors
 	{"down48_rows", Conv2DParams{N: 2, C: 9, H: 9, W: 21, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // 9 interior positions a row
+	{"stem7", Conv2DParams{N: 2, C: 3, H: 22, W: 31, O: 64, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},      // ResNet's stem, an odd width
 }
 
 // TestConvStridedSameBits: a column-strided convolution computed by the
 // strided product, reading the weights packed for it, gives the bits of
 // the plain product, without an epilogue and with the detector's bias +
-// SiLU or a residual, for 1 to 3 threads.
+// SiLU or a residual, for 1 to 3 threads, with padded rows where the
+// sample is small enough for them and with border tiles.
 func TestConvStridedSameBits(t *testing.T) {
 	if convStridedKernels(sgemmActive.Load()) == nil {
 		t.Skip("no strided kernels for this GEMM kernel: the plain product runs, which the conv tests check")
@@ -70,20 +72,25 @@ func TestConvStridedSameBits(t *testing.T) {
 			}
 			q.Packed = make([]float32, Conv2DPackedLen(q))
 			PackConv2D(q, w, q.Packed)
-			for _, th := range []int{1, 2, 3} {
-				got := make([]float32, n)
-				for i := range got {
-					got[i] = float32(math.NaN())
+			for _, padOff := range []bool{false, true} {
+				convStridedPadOff = padOff
+				for _, th := range []int{1, 2, 3} {
+					got := make([]float32, n)
+					for i := range got {
+						got[i] = float32(math.NaN())
+					}
+					conv2DGemm(q, x, nan, got, th) // the packed copy only
+					perfSameBits(t, fmt.Sprintf("%s/%s/padOff=%v/threads=%d", tc.name, ep.name, padOff, th), got, want)
 				}
-				conv2DGemm(q, x, nan, got, th) // the packed copy only
-				perfSameBits(t, fmt.Sprintf("%s/%s/threads=%d", tc.name, ep.name, th), got, want)
+				convStridedPadOff = false
 			}
 		}
 	}
 }
 
 // TestConvStridedAllocatesNothing: once warm, the strided product makes
-// no Go allocation, on one thread and two, with the epilogue.
+// no Go allocation, on one thread and two, with the epilogue, with padded
+// rows and with border tiles.
 func TestConvStridedAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop objects at random")
@@ -100,11 +107,15 @@ func TestConvStridedAllocatesNothing(t *testing.T) {
 		p.Packed = make([]float32, Conv2DPackedLen(p))
 		PackConv2D(p, w, p.Packed)
 		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-		for _, th := range []int{1, 2} {
-			conv2DGemm(p, x, w, out, th)
-			if n := allocs.PerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
-				t.Errorf("%s threads=%d: %v allocations per call, want 0", convStridedCases[c].name, th, n)
+		for _, padOff := range []bool{false, true} {
+			convStridedPadOff = padOff
+			for _, th := range []int{1, 2} {
+				conv2DGemm(p, x, w, out, th)
+				if n := allocs.PerRun(20, func() { conv2DGemm(p, x, w, out, th) }); n != 0 {
+					t.Errorf("%s padOff=%v threads=%d: %v allocations per call, want 0", convStridedCases[c].name, padOff, th, n)
+				}
 			}
+			convStridedPadOff = false
 		}
 	}
 }
