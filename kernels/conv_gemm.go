@@ -575,7 +575,9 @@ type convScratch struct {
 	tmp  []float32
 	c    []float32
 	cols []int32
-	taps []int64 // the depthwise kernel's tap offsets (conv_depthwise.go)
+	taps []int64    // the depthwise kernel's tap offsets (conv_depthwise.go)
+	pad  []float32  // the strided product's padded rows (stridedPadded)
+	padS convPadded // their geometry
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}

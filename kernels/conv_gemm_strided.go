@@ -50,17 +50,23 @@ var convStridedOff, convStrided3Off bool
 func convGemmStridedOK(p Conv2DParams, kern *gemmKernel[float32]) bool {
 	ks := convStridedKernels(kern)
 	return !convStridedOff && convGemmOrient == 0 && ks != nil && p.SW == 2 && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.lanes &&
-		p.KH*p.KW > 1 && p.OutW() >= convStridedMinRow && !convGemmTransposed(p, kern)
+		p.KH*p.KW > 1 && p.OutW() >= convStridedMinRow(p) && !convGemmTransposed(p, kern)
 }
 
 // convStridedMinRow is the narrowest output row the strided product
-// takes. The detector's 10×10 outputs (192→192 and 256→384 3×3/2 on
-// 20×20) gain from it in tiles of 9 rows, while the plain product's last
-// panel there is 4 positions in a 16-lane vector: batch 1, CPU µs,
-// 469–532 → 391–400 and 1067–1983 → 1028–1162. ResNet's 64→128 3×3/2
-// with rows of 8 was even (batch 8: 483–512 plain, 496–566 strided), so
-// it is left as it was.
-const convStridedMinRow = 10
+// takes: 10 positions, or 8 with padded rows (stridedPadInit). The
+// detector's 10×10 outputs (192→192 and 256→384 3×3/2 on 20×20) gain
+// from it in tiles of 9 rows, while the plain product's last panel there
+// is 4 positions in a 16-lane vector: batch 1, CPU µs, 469–532 → 391–400
+// and 1067–1983 → 1028–1162. ResNet's 64→128 3×3/2 with rows of 8 was
+// even with border tiles (batch 8: 483–512 plain, 496–566 strided), and
+// gains with padded rows (batch 64, CPU ms: 4.11–5.52 → 3.62–4.30).
+func convStridedMinRow(p Conv2DParams) int {
+	if p.convDirectFwdPad().size() <= convStridedPadMax && (p.PH > 0 || p.PW > 0) {
+		return 8
+	}
+	return 10
+}
 
 // blockS computes rows [r0, r1) (output positions over the batch) and
 // columns [c0, c1) (output channels of group g) of Cᵀ, a few output rows
@@ -80,9 +86,9 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 	ow := p.OutW()
 	o0 := g*(p.O/p.Groups) + c0
 	xg, _ := j.group(g)
-	padLen := 0
+	var xp []float32
 	if j.padS.ch > 0 {
-		padLen = j.padS.size()
+		xp = ws.stridedPadded(j.padS)
 	}
 	// Rows per block: its Cᵀ about convEpiElems, as the plain product's
 	// epilogue passes.
@@ -93,17 +99,17 @@ func (j *convGemmJob) blockS(ws *convScratch, g, r0, r1, c0, c1 int) {
 		e := min(r1, q-pos%ow+span, q-pos+j.ohw)
 		rows := e - q
 		tpLen := j.stridedPlanesLen(rows, width)
-		cs := ws.cBlock(rows*width + width*mr + tpLen + padLen)
-		cs, tb, tp, xp := cs[:rows*width], cs[rows*width:rows*width+width*mr], cs[rows*width+width*mr:][:tpLen], cs[rows*width+width*mr+tpLen:]
-		if padLen > 0 {
+		cs := ws.cBlock(rows*width + width*mr + tpLen)
+		cs, tb, tp := cs[:rows*width], cs[rows*width:rows*width+width*mr], cs[rows*width+width*mr:]
+		if xp != nil {
 			last := (e - 1) % j.ohw / ow
-			j.padS.fillRows(xp, xg[q/j.ohw*p.C*p.H*p.W:], pos/ow*p.SH, last*p.SH+(p.KH-1)*p.DH+1)
+			j.stridedFillRows(xp, xg[q/j.ohw*p.C*p.H*p.W:], pos/ow*p.SH, last*p.SH+(p.KH-1)*p.DH+1)
 		}
 		for pc := 0; pc < j.k; pc += j.kc {
 			var pend stridedBorder
 			for r := q; r < e; {
 				re := min(e, r-r%j.ohw%ow+ow) // the output row's end
-				if padLen > 0 {
+				if xp != nil {
 					rp := r % j.ohw
 					j.stridedRun(xp, rp/ow*p.SH*j.padS.wp+rp%ow*p.SW, re-r, j.ktabPad, g, pc, c0, width, cs[(r-q)*width:])
 					r = re
@@ -368,4 +374,37 @@ func (j *convGemmJob) stridedPadInit() {
 		j.ktabPad = make([]int32, need)
 	}
 	j.ktabPad = convKTab(pp, j.ktabPad[:cap(j.ktabPad)])
+}
+
+// stridedPadded returns the goroutine's padded rows for pad, their
+// borders zero: kept with their geometry, so that a block copies only
+// its input rows into them (convPadded.fillRows, which zeroes the
+// borders of every row it fills, took a sixth of ResNet's 64→128 3×3/2
+// at batch 64 on its 18×18 planes).
+func (ws *convScratch) stridedPadded(pad convPadded) []float32 {
+	if ws.padS != pad {
+		n := pad.size()
+		if cap(ws.pad) < n {
+			ws.pad = make([]float32, n)
+		}
+		ws.pad = ws.pad[:n]
+		clear(ws.pad)
+		ws.padS = pad
+	}
+	return ws.pad
+}
+
+// stridedFillRows copies the input rows among the padded rows [r0, r1)
+// of every plane of xp (stridedPadded's, j.padS) from src (the group's
+// planes of one image).
+func (j *convGemmJob) stridedFillRows(xp, src []float32, r0, r1 int) {
+	c := j.padS
+	y0, y1 := max(r0, c.top)-c.top, min(r1, c.top+c.h)-c.top
+	if y1 <= y0 {
+		return
+	}
+	plane := c.hp * c.wp
+	for ch := range c.ch {
+		copy2D(xp[ch*plane+(c.top+y0)*c.wp+c.left:], c.wp, src[ch*c.h*c.w+y0*c.w:(ch+1)*c.h*c.w], c.w, y1-y0, c.w)
+	}
 }
