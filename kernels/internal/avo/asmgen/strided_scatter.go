@@ -51,13 +51,7 @@ func stridedScatterF32() {
 
 	Label("cols")
 	for i := 0; i < 16; i++ {
-		if i%4 == 0 {
-			if i == 0 {
-				MOVQ(sp, row)
-			} else {
-				LEAQ(Mem{Base: row, Index: lds, Scale: 4}, row)
-			}
-		}
+		stepRow(i, sp, lds, row)
 		if i > 0 {
 			CMPQ(rem, U32(i))
 			JLE(LabelRef("loaded"))
@@ -68,13 +62,7 @@ func stridedScatterF32() {
 	transpose16(r, t)
 	// r[o] is channel o's 16 positions.
 	for o := 0; o < 16; o++ {
-		if o%4 == 0 {
-			if o == 0 {
-				MOVQ(dp, row)
-			} else {
-				LEAQ(Mem{Base: row, Index: ldd, Scale: 4}, row)
-			}
-		}
+		stepRow(o, dp, ldd, row)
 		VMOVUPS(r[o], K1, strideRow(row, ldd, ldd3, o%4))
 	}
 	ADDQ(U8(64), sp)
@@ -90,6 +78,17 @@ func stridedScatterF32() {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// stepRow points row at row i of a 16-row block from first (rows ld bytes
+// apart) every fourth row, strideRow addressing the three after it.
+func stepRow(i int, first, ld, row GPPhysical) {
+	switch {
+	case i == 0:
+		MOVQ(first, row)
+	case i%4 == 0:
+		LEAQ(Mem{Base: row, Index: ld, Scale: 4}, row)
+	}
 }
 
 // strideRow is the address of row i%4 from base, rows ld bytes apart
