@@ -302,10 +302,11 @@ func TestConvKernelsAllocateNothing(t *testing.T) {
 }
 
 // The deeper convolutions that convDirectWide gives the direct kernel
-// get from it the batched GEMM's bits (one depth slice, the same chain of
-// fused multiply-adds), with and without an epilogue, on 1 and 2
-// threads; and the rule takes them (and leaves a depth of two slices to
-// the GEMM).
+// get from it the batched GEMM's bits (the same chains of fused
+// multiply-adds over the same depth slices, each later slice added onto
+// the sums before), with and without an epilogue, on 1 and 2 threads,
+// with the weights packed once for each or not; and the rule takes them
+// (and leaves three blocks over a large sample to the GEMM).
 func TestConvDirectWideMatchesGemm(t *testing.T) {
 	if !convRowOK() {
 		t.Skip("no AVX-512: no direct kernel")
@@ -313,12 +314,16 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	kc := sgemmActive.Load().kc
 	for _, p := range []Conv2DParams{
-		{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},               // the small CNN's second layer at batch 8
-		{N: 8, C: kc / 9, H: 8, W: 32, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},            // the deepest one slice allows
-		{N: 12, C: 24, H: 12, W: 16, O: 36, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},   // groups
-		{N: 4, C: 20, H: 18, W: 34, O: 32, KH: 5, KW: 3, PH: 1, PW: 0, DH: 1, DW: 1}, // unpadded columns, 5 rows
-		{N: 2, C: 16, H: 70, W: 64, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},               // ppyoloe_s's 16→32: two blocks, a sample over convDirectWideSample
-		{N: 1, C: 24, H: 61, W: 80, O: 24, KH: 3, KW: 3, PH: 1, PW: 1},               // its 24→24: 16 + 8 channels
+		{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},                       // the small CNN's second layer at batch 8
+		{N: 8, C: kc / 9, H: 8, W: 32, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},                    // the deepest one slice allows
+		{N: 12, C: 24, H: 12, W: 16, O: 36, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},           // groups
+		{N: 4, C: 20, H: 18, W: 34, O: 32, KH: 5, KW: 3, PH: 1, PW: 0, DH: 1, DW: 1},         // unpadded columns, 5 rows
+		{N: 2, C: 16, H: 70, W: 64, O: 32, KH: 3, KW: 3, PH: 1, PW: 1},                       // ppyoloe_s's 16→32: two blocks, a sample over convDirectWideSample
+		{N: 1, C: 24, H: 61, W: 80, O: 24, KH: 3, KW: 3, PH: 1, PW: 1},                       // its 24→24: 16 + 8 channels
+		{N: 3, C: 64, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1},                       // resnet18ish's layer 1: two slices
+		{N: 2, C: kc/9 + 1, H: 5, W: 32, O: 40, KH: 3, KW: 3, PH: 1, PW: 1},                  // one step past one slice
+		{N: 1, C: 2*kc/9 + 7, H: 16, W: 16, O: 24, KH: 3, KW: 3, PH: 1, PW: 1},               // three slices
+		{N: 2, C: 2 * (kc/9 + 3), H: 8, W: 16, O: 34, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}, // two slices per group
 	} {
 		p = convGemmParams(p)
 		if !p.convDirectFwd() || p.O/p.Groups <= convDirectMaxCh || p.C/p.Groups*p.KH*p.KW <= convDirectMaxDepth {
@@ -329,22 +334,29 @@ func TestConvDirectWideMatchesGemm(t *testing.T) {
 		bias := perfRandom(r, p.O, false)
 		for _, ep := range []Epilogue{{}, {Act: ActRelu, Bias32: bias}, {Act: ActSilu, Bias32: bias}} {
 			for _, th := range []int{1, 2} {
-				fp := p
-				fp.Epilogue = ep
-				run := func(algo convAlgo) []float32 {
-					convForce.set, convForce.algo = true, algo
-					defer func() { convForce.set = false }()
-					out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-					Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
-					return out
+				for _, packed := range []bool{false, true} {
+					fp := p
+					fp.Epilogue = ep
+					run := func(algo convAlgo) []float32 {
+						convForce.set, convForce.algo = true, algo
+						defer func() { convForce.set = false }()
+						fp := fp
+						if packed {
+							fp.Packed = make([]float32, Conv2DPackedLen(fp))
+							PackConv2D(fp, w, fp.Packed)
+						}
+						out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+						Conv2D(fp, x, w, out, make([]float32, Conv2DWorkspaceFor(fp, th, true)), th)
+						return out
+					}
+					perfSameBits(t, fmt.Sprintf("%+v threads %d epilogue %v packed %v", p, th, ep.on(), packed), run(convDirect), run(convGemm))
 				}
-				perfSameBits(t, fmt.Sprintf("%+v threads %d epilogue %v", p, th, ep.on()), run(convDirect), run(convGemm))
 			}
 		}
 	}
-	deep := convGemmParams(Conv2DParams{N: 8, C: kc/9 + 1, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1})
-	if deep.convDirectFwd() {
-		t.Fatalf("%+v: a depth of two GEMM slices went to the direct kernel", deep)
+	l1 := convGemmParams(Conv2DParams{N: 64, C: 64, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1})
+	if !l1.convDirectFwd() || l1.convDirectSlice() >= 576 {
+		t.Fatalf("%+v: not on the direct kernel in slices", l1)
 	}
 	big := convGemmParams(Conv2DParams{N: 1, C: 16, H: 70, W: 64, O: 48, KH: 3, KW: 3, PH: 1, PW: 1})
 	if big.convDirectFwd() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -56,9 +57,53 @@ func TestConvRowsShapesSameBits(t *testing.T) {
 				convRowsStrictBits(t, what, got, want)
 				for _, relu := range []bool{false, true} {
 					got, want := fresh(), fresh()
-					convRowsEpi(ob, rows, reps, in, at, rs, offs, 0, maxOff, w, got, ostride, ors, lanes, bias, relu)
-					convRowsEpi(ob, 1, reps*rows, in, at, rs, offs, 0, maxOff, w, want, ostride, ors, lanes, bias, relu)
+					convRowsEpi(ob, rows, reps, in, at, rs, offs, 0, maxOff, w, got, ostride, ors, lanes, bias, relu, false)
+					convRowsEpi(ob, 1, reps*rows, in, at, rs, offs, 0, maxOff, w, want, ostride, ors, lanes, bias, relu, false)
 					convRowsStrictBits(t, fmt.Sprintf("%s/epi/relu=%v", what, relu), got, want)
+				}
+				// Adding onto out's values (a later depth slice), with and
+				// without the bias and ReLU.
+				prior := perfRandom(r, size, true)
+				for _, b := range [][]float32{nil, bias} {
+					for _, relu := range []bool{false, b != nil} {
+						got, want := slices.Clone(prior), slices.Clone(prior)
+						convRowsEpi(ob, rows, reps, in, at, rs, offs, 0, maxOff, w, got, ostride, ors, lanes, b, relu, true)
+						convRowsEpi(ob, 1, reps*rows, in, at, rs, offs, 0, maxOff, w, want, ostride, ors, lanes, b, relu, true)
+						convRowsStrictBits(t, fmt.Sprintf("%s/add/bias=%v/relu=%v", what, b != nil, relu), got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestConvRowsAddRoundsOnce: with add, each stored value is the kernel's
+// sum plus out's value rounded once (the GEMM's acc + 1·C), on finite
+// values, for every kernel shape.
+func TestConvRowsAddRoundsOnce(t *testing.T) {
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	r := rand.New(rand.NewPCG(75, 76))
+	for ob := 1; ob <= convDirectMaxCh; ob++ {
+		for rows := 1; rows <= convRowsMax(ob); rows++ {
+			nsteps, rs, ors := 1+r.IntN(20), 20, 16
+			offs := make([]int64, nsteps)
+			for s := range offs {
+				offs[s] = int64(s)
+			}
+			in := perfRandom(r, (rows-1)*rs+nsteps+16, false)
+			w := perfRandom(r, nsteps*ob, false)
+			ostride := rows * ors
+			size := ob * ostride
+			sums := make([]float32, size)
+			convRowsEpi(ob, rows, 1, in, 0, rs, offs, 0, nsteps-1, w, sums, ostride, ors, 16, nil, false, false)
+			prior := perfRandom(r, size, false)
+			got := slices.Clone(prior)
+			convRowsEpi(ob, rows, 1, in, 0, rs, offs, 0, nsteps-1, w, got, ostride, ors, 16, nil, false, true)
+			for i := range got {
+				if want := float32(float64(sums[i]) + float64(prior[i])); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("%dx%d: [%d] = %v, want %v + %v = %v", ob, rows, i, got[i], sums[i], prior[i], want)
 				}
 			}
 		}

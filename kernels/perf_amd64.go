@@ -109,20 +109,36 @@ func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxO
 }
 
 // convRowsEpi runs convRowsEpiF32_<ob>x<rows>: reps×rows output rows
-// (rows at a time, down the map) of convRows with the bias (and with relu
-// ReLU) applied before the stores, after checking its loads and stores.
-func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu bool) {
+// (rows at a time, down the map) of convRows, with add the values already
+// in out added (a later slice of the depth, as the GEMM adds it onto C),
+// then the bias (when not nil, and with relu ReLU) applied before the
+// stores, after checking its loads and stores.
+func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu, add bool) {
 	all := reps * rows
 	if reps <= 0 || at+minOff < 0 || at+(all-1)*rs+maxOff+16 > len(in) || len(offs) == 0 || len(w) < len(offs)*ob ||
-		(all-1)*ors+(ob-1)*ostride+lanes > len(out) || lanes <= 0 || lanes > 16 || len(bias) < ob {
+		(all-1)*ors+(ob-1)*ostride+lanes > len(out) || lanes <= 0 || lanes > 16 || (bias != nil && len(bias) < ob) || (relu && bias == nil) {
 		panic("kernels: direct convolution rows out of range")
 	}
-	r := 0
-	if relu {
-		r = 1
+	flags := 0
+	var b *float32
+	if bias != nil {
+		flags, b = convRowsBias, &bias[0]
 	}
-	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, &bias[0], r, reps)
+	if relu {
+		flags |= convRowsRelu
+	}
+	if add {
+		flags |= convRowsAdd
+	}
+	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, b, flags, reps)
 }
+
+// The flags of convRowsEpiF32 (perfgen has the same values).
+const (
+	convRowsRelu = 1 << iota
+	convRowsBias
+	convRowsAdd
+)
 
 // convFilterMaxOB is the most output channels one filter-gradient call
 // handles for kernel width kw (0 when there is no kernel).

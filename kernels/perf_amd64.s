@@ -5762,7 +5762,7 @@ store:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -5799,9 +5799,24 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -5821,7 +5836,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -5863,10 +5878,29 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  (R11), Z1, Z1
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -5892,7 +5926,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -5938,11 +5972,35 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  (R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -5974,7 +6032,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6024,12 +6082,42 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  (R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6067,7 +6155,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x5(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6121,13 +6209,50 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  (R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6171,7 +6296,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_1x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_1x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_1x6(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6229,14 +6354,59 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  (R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  (R11), Z5, Z5
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST (R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6286,7 +6456,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6325,10 +6495,28 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6352,7 +6540,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6399,12 +6587,37 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  4(R11), Z3, Z3
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6438,7 +6651,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6491,14 +6704,47 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  4(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6542,7 +6788,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6601,16 +6847,58 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  4(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6664,7 +6952,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x5(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6729,18 +7017,70 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  4(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6804,7 +7144,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_2x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_2x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_2x6(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -6875,20 +7215,83 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  (R11), Z2, Z2
-	VADDPS.BCST  4(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  (R11), Z10, Z10
-	VADDPS.BCST  4(R11), Z11, Z11
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST (R11), Z2, Z2
+	VADDPS.BCST 4(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -6962,7 +7365,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7003,11 +7406,32 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7035,7 +7459,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7087,14 +7511,45 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  4(R11), Z4, Z4
-	VADDPS.BCST  8(R11), Z5, Z5
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7136,7 +7591,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7196,17 +7651,59 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  4(R11), Z4, Z4
-	VADDPS.BCST  8(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7262,7 +7759,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7330,20 +7827,74 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  4(R11), Z4, Z4
-	VADDPS.BCST  8(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  (R11), Z9, Z9
-	VADDPS.BCST  4(R11), Z10, Z10
-	VADDPS.BCST  8(R11), Z11, Z11
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7413,7 +7964,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x5(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7489,23 +8040,90 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  4(R11), Z4, Z4
-	VADDPS.BCST  8(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  (R11), Z9, Z9
-	VADDPS.BCST  4(R11), Z10, Z10
-	VADDPS.BCST  8(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7589,7 +8207,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_3x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_3x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_3x6(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7673,26 +8291,107 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  (R11), Z3, Z3
-	VADDPS.BCST  4(R11), Z4, Z4
-	VADDPS.BCST  8(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  (R11), Z9, Z9
-	VADDPS.BCST  4(R11), Z10, Z10
-	VADDPS.BCST  8(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  (R11), Z15, Z15
-	VADDPS.BCST  4(R11), Z16, Z16
-	VADDPS.BCST  8(R11), Z17, Z17
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST (R11), Z3, Z3
+	VADDPS.BCST 4(R11), Z4, Z4
+	VADDPS.BCST 8(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7790,7 +8489,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7833,12 +8532,36 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7870,7 +8593,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -7927,16 +8650,53 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  8(R11), Z6, Z6
-	VADDPS.BCST  12(R11), Z7, Z7
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -7986,7 +8746,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8053,20 +8813,71 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  8(R11), Z6, Z6
-	VADDPS.BCST  12(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8134,7 +8945,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8211,24 +9022,90 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  8(R11), Z6, Z6
-	VADDPS.BCST  12(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8314,7 +9191,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x5(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8401,28 +9278,110 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  8(R11), Z6, Z6
-	VADDPS.BCST  12(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	VADDPS.BCST  (R11), Z16, Z16
-	VADDPS.BCST  4(R11), Z17, Z17
-	VADDPS.BCST  8(R11), Z18, Z18
-	VADDPS.BCST  12(R11), Z19, Z19
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8526,7 +9485,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_4x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_4x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_4x6(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8623,32 +9582,131 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  (R11), Z4, Z4
-	VADDPS.BCST  4(R11), Z5, Z5
-	VADDPS.BCST  8(R11), Z6, Z6
-	VADDPS.BCST  12(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	VADDPS.BCST  (R11), Z16, Z16
-	VADDPS.BCST  4(R11), Z17, Z17
-	VADDPS.BCST  8(R11), Z18, Z18
-	VADDPS.BCST  12(R11), Z19, Z19
-	VADDPS.BCST  (R11), Z20, Z20
-	VADDPS.BCST  4(R11), Z21, Z21
-	VADDPS.BCST  8(R11), Z22, Z22
-	VADDPS.BCST  12(R11), Z23, Z23
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST (R11), Z4, Z4
+	VADDPS.BCST 4(R11), Z5, Z5
+	VADDPS.BCST 8(R11), Z6, Z6
+	VADDPS.BCST 12(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+	VADDPS.BCST (R11), Z20, Z20
+	VADDPS.BCST 4(R11), Z21, Z21
+	VADDPS.BCST 8(R11), Z22, Z22
+	VADDPS.BCST 12(R11), Z23, Z23
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8770,7 +9828,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_5x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_5x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_5x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8815,13 +9873,40 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8857,7 +9942,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_5x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_5x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_5x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -8919,18 +10004,61 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  (R11), Z5, Z5
-	VADDPS.BCST  4(R11), Z6, Z6
-	VADDPS.BCST  8(R11), Z7, Z7
-	VADDPS.BCST  12(R11), Z8, Z8
-	VADDPS.BCST  16(R11), Z9, Z9
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -8988,7 +10116,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_5x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_5x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_5x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9062,23 +10190,83 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  (R11), Z5, Z5
-	VADDPS.BCST  4(R11), Z6, Z6
-	VADDPS.BCST  8(R11), Z7, Z7
-	VADDPS.BCST  12(R11), Z8, Z8
-	VADDPS.BCST  16(R11), Z9, Z9
-	VADDPS.BCST  (R11), Z10, Z10
-	VADDPS.BCST  4(R11), Z11, Z11
-	VADDPS.BCST  8(R11), Z12, Z12
-	VADDPS.BCST  12(R11), Z13, Z13
-	VADDPS.BCST  16(R11), Z14, Z14
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -9158,7 +10346,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_5x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_5x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_5x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9244,28 +10432,106 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  (R11), Z5, Z5
-	VADDPS.BCST  4(R11), Z6, Z6
-	VADDPS.BCST  8(R11), Z7, Z7
-	VADDPS.BCST  12(R11), Z8, Z8
-	VADDPS.BCST  16(R11), Z9, Z9
-	VADDPS.BCST  (R11), Z10, Z10
-	VADDPS.BCST  4(R11), Z11, Z11
-	VADDPS.BCST  8(R11), Z12, Z12
-	VADDPS.BCST  12(R11), Z13, Z13
-	VADDPS.BCST  16(R11), Z14, Z14
-	VADDPS.BCST  (R11), Z15, Z15
-	VADDPS.BCST  4(R11), Z16, Z16
-	VADDPS.BCST  8(R11), Z17, Z17
-	VADDPS.BCST  12(R11), Z18, Z18
-	VADDPS.BCST  16(R11), Z19, Z19
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+	VADDPS.BCST 12(R11), Z18, Z18
+	VADDPS.BCST 16(R11), Z19, Z19
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -9367,7 +10633,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_5x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_5x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_5x5(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9465,33 +10731,130 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  (R11), Z5, Z5
-	VADDPS.BCST  4(R11), Z6, Z6
-	VADDPS.BCST  8(R11), Z7, Z7
-	VADDPS.BCST  12(R11), Z8, Z8
-	VADDPS.BCST  16(R11), Z9, Z9
-	VADDPS.BCST  (R11), Z10, Z10
-	VADDPS.BCST  4(R11), Z11, Z11
-	VADDPS.BCST  8(R11), Z12, Z12
-	VADDPS.BCST  12(R11), Z13, Z13
-	VADDPS.BCST  16(R11), Z14, Z14
-	VADDPS.BCST  (R11), Z15, Z15
-	VADDPS.BCST  4(R11), Z16, Z16
-	VADDPS.BCST  8(R11), Z17, Z17
-	VADDPS.BCST  12(R11), Z18, Z18
-	VADDPS.BCST  16(R11), Z19, Z19
-	VADDPS.BCST  (R11), Z20, Z20
-	VADDPS.BCST  4(R11), Z21, Z21
-	VADDPS.BCST  8(R11), Z22, Z22
-	VADDPS.BCST  12(R11), Z23, Z23
-	VADDPS.BCST  16(R11), Z24, Z24
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z24
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST (R11), Z5, Z5
+	VADDPS.BCST 4(R11), Z6, Z6
+	VADDPS.BCST 8(R11), Z7, Z7
+	VADDPS.BCST 12(R11), Z8, Z8
+	VADDPS.BCST 16(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST (R11), Z15, Z15
+	VADDPS.BCST 4(R11), Z16, Z16
+	VADDPS.BCST 8(R11), Z17, Z17
+	VADDPS.BCST 12(R11), Z18, Z18
+	VADDPS.BCST 16(R11), Z19, Z19
+	VADDPS.BCST (R11), Z20, Z20
+	VADDPS.BCST 4(R11), Z21, Z21
+	VADDPS.BCST 8(R11), Z22, Z22
+	VADDPS.BCST 12(R11), Z23, Z23
+	VADDPS.BCST 16(R11), Z24, Z24
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -9615,7 +10978,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_6x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_6x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_6x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9662,14 +11025,44 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -9709,7 +11102,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_6x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_6x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_6x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9776,20 +11169,69 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  12(R11), Z9, Z9
-	VADDPS.BCST  16(R11), Z10, Z10
-	VADDPS.BCST  20(R11), Z11, Z11
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -9855,7 +11297,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_6x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_6x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_6x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -9936,26 +11378,95 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  12(R11), Z9, Z9
-	VADDPS.BCST  16(R11), Z10, Z10
-	VADDPS.BCST  20(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	VADDPS.BCST  16(R11), Z16, Z16
-	VADDPS.BCST  20(R11), Z17, Z17
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -10047,7 +11558,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_6x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_6x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_6x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -10142,32 +11653,122 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  (R11), Z6, Z6
-	VADDPS.BCST  4(R11), Z7, Z7
-	VADDPS.BCST  8(R11), Z8, Z8
-	VADDPS.BCST  12(R11), Z9, Z9
-	VADDPS.BCST  16(R11), Z10, Z10
-	VADDPS.BCST  20(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	VADDPS.BCST  16(R11), Z16, Z16
-	VADDPS.BCST  20(R11), Z17, Z17
-	VADDPS.BCST  (R11), Z18, Z18
-	VADDPS.BCST  4(R11), Z19, Z19
-	VADDPS.BCST  8(R11), Z20, Z20
-	VADDPS.BCST  12(R11), Z21, Z21
-	VADDPS.BCST  16(R11), Z22, Z22
-	VADDPS.BCST  20(R11), Z23, Z23
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST (R11), Z6, Z6
+	VADDPS.BCST 4(R11), Z7, Z7
+	VADDPS.BCST 8(R11), Z8, Z8
+	VADDPS.BCST 12(R11), Z9, Z9
+	VADDPS.BCST 16(R11), Z10, Z10
+	VADDPS.BCST 20(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+	VADDPS.BCST (R11), Z18, Z18
+	VADDPS.BCST 4(R11), Z19, Z19
+	VADDPS.BCST 8(R11), Z20, Z20
+	VADDPS.BCST 12(R11), Z21, Z21
+	VADDPS.BCST 16(R11), Z22, Z22
+	VADDPS.BCST 20(R11), Z23, Z23
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -10285,7 +11886,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_7x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_7x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_7x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -10334,15 +11935,48 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -10386,7 +12020,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_7x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_7x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_7x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -10458,22 +12092,77 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  (R11), Z7, Z7
-	VADDPS.BCST  4(R11), Z8, Z8
-	VADDPS.BCST  8(R11), Z9, Z9
-	VADDPS.BCST  12(R11), Z10, Z10
-	VADDPS.BCST  16(R11), Z11, Z11
-	VADDPS.BCST  20(R11), Z12, Z12
-	VADDPS.BCST  24(R11), Z13, Z13
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -10547,7 +12236,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_7x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_7x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_7x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -10635,29 +12324,107 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  (R11), Z7, Z7
-	VADDPS.BCST  4(R11), Z8, Z8
-	VADDPS.BCST  8(R11), Z9, Z9
-	VADDPS.BCST  12(R11), Z10, Z10
-	VADDPS.BCST  16(R11), Z11, Z11
-	VADDPS.BCST  20(R11), Z12, Z12
-	VADDPS.BCST  24(R11), Z13, Z13
-	VADDPS.BCST  (R11), Z14, Z14
-	VADDPS.BCST  4(R11), Z15, Z15
-	VADDPS.BCST  8(R11), Z16, Z16
-	VADDPS.BCST  12(R11), Z17, Z17
-	VADDPS.BCST  16(R11), Z18, Z18
-	VADDPS.BCST  20(R11), Z19, Z19
-	VADDPS.BCST  24(R11), Z20, Z20
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -10761,7 +12528,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_7x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_7x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_7x4(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -10860,36 +12627,138 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  (R11), Z7, Z7
-	VADDPS.BCST  4(R11), Z8, Z8
-	VADDPS.BCST  8(R11), Z9, Z9
-	VADDPS.BCST  12(R11), Z10, Z10
-	VADDPS.BCST  16(R11), Z11, Z11
-	VADDPS.BCST  20(R11), Z12, Z12
-	VADDPS.BCST  24(R11), Z13, Z13
-	VADDPS.BCST  (R11), Z14, Z14
-	VADDPS.BCST  4(R11), Z15, Z15
-	VADDPS.BCST  8(R11), Z16, Z16
-	VADDPS.BCST  12(R11), Z17, Z17
-	VADDPS.BCST  16(R11), Z18, Z18
-	VADDPS.BCST  20(R11), Z19, Z19
-	VADDPS.BCST  24(R11), Z20, Z20
-	VADDPS.BCST  (R11), Z21, Z21
-	VADDPS.BCST  4(R11), Z22, Z22
-	VADDPS.BCST  8(R11), Z23, Z23
-	VADDPS.BCST  12(R11), Z24, Z24
-	VADDPS.BCST  16(R11), Z25, Z25
-	VADDPS.BCST  20(R11), Z26, Z26
-	VADDPS.BCST  24(R11), Z27, Z27
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z24
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z25
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z26
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z27
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST (R11), Z7, Z7
+	VADDPS.BCST 4(R11), Z8, Z8
+	VADDPS.BCST 8(R11), Z9, Z9
+	VADDPS.BCST 12(R11), Z10, Z10
+	VADDPS.BCST 16(R11), Z11, Z11
+	VADDPS.BCST 20(R11), Z12, Z12
+	VADDPS.BCST 24(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+	VADDPS.BCST (R11), Z21, Z21
+	VADDPS.BCST 4(R11), Z22, Z22
+	VADDPS.BCST 8(R11), Z23, Z23
+	VADDPS.BCST 12(R11), Z24, Z24
+	VADDPS.BCST 16(R11), Z25, Z25
+	VADDPS.BCST 20(R11), Z26, Z26
+	VADDPS.BCST 24(R11), Z27, Z27
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11023,7 +12892,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_8x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_8x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_8x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11074,16 +12943,52 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11131,7 +13036,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_8x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_8x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_8x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11208,24 +13113,85 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	VADDPS.BCST  16(R11), Z12, Z12
-	VADDPS.BCST  20(R11), Z13, Z13
-	VADDPS.BCST  24(R11), Z14, Z14
-	VADDPS.BCST  28(R11), Z15, Z15
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST 16(R11), Z12, Z12
+	VADDPS.BCST 20(R11), Z13, Z13
+	VADDPS.BCST 24(R11), Z14, Z14
+	VADDPS.BCST 28(R11), Z15, Z15
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11307,7 +13273,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_8x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_8x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_8x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11400,32 +13366,119 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  (R11), Z8, Z8
-	VADDPS.BCST  4(R11), Z9, Z9
-	VADDPS.BCST  8(R11), Z10, Z10
-	VADDPS.BCST  12(R11), Z11, Z11
-	VADDPS.BCST  16(R11), Z12, Z12
-	VADDPS.BCST  20(R11), Z13, Z13
-	VADDPS.BCST  24(R11), Z14, Z14
-	VADDPS.BCST  28(R11), Z15, Z15
-	VADDPS.BCST  (R11), Z16, Z16
-	VADDPS.BCST  4(R11), Z17, Z17
-	VADDPS.BCST  8(R11), Z18, Z18
-	VADDPS.BCST  12(R11), Z19, Z19
-	VADDPS.BCST  16(R11), Z20, Z20
-	VADDPS.BCST  20(R11), Z21, Z21
-	VADDPS.BCST  24(R11), Z22, Z22
-	VADDPS.BCST  28(R11), Z23, Z23
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST (R11), Z8, Z8
+	VADDPS.BCST 4(R11), Z9, Z9
+	VADDPS.BCST 8(R11), Z10, Z10
+	VADDPS.BCST 12(R11), Z11, Z11
+	VADDPS.BCST 16(R11), Z12, Z12
+	VADDPS.BCST 20(R11), Z13, Z13
+	VADDPS.BCST 24(R11), Z14, Z14
+	VADDPS.BCST 28(R11), Z15, Z15
+	VADDPS.BCST (R11), Z16, Z16
+	VADDPS.BCST 4(R11), Z17, Z17
+	VADDPS.BCST 8(R11), Z18, Z18
+	VADDPS.BCST 12(R11), Z19, Z19
+	VADDPS.BCST 16(R11), Z20, Z20
+	VADDPS.BCST 20(R11), Z21, Z21
+	VADDPS.BCST 24(R11), Z22, Z22
+	VADDPS.BCST 28(R11), Z23, Z23
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11541,7 +13594,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_9x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_9x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_9x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11594,17 +13647,56 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11656,7 +13748,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_9x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_9x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_9x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11738,26 +13830,93 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  (R11), Z9, Z9
-	VADDPS.BCST  4(R11), Z10, Z10
-	VADDPS.BCST  8(R11), Z11, Z11
-	VADDPS.BCST  12(R11), Z12, Z12
-	VADDPS.BCST  16(R11), Z13, Z13
-	VADDPS.BCST  20(R11), Z14, Z14
-	VADDPS.BCST  24(R11), Z15, Z15
-	VADDPS.BCST  28(R11), Z16, Z16
-	VADDPS.BCST  32(R11), Z17, Z17
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST 12(R11), Z12, Z12
+	VADDPS.BCST 16(R11), Z13, Z13
+	VADDPS.BCST 20(R11), Z14, Z14
+	VADDPS.BCST 24(R11), Z15, Z15
+	VADDPS.BCST 28(R11), Z16, Z16
+	VADDPS.BCST 32(R11), Z17, Z17
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -11847,7 +14006,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_9x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_9x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_9x3(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -11943,35 +14102,131 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  (R11), Z9, Z9
-	VADDPS.BCST  4(R11), Z10, Z10
-	VADDPS.BCST  8(R11), Z11, Z11
-	VADDPS.BCST  12(R11), Z12, Z12
-	VADDPS.BCST  16(R11), Z13, Z13
-	VADDPS.BCST  20(R11), Z14, Z14
-	VADDPS.BCST  24(R11), Z15, Z15
-	VADDPS.BCST  28(R11), Z16, Z16
-	VADDPS.BCST  32(R11), Z17, Z17
-	VADDPS.BCST  (R11), Z18, Z18
-	VADDPS.BCST  4(R11), Z19, Z19
-	VADDPS.BCST  8(R11), Z20, Z20
-	VADDPS.BCST  12(R11), Z21, Z21
-	VADDPS.BCST  16(R11), Z22, Z22
-	VADDPS.BCST  20(R11), Z23, Z23
-	VADDPS.BCST  24(R11), Z24, Z24
-	VADDPS.BCST  28(R11), Z25, Z25
-	VADDPS.BCST  32(R11), Z26, Z26
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z24
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z25
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z26
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST (R11), Z9, Z9
+	VADDPS.BCST 4(R11), Z10, Z10
+	VADDPS.BCST 8(R11), Z11, Z11
+	VADDPS.BCST 12(R11), Z12, Z12
+	VADDPS.BCST 16(R11), Z13, Z13
+	VADDPS.BCST 20(R11), Z14, Z14
+	VADDPS.BCST 24(R11), Z15, Z15
+	VADDPS.BCST 28(R11), Z16, Z16
+	VADDPS.BCST 32(R11), Z17, Z17
+	VADDPS.BCST (R11), Z18, Z18
+	VADDPS.BCST 4(R11), Z19, Z19
+	VADDPS.BCST 8(R11), Z20, Z20
+	VADDPS.BCST 12(R11), Z21, Z21
+	VADDPS.BCST 16(R11), Z22, Z22
+	VADDPS.BCST 20(R11), Z23, Z23
+	VADDPS.BCST 24(R11), Z24, Z24
+	VADDPS.BCST 28(R11), Z25, Z25
+	VADDPS.BCST 32(R11), Z26, Z26
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12099,7 +14354,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_10x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_10x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_10x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -12154,18 +14409,60 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12221,7 +14518,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_10x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_10x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_10x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -12308,28 +14605,101 @@ step:
 	JNE          step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  (R11), Z10, Z10
-	VADDPS.BCST  4(R11), Z11, Z11
-	VADDPS.BCST  8(R11), Z12, Z12
-	VADDPS.BCST  12(R11), Z13, Z13
-	VADDPS.BCST  16(R11), Z14, Z14
-	VADDPS.BCST  20(R11), Z15, Z15
-	VADDPS.BCST  24(R11), Z16, Z16
-	VADDPS.BCST  28(R11), Z17, Z17
-	VADDPS.BCST  32(R11), Z18, Z18
-	VADDPS.BCST  36(R11), Z19, Z19
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST (R11), Z10, Z10
+	VADDPS.BCST 4(R11), Z11, Z11
+	VADDPS.BCST 8(R11), Z12, Z12
+	VADDPS.BCST 12(R11), Z13, Z13
+	VADDPS.BCST 16(R11), Z14, Z14
+	VADDPS.BCST 20(R11), Z15, Z15
+	VADDPS.BCST 24(R11), Z16, Z16
+	VADDPS.BCST 28(R11), Z17, Z17
+	VADDPS.BCST 32(R11), Z18, Z18
+	VADDPS.BCST 36(R11), Z19, Z19
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12427,7 +14797,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_11x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_11x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_11x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -12484,19 +14854,64 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12556,7 +14971,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_11x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_11x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_11x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -12645,30 +15060,109 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  (R11), Z11, Z11
-	VADDPS.BCST  4(R11), Z12, Z12
-	VADDPS.BCST  8(R11), Z13, Z13
-	VADDPS.BCST  12(R11), Z14, Z14
-	VADDPS.BCST  16(R11), Z15, Z15
-	VADDPS.BCST  20(R11), Z16, Z16
-	VADDPS.BCST  24(R11), Z17, Z17
-	VADDPS.BCST  28(R11), Z18, Z18
-	VADDPS.BCST  32(R11), Z19, Z19
-	VADDPS.BCST  36(R11), Z20, Z20
-	VADDPS.BCST  40(R11), Z21, Z21
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST (R11), Z11, Z11
+	VADDPS.BCST 4(R11), Z12, Z12
+	VADDPS.BCST 8(R11), Z13, Z13
+	VADDPS.BCST 12(R11), Z14, Z14
+	VADDPS.BCST 16(R11), Z15, Z15
+	VADDPS.BCST 20(R11), Z16, Z16
+	VADDPS.BCST 24(R11), Z17, Z17
+	VADDPS.BCST 28(R11), Z18, Z18
+	VADDPS.BCST 32(R11), Z19, Z19
+	VADDPS.BCST 36(R11), Z20, Z20
+	VADDPS.BCST 40(R11), Z21, Z21
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12774,7 +15268,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_12x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_12x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_12x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -12833,20 +15327,68 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -12910,7 +15452,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_12x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_12x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_12x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13001,32 +15543,117 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  (R11), Z12, Z12
-	VADDPS.BCST  4(R11), Z13, Z13
-	VADDPS.BCST  8(R11), Z14, Z14
-	VADDPS.BCST  12(R11), Z15, Z15
-	VADDPS.BCST  16(R11), Z16, Z16
-	VADDPS.BCST  20(R11), Z17, Z17
-	VADDPS.BCST  24(R11), Z18, Z18
-	VADDPS.BCST  28(R11), Z19, Z19
-	VADDPS.BCST  32(R11), Z20, Z20
-	VADDPS.BCST  36(R11), Z21, Z21
-	VADDPS.BCST  40(R11), Z22, Z22
-	VADDPS.BCST  44(R11), Z23, Z23
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST (R11), Z12, Z12
+	VADDPS.BCST 4(R11), Z13, Z13
+	VADDPS.BCST 8(R11), Z14, Z14
+	VADDPS.BCST 12(R11), Z15, Z15
+	VADDPS.BCST 16(R11), Z16, Z16
+	VADDPS.BCST 20(R11), Z17, Z17
+	VADDPS.BCST 24(R11), Z18, Z18
+	VADDPS.BCST 28(R11), Z19, Z19
+	VADDPS.BCST 32(R11), Z20, Z20
+	VADDPS.BCST 36(R11), Z21, Z21
+	VADDPS.BCST 40(R11), Z22, Z22
+	VADDPS.BCST 44(R11), Z23, Z23
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -13140,7 +15767,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_13x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_13x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_13x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13201,21 +15828,72 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -13283,7 +15961,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_13x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_13x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_13x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13376,34 +16054,125 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	VADDPS.BCST  (R11), Z13, Z13
-	VADDPS.BCST  4(R11), Z14, Z14
-	VADDPS.BCST  8(R11), Z15, Z15
-	VADDPS.BCST  12(R11), Z16, Z16
-	VADDPS.BCST  16(R11), Z17, Z17
-	VADDPS.BCST  20(R11), Z18, Z18
-	VADDPS.BCST  24(R11), Z19, Z19
-	VADDPS.BCST  28(R11), Z20, Z20
-	VADDPS.BCST  32(R11), Z21, Z21
-	VADDPS.BCST  36(R11), Z22, Z22
-	VADDPS.BCST  40(R11), Z23, Z23
-	VADDPS.BCST  44(R11), Z24, Z24
-	VADDPS.BCST  48(R11), Z25, Z25
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z24
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z25
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST (R11), Z13, Z13
+	VADDPS.BCST 4(R11), Z14, Z14
+	VADDPS.BCST 8(R11), Z15, Z15
+	VADDPS.BCST 12(R11), Z16, Z16
+	VADDPS.BCST 16(R11), Z17, Z17
+	VADDPS.BCST 20(R11), Z18, Z18
+	VADDPS.BCST 24(R11), Z19, Z19
+	VADDPS.BCST 28(R11), Z20, Z20
+	VADDPS.BCST 32(R11), Z21, Z21
+	VADDPS.BCST 36(R11), Z22, Z22
+	VADDPS.BCST 40(R11), Z23, Z23
+	VADDPS.BCST 44(R11), Z24, Z24
+	VADDPS.BCST 48(R11), Z25, Z25
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -13525,7 +16294,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_14x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_14x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_14x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13588,22 +16357,76 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	VADDPS.BCST  52(R11), Z13, Z13
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -13675,7 +16498,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_14x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_14x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_14x2(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13770,36 +16593,133 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	VADDPS.BCST  52(R11), Z13, Z13
-	VADDPS.BCST  (R11), Z14, Z14
-	VADDPS.BCST  4(R11), Z15, Z15
-	VADDPS.BCST  8(R11), Z16, Z16
-	VADDPS.BCST  12(R11), Z17, Z17
-	VADDPS.BCST  16(R11), Z18, Z18
-	VADDPS.BCST  20(R11), Z19, Z19
-	VADDPS.BCST  24(R11), Z20, Z20
-	VADDPS.BCST  28(R11), Z21, Z21
-	VADDPS.BCST  32(R11), Z22, Z22
-	VADDPS.BCST  36(R11), Z23, Z23
-	VADDPS.BCST  40(R11), Z24, Z24
-	VADDPS.BCST  44(R11), Z25, Z25
-	VADDPS.BCST  48(R11), Z26, Z26
-	VADDPS.BCST  52(R11), Z27, Z27
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	MOVQ         DI, AX
+	ADDQ         R10, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z16
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z17
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z18
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z19
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z20
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z21
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z22
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z23
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z24
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z25
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z26
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z27
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST (R11), Z14, Z14
+	VADDPS.BCST 4(R11), Z15, Z15
+	VADDPS.BCST 8(R11), Z16, Z16
+	VADDPS.BCST 12(R11), Z17, Z17
+	VADDPS.BCST 16(R11), Z18, Z18
+	VADDPS.BCST 20(R11), Z19, Z19
+	VADDPS.BCST 24(R11), Z20, Z20
+	VADDPS.BCST 28(R11), Z21, Z21
+	VADDPS.BCST 32(R11), Z22, Z22
+	VADDPS.BCST 36(R11), Z23, Z23
+	VADDPS.BCST 40(R11), Z24, Z24
+	VADDPS.BCST 44(R11), Z25, Z25
+	VADDPS.BCST 48(R11), Z26, Z26
+	VADDPS.BCST 52(R11), Z27, Z27
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -13929,7 +16849,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_15x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -13994,23 +16914,80 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	VADDPS.BCST  52(R11), Z13, Z13
-	VADDPS.BCST  56(R11), Z14, Z14
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST 56(R11), Z14, Z14
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX
@@ -14086,7 +17063,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func convRowsEpiF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+// func convRowsEpiF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 // Requires: AVX, AVX512F
 TEXT ·convRowsEpiF32_16x1(SB), NOSPLIT, $0-104
 	MOVQ  in+0(FP), SI
@@ -14153,24 +17130,84 @@ step:
 	JNE              step
 
 store:
-	VADDPS.BCST  (R11), Z0, Z0
-	VADDPS.BCST  4(R11), Z1, Z1
-	VADDPS.BCST  8(R11), Z2, Z2
-	VADDPS.BCST  12(R11), Z3, Z3
-	VADDPS.BCST  16(R11), Z4, Z4
-	VADDPS.BCST  20(R11), Z5, Z5
-	VADDPS.BCST  24(R11), Z6, Z6
-	VADDPS.BCST  28(R11), Z7, Z7
-	VADDPS.BCST  32(R11), Z8, Z8
-	VADDPS.BCST  36(R11), Z9, Z9
-	VADDPS.BCST  40(R11), Z10, Z10
-	VADDPS.BCST  44(R11), Z11, Z11
-	VADDPS.BCST  48(R11), Z12, Z12
-	VADDPS.BCST  52(R11), Z13, Z13
-	VADDPS.BCST  56(R11), Z14, Z14
-	VADDPS.BCST  60(R11), Z15, Z15
-	MOVQ         relu+88(FP), AX
-	TESTQ        AX, AX
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000004, AX
+	JE           bias
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Z31
+	MOVQ         DI, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z0
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z1
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z2
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z3
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z4
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z5
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z6
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z7
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z8
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z9
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z10
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z11
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z12
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z13
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z14
+	ADDQ         R8, AX
+	VMOVUPS.Z    (AX), K1, Z30
+	VFMADD231PS  Z30, Z31, Z15
+
+bias:
+	MOVQ        flags+88(FP), AX
+	TESTQ       $0x00000002, AX
+	JE          relu
+	VADDPS.BCST (R11), Z0, Z0
+	VADDPS.BCST 4(R11), Z1, Z1
+	VADDPS.BCST 8(R11), Z2, Z2
+	VADDPS.BCST 12(R11), Z3, Z3
+	VADDPS.BCST 16(R11), Z4, Z4
+	VADDPS.BCST 20(R11), Z5, Z5
+	VADDPS.BCST 24(R11), Z6, Z6
+	VADDPS.BCST 28(R11), Z7, Z7
+	VADDPS.BCST 32(R11), Z8, Z8
+	VADDPS.BCST 36(R11), Z9, Z9
+	VADDPS.BCST 40(R11), Z10, Z10
+	VADDPS.BCST 44(R11), Z11, Z11
+	VADDPS.BCST 48(R11), Z12, Z12
+	VADDPS.BCST 52(R11), Z13, Z13
+	VADDPS.BCST 56(R11), Z14, Z14
+	VADDPS.BCST 60(R11), Z15, Z15
+
+relu:
+	MOVQ         flags+88(FP), AX
+	TESTQ        $0x00000001, AX
 	JE           put
 	VPXORD       Z31, Z31, Z31
 	MOVL         $0x7fffffff, AX

@@ -45,9 +45,10 @@ func (p Conv2DParams) convDirectFwd() bool {
 // im2col panels: output rows of whole 16-lane vectors, a padded sample
 // (per group) small enough to stay in L2 while each block of 16 output
 // channels reads it again, enough output positions that the weights'
-// reordering (once per call) costs little, and a depth the GEMM takes in
-// one slice, so that the two compute every element as the same chain of
-// fused multiply-adds in the same order and give the same bits. One
+// reordering (once per call) costs little; the depth is summed in the
+// GEMM's slices (convDirectSlice), so that the two compute every element
+// as the same chains of fused multiply-adds in the same order and give
+// the same bits. One
 // thread, CPU ms per call (-bench ConvAlgo with both forced), the small
 // CNN's 32→64 layer on 16×16: batch 4 0.36–0.37 either way, batch 8
 // 0.71–0.72 against 0.72–0.80, batch 64 6.0–6.3 against 6.7–6.9. At
@@ -66,10 +67,32 @@ func (p Conv2DParams) convDirectFwd() bool {
 // one thread, the minimum over 40–160 calls alternating the two in one
 // process, batch 1: 1.56–1.58 → 1.42–1.48 ms and 391–392 → 352–353 µs;
 // batch 8: 14.7–16.3 → 13.4–15.3 ms and 3.42–3.51 → 3.22–3.36 ms.
+//
+// Deeper than one GEMM slice too: resnet18ish's 64→64 3×3 on 16×16
+// (depth 576, two slices), whose GEMM packs every im2col panel (16-wide
+// rows all touch the padding) and runs 64 rows as 4 × 14 + 8, with bias
+// and ReLU and weights packed once, one thread, the minimum of 3 calls
+// in 8 rounds alternating the two in one process under load: batch 64
+// 10.0 → 7.7 ms (the direct kernel faster in 7 of 8 rounds), batch 8 and
+// 1 (×8, ×64 calls) 7.6 → 7.0 and 6.7 → 6.6 ms.
 func (p Conv2DParams) convDirectWide() bool {
 	small := p.convDirectFwdPad().size() <= convDirectWideSample || ceilDiv(p.O/p.Groups, 16) <= convDirectWideBlocks
-	return p.OutW()%16 == 0 && small &&
-		p.N*p.OutH()*p.OutW() >= convDirectWideCols && p.C/p.Groups*p.KH*p.KW <= sgemmActive.Load().kc
+	return p.OutW()%16 == 0 && small && p.N*p.OutH()*p.OutW() >= convDirectWideCols
+}
+
+// convDirectSlice is how many steps of the depth the direct forward sums
+// in one chain before the next slice adds onto it: all of them, but for
+// a convolution the direct kernel takes only by convDirectWide, the
+// GEMM's depth slices (balancedBlock of its kc), each later slice added
+// onto the sums before as the GEMM's micro-kernel adds it onto C
+// (convRowsEpi's add), so that the bits are those of the GEMM it
+// replaces. (ResNet's 64→64 3×3 on 16×16, depth 576: two slices of 288.)
+func (p Conv2DParams) convDirectSlice() int {
+	depth := p.C / p.Groups * p.KH * p.KW
+	if p.O/p.Groups <= convDirectMaxCh || depth <= convDirectMaxDepth {
+		return depth
+	}
+	return balancedBlock(depth, sgemmActive.Load().kc, 1)
 }
 
 // convDirectWideSample is the largest padded sample (elements, 256 KiB)
@@ -219,6 +242,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	job.epi, job.bandRows = p.convDirectEpi(), rows
 	job.tileOB, job.tileRows = p.convDirectTile()
 	job.stripRows = p.convDirectStrip(job.tileRows)
+	job.slice = p.convDirectSlice()
 	for range parts {
 		job.filled = append(job.filled, convFilled{ng: -1})
 	}
@@ -347,6 +371,7 @@ type convDirectJob struct {
 	tileOB         int          // output channels per kernel call (convDirectTile)
 	tileRows       int          // output rows per kernel call
 	stripRows      int          // output rows each tile computes before the next tile (convDirectStrip)
+	slice          int          // steps summed in one chain (convDirectSlice)
 	filled         []convFilled // per worker, what its padded copy holds
 }
 
@@ -470,37 +495,42 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 
 // strip computes the output rows [s0, s1) of the block of output
 // channels from b0 of group g into ob0 (the block's planes), its tiles of
-// tileOB channels in turn, each tileRows rows a call.
+// tileOB channels in turn, each tileRows rows a call, the rows looped
+// over in the kernel: whole groups of rows, then the rest. Per 16-column
+// chunk the depth runs in slices (convDirectSlice), each adding onto the
+// sums of the one before while they are in L1; with epi the last applies
+// the bias and ReLU in registers.
 func (j *convDirectJob) strip(buf []float32, g, b0 int, ob0 []float32, s0, s1 int) {
 	p, pad := &j.p, j.pad
 	oh, ow := p.OutH(), p.OutW()
 	ohw, og := oh*ow, p.O/p.Groups
 	ob := min(16, og-b0)
+	rows := j.tileRows
+	full := s0 + (s1-s0)/rows*rows
+	relu := j.epi && p.Epilogue.Act == ActRelu
 	for t0 := 0; t0 < ob; t0 += j.tileOB {
 		tob := min(j.tileOB, ob-t0)
 		blk := j.wt[(g*og+b0+t0)*j.nsteps : (g*og+b0+t0+tob)*j.nsteps]
 		tout := ob0[t0*ohw:]
+		var bias []float32
 		if j.epi {
-			// The bias and ReLU applied in registers, the rows looped
-			// over in the kernel: whole groups of rows, then the rest.
-			rows, bias, relu := j.tileRows, p.Epilogue.Bias32[g*og+b0+t0:], p.Epilogue.Act == ActRelu
-			full := s0 + (s1-s0)/rows*rows
-			for x0 := 0; x0 < ow; x0 += 16 {
-				lanes := min(16, ow-x0)
-				if full > s0 {
-					convRowsEpi(tob, rows, (full-s0)/rows, buf, s0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[s0*ow+x0:], ohw, ow, lanes, bias, relu)
-				}
-				if full < s1 {
-					convRowsEpi(tob, s1-full, 1, buf, full*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[full*ow+x0:], ohw, ow, lanes, bias, relu)
-				}
-			}
-			continue
+			bias = p.Epilogue.Bias32[g*og+b0+t0:]
 		}
 		for x0 := 0; x0 < ow; x0 += 16 {
-			for y := s0; y < s1; {
-				rows := min(j.tileRows, s1-y)
-				convRows(tob, rows, buf, y*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, tout[y*ow+x0:], ohw, ow, min(16, ow-x0))
-				y += rows
+			lanes := min(16, ow-x0)
+			for ps := 0; ps < j.nsteps; ps += j.slice {
+				pe := min(j.nsteps, ps+j.slice)
+				offs, w, last := j.offs[ps:pe], blk[ps*tob:pe*tob], pe == j.nsteps
+				sb := bias
+				if !last {
+					sb = nil
+				}
+				if full > s0 {
+					convRowsEpi(tob, rows, (full-s0)/rows, buf, s0*pad.wp+x0, pad.wp, offs, 0, j.maxOff, w, tout[s0*ow+x0:], ohw, ow, lanes, sb, relu && last, ps > 0)
+				}
+				if full < s1 {
+					convRowsEpi(tob, s1-full, 1, buf, full*pad.wp+x0, pad.wp, offs, 0, j.maxOff, w, tout[full*ow+x0:], ohw, ow, lanes, sb, relu && last, ps > 0)
+				}
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func convRows(ob, rows int, in []float32, at, rs int, offs []int64, minOff, maxO
 	panic("unreachable")
 }
 
-func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu bool) {
+func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors, lanes int, bias []float32, relu, add bool) {
 	panic("unreachable")
 }
 

@@ -324,280 +324,280 @@ func convRowsF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, 
 //go:noescape
 func convRowsF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int)
 
-// convRowsEpiF32_1x1 computes reps×1 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x1 computes reps×1 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_1x2 computes reps×2 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x2 computes reps×2 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_1x3 computes reps×3 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x3 computes reps×3 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_1x4 computes reps×4 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x4 computes reps×4 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_1x5 computes reps×5 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x5 computes reps×5 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_1x6 computes reps×6 rows of 1 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_1x6 computes reps×6 rows of 1 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_1x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_1x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x1 computes reps×1 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x1 computes reps×1 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x2 computes reps×2 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x2 computes reps×2 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x3 computes reps×3 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x3 computes reps×3 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x4 computes reps×4 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x4 computes reps×4 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x5 computes reps×5 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x5 computes reps×5 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_2x6 computes reps×6 rows of 2 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_2x6 computes reps×6 rows of 2 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_2x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_2x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x1 computes reps×1 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x1 computes reps×1 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x2 computes reps×2 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x2 computes reps×2 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x3 computes reps×3 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x3 computes reps×3 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x4 computes reps×4 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x4 computes reps×4 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x5 computes reps×5 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x5 computes reps×5 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_3x6 computes reps×6 rows of 3 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_3x6 computes reps×6 rows of 3 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_3x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_3x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x1 computes reps×1 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x1 computes reps×1 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x2 computes reps×2 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x2 computes reps×2 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x3 computes reps×3 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x3 computes reps×3 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x4 computes reps×4 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x4 computes reps×4 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x5 computes reps×5 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x5 computes reps×5 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_4x6 computes reps×6 rows of 4 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_4x6 computes reps×6 rows of 4 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_4x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_4x6(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_5x1 computes reps×1 rows of 5 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_5x1 computes reps×1 rows of 5 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_5x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_5x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_5x2 computes reps×2 rows of 5 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_5x2 computes reps×2 rows of 5 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_5x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_5x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_5x3 computes reps×3 rows of 5 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_5x3 computes reps×3 rows of 5 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_5x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_5x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_5x4 computes reps×4 rows of 5 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_5x4 computes reps×4 rows of 5 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_5x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_5x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_5x5 computes reps×5 rows of 5 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_5x5 computes reps×5 rows of 5 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_5x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_5x5(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_6x1 computes reps×1 rows of 6 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_6x1 computes reps×1 rows of 6 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_6x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_6x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_6x2 computes reps×2 rows of 6 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_6x2 computes reps×2 rows of 6 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_6x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_6x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_6x3 computes reps×3 rows of 6 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_6x3 computes reps×3 rows of 6 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_6x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_6x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_6x4 computes reps×4 rows of 6 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_6x4 computes reps×4 rows of 6 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_6x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_6x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_7x1 computes reps×1 rows of 7 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_7x1 computes reps×1 rows of 7 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_7x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_7x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_7x2 computes reps×2 rows of 7 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_7x2 computes reps×2 rows of 7 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_7x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_7x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_7x3 computes reps×3 rows of 7 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_7x3 computes reps×3 rows of 7 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_7x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_7x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_7x4 computes reps×4 rows of 7 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_7x4 computes reps×4 rows of 7 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_7x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_7x4(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_8x1 computes reps×1 rows of 8 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_8x1 computes reps×1 rows of 8 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_8x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_8x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_8x2 computes reps×2 rows of 8 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_8x2 computes reps×2 rows of 8 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_8x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_8x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_8x3 computes reps×3 rows of 8 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_8x3 computes reps×3 rows of 8 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_8x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_8x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_9x1 computes reps×1 rows of 9 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_9x1 computes reps×1 rows of 9 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_9x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_9x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_9x2 computes reps×2 rows of 9 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_9x2 computes reps×2 rows of 9 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_9x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_9x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_9x3 computes reps×3 rows of 9 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_9x3 computes reps×3 rows of 9 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_9x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_9x3(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_10x1 computes reps×1 rows of 10 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_10x1 computes reps×1 rows of 10 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_10x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_10x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_10x2 computes reps×2 rows of 10 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_10x2 computes reps×2 rows of 10 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_10x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_10x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_11x1 computes reps×1 rows of 11 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_11x1 computes reps×1 rows of 11 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_11x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_11x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_11x2 computes reps×2 rows of 11 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_11x2 computes reps×2 rows of 11 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_11x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_11x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_12x1 computes reps×1 rows of 12 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_12x1 computes reps×1 rows of 12 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_12x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_12x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_12x2 computes reps×2 rows of 12 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_12x2 computes reps×2 rows of 12 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_12x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_12x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_13x1 computes reps×1 rows of 13 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_13x1 computes reps×1 rows of 13 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_13x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_13x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_13x2 computes reps×2 rows of 13 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_13x2 computes reps×2 rows of 13 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_13x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_13x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_14x1 computes reps×1 rows of 14 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_14x1 computes reps×1 rows of 14 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_14x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_14x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_14x2 computes reps×2 rows of 14 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_14x2 computes reps×2 rows of 14 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_14x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_14x2(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_15x1 computes reps×1 rows of 15 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_15x1 computes reps×1 rows of 15 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_15x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
-// convRowsEpiF32_16x1 computes reps×1 rows of 16 output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).
+// convRowsEpiF32_16x1 computes reps×1 rows of 16 output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).
 //
 //go:noescape
-func convRowsEpiF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, relu int, reps int)
+func convRowsEpiF32_16x1(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride int, mask int, rs int, ors int, bias *float32, flags int, reps int)
 
 // convFilterF32_1x1 accumulates 1×1 filter-gradient sums of a direct convolution (see convFilter).
 //

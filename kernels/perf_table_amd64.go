@@ -25,7 +25,7 @@ var convRowsF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32
 }
 
 // convRowsEpiF32Kernels[ob-1][rows-1] is convRowsEpiF32_<ob>x<rows>.
-var convRowsEpiF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int){
+var convRowsEpiF32Kernels = [16][]func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, flags, reps int){
 	{convRowsEpiF32_1x1, convRowsEpiF32_1x2, convRowsEpiF32_1x3, convRowsEpiF32_1x4, convRowsEpiF32_1x5, convRowsEpiF32_1x6},
 	{convRowsEpiF32_2x1, convRowsEpiF32_2x2, convRowsEpiF32_2x3, convRowsEpiF32_2x4, convRowsEpiF32_2x5, convRowsEpiF32_2x6},
 	{convRowsEpiF32_3x1, convRowsEpiF32_3x2, convRowsEpiF32_3x3, convRowsEpiF32_3x4, convRowsEpiF32_3x5, convRowsEpiF32_3x6},

@@ -507,19 +507,23 @@ func convWeightRegs(ob, rows int) int {
 
 // convRowsEpiF32 emits convRowsEpiF32_<ob>x<rows>(in *float32, at int,
 // offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs,
-// ors int, bias *float32, relu, reps int): reps calls of
+// ors int, bias *float32, flags, reps int): reps calls of
 // convRowsF32_<ob>x<rows> down the map (the k-th at at + k·rows·rs,
-// storing at out + k·rows·ors), each output vector finished by a fused
-// convolution's epilogue before its store: v + bias[o] (the sum as first
-// operand), then with relu set ReLU as epiPlanesF32AVX512Relu computes it
-// (v kept where !(v <= 0), sign bit cleared; else +0). So the stored bits
-// are those of the plain kernel followed by epiPlanes' one-pass epilogue,
+// storing at out + k·rows·ors), each output vector finished before its
+// store by, as flags say: with convRowsAdd the value already in out added
+// as the GEMM's micro-kernel adds a later slice of the depth onto C (one
+// fused multiply-add, acc + 1·out, its operands in that kernel's order);
+// with convRowsBias a fused convolution's epilogue, v + bias[o] (the sum
+// as first operand), then with convRowsRelu ReLU as
+// epiPlanesF32AVX512Relu computes it (v kept where !(v <= 0), sign bit
+// cleared; else +0). So the stored bits are those of the plain kernel
+// (or the GEMM's slices) followed by epiPlanes' one-pass epilogue,
 // without a second pass over the output, and the loop over a block's rows
 // runs here instead of a Go call per row.
 func convRowsEpiF32(ob, rows int) {
 	name := fmt.Sprintf("convRowsEpiF32_%dx%d", ob, rows)
-	emit.Func(name, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, relu, reps int)",
-		fmt.Sprintf("%s computes reps×%d rows of %d output channels of 16 lanes of a direct convolution with its bias and ReLU (see convRowsEpi).", name, rows, ob))
+	emit.Func(name, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, flags, reps int)",
+		fmt.Sprintf("%s computes reps×%d rows of %d output channels of 16 lanes of a direct convolution, adding them to out's values, its bias and ReLU as flags say (see convRowsEpi).", name, rows, ob))
 	in, offs, w, n, out, os, rs, ors, bias, reps := RSI, RDX, RBX, RCX, RDI, R8, R9, R10, R11, R13
 	emit.Params("in out ostride", in, out, os)
 	SHLQ(U8(2), os)
@@ -534,15 +538,38 @@ func convRowsEpiF32(ob, rows int) {
 	Label("rep")
 	emit.Params("offs w nsteps", offs, w, n)
 	convRowsSteps(ob, rows, in, offs, w, n, rs, z)
+	// The steps may have used Z30 and Z31: they are set here, once per rep.
+	Load(Param("flags"), RAX)
+	TESTQ(U32(convRowsAdd), RAX)
+	JE(LabelRef("bias"))
+	MOVL(U32(0x3f800000), EAX) // 1.0
+	VPBROADCASTD(EAX, Z31)
+	for r := 0; r < rows; r++ {
+		MOVQ(out, RAX)
+		for range r {
+			ADDQ(ors, RAX)
+		}
+		for o := 0; o < ob; o++ {
+			VMOVUPS_Z(Mem{Base: RAX}, K1, Z30)
+			VFMADD231PS(Z30, Z31, acc(r, o)) // acc + 1·out, as the GEMM's acc + beta·C
+			if o+1 < ob {
+				ADDQ(os, RAX)
+			}
+		}
+	}
+	Label("bias")
+	Load(Param("flags"), RAX)
+	TESTQ(U32(convRowsBias), RAX)
+	JE(LabelRef("relu"))
 	for r := 0; r < rows; r++ {
 		for o := 0; o < ob; o++ {
 			VADDPS_BCST(Mem{Base: bias, Disp: 4 * o}, acc(r, o), acc(r, o))
 		}
 	}
-	Load(Param("relu"), RAX)
-	TESTQ(RAX, RAX)
+	Label("relu")
+	Load(Param("flags"), RAX)
+	TESTQ(U32(convRowsRelu), RAX)
 	JE(LabelRef("put"))
-	// The steps may have used Z30 and Z31: set them here, once per rep.
 	VPXORD(Z31, Z31, Z31)
 	MOVL(U32(0x7fffffff), EAX)
 	VPBROADCASTD(EAX, Z30)
@@ -570,6 +597,13 @@ func convRowsEpiF32(ob, rows int) {
 	VZEROUPPER()
 	RET()
 }
+
+// The flags of convRowsEpiF32 (package kernels has the same values).
+const (
+	convRowsRelu = 1 << iota
+	convRowsBias
+	convRowsAdd
+)
 
 // convFilterMaxKW is the widest kernel the filter-gradient kernels take.
 const convFilterMaxKW = 7
