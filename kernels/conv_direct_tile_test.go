@@ -28,10 +28,14 @@ func TestConvDirectTilesSameBits(t *testing.T) {
 		{N: 1, C: 6, H: 10, W: 18, O: 12, KH: 3, KW: 3, PH: 2, PW: 2, DH: 2, DW: 2}, // dilated
 		{N: 2, C: 8, H: 7, W: 17, O: 10, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2},     // groups of 5 channels
 		{N: 1, C: 16, H: 40, W: 40, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},              // cut into bands on 2 threads
+		{N: 2, C: 16, H: 70, W: 64, O: 24, KH: 3, KW: 3, PH: 1, PW: 1},              // a large sample: 16 + 8 channels interleaved on strips
 	} {
 		p = convGemmParams(p)
 		if !p.convDirectFwd() {
 			t.Fatalf("%+v: not on the direct kernel", p)
+		}
+		if p.H == 70 && !p.convDirectStripBlocks() {
+			t.Fatalf("%+v: blocks not interleaved on strips", p)
 		}
 		x := perfRandom(r, p.N*p.C*p.H*p.W, true)
 		w := perfRandom(r, p.O*p.C/p.Groups*p.KH*p.KW, true)

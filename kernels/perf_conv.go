@@ -243,6 +243,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	job.tileOB, job.tileRows = p.convDirectTile()
 	job.stripRows = p.convDirectStrip(job.tileRows)
 	job.slice = p.convDirectSlice()
+	job.stripBlocks = p.convDirectStripBlocks()
 	for range parts {
 		job.filled = append(job.filled, convFilled{ng: -1})
 	}
@@ -309,6 +310,18 @@ func (p Conv2DParams) convDirectStrip(rows int) int {
 	return 4 * rows
 }
 
+// convDirectStripBlocks reports whether the direct forward runs every
+// block of output channels of a band on a strip before the next strip
+// (runWorker): where the padded sample is larger than
+// convDirectWideSample, which each block would read again from beyond L2
+// (ppyoloe_s's 16→32 on 160×160 and 24→24 on 80×80); a smaller sample
+// stays in L2 anyway, and there each block's weights stay in L1 across
+// its strips instead of all blocks' cycling through it per strip
+// (resnet18ish's layer 1: 147 KB of them).
+func (p Conv2DParams) convDirectStripBlocks() bool {
+	return p.convDirectFwdPad().size() > convDirectWideSample
+}
+
 // convTileChannels is the channels of each of the equal tiles, at most 8,
 // that a block of n ≤ 16 channels is cut into (convDirectTile).
 func convTileChannels(n int) int { return ceilDiv(n, ceilDiv(n, 8)) }
@@ -372,6 +385,7 @@ type convDirectJob struct {
 	tileRows       int          // output rows per kernel call
 	stripRows      int          // output rows each tile computes before the next tile (convDirectStrip)
 	slice          int          // steps summed in one chain (convDirectSlice)
+	stripBlocks    bool         // every block of a band on a strip before the next strip (convDirectStripBlocks)
 	filled         []convFilled // per worker, what its padded copy holds
 }
 
@@ -420,12 +434,13 @@ func putConvDirectJob(j *convDirectJob) {
 // runWorker computes the items [lo, hi) (convDirectItems), filling the
 // worker's padded copy of a sample's group when the item moves to
 // another (once per call and worker where all are one sample's bands).
-// Items are numbered with the block of output channels fastest, and a
-// run of them that shares a sample, group and band is computed strip by
-// strip, every block's tiles on a strip before the next strip, so that
-// the strip's input rows stay in L2 while all blocks read them: a padded
-// sample larger than L2 (1.6 MB for ppyoloe_s's 16→32 at 160×160) was
-// read again from L3 for each block.
+// Items are numbered with the block of output channels fastest, and on
+// a large sample (convDirectStripBlocks) a run of them that shares a
+// sample, group and band is computed strip by strip, every block's tiles
+// on a strip before the next strip, so that the strip's input rows stay
+// in L2 while all blocks read them: a padded sample larger than L2 (1.6
+// MB for ppyoloe_s's 16→32 at 160×160) was read again from L3 for each
+// block.
 func (j *convDirectJob) runWorker(worker, lo, hi int) {
 	p, pad := &j.p, j.pad
 	oh, ow := p.OutH(), p.OutW()
@@ -442,10 +457,11 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		// which the op before wrote on its core when it split its output
 		// by rows (perfJob.claim).
 		bf, band, ng := it%nb, it/nb%bands, it/nb/bands
-		// The blocks [bf, bl) of this sample's group and band; with the
-		// pool, one (its scratch holds one block).
+		// The blocks [bf, bl) of this sample's group and band: one with
+		// the pool (its scratch holds one block) or a sample that stays
+		// in L2 (convDirectStripBlocks).
 		bl := min(nb, bf+hi-it)
-		if p.Pool2 {
+		if p.Pool2 || !j.stripBlocks {
 			bl = bf + 1
 		}
 		it += bl - bf
