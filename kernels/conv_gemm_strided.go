@@ -17,6 +17,13 @@ package kernels
 // about convEpiElems: per output row (40 positions by 96 channels at
 // 80×80 → 40×40) its calls cost a tenth of the layer.
 //
+// Convolutions with column stride 1 on output rows of 20 positions or
+// more (the detector's stage layers on 40×40 and 20×20) take it too: the
+// plain product reads a panel in place only when its 32 positions lie in
+// one output row's interior, so on those planes it packs nearly every
+// panel. The stride-2 kernels run such a row's even positions and then
+// its odd ones (stridedRun).
+//
 // Every element of C is the same chain of fused multiply-adds over the
 // same slices of the depth as in the plain product, stored the same way,
 // and the epilogue is the plain product's, so the bits are the same.
@@ -39,9 +46,24 @@ const convStrided3Max = 9
 // runs three vectors of output channels as two and one.
 var convStridedOff, convStrided3Off bool
 
+// convStridedStep is the distance (input elements) between the rows of A
+// that the strided kernels read: the column stride of 2 they were made
+// for, and that of every other position with column stride 1
+// (stridedRun).
+const convStridedStep = 2
+
+// convStridedS1MinRow is the narrowest output row the strided product
+// takes with column stride 1. The detector's stage layers, 48→48 3×3 on
+// 40×40 and 96→96 on 20×20, gain from it, with padded rows
+// (convStridedS1PadMax); on ResNet's 128→128 3×3 on 8×8 it lost (batch
+// 8, CPU µs: 823–860 plain, 964–1259 strided), and on the detector's
+// 192→192 3×3 on 10×10 it was even.
+const convStridedS1MinRow = 20
+
 // convGemmStridedOK reports whether conv2DGemm may compute p as the
 // strided transposed product (not when a test forces the orientation):
-// column stride 2 with the kernels for it, output channels per group in
+// column stride 2 with the kernels for it (or 1 on output rows of at
+// least convStridedS1MinRow positions), output channels per group in
 // whole vectors (so Cᵀ's blocks need no padding), output rows of at
 // least convStridedMinRow positions, and a kernel wider than 1×1: with a
 // 1×1 kernel's short depth the transposes cost more than the gathers
@@ -49,7 +71,7 @@ var convStridedOff, convStrided3Off bool
 // one thread, CPU µs: 432–570 plain, 629–739 strided).
 func convGemmStridedOK(p Conv2DParams, kern *gemmKernel[float32]) bool {
 	ks := convStridedKernels(kern)
-	return !convStridedOff && convGemmOrient == 0 && ks != nil && p.SW == 2 && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.lanes &&
+	return !convStridedOff && convGemmOrient == 0 && ks != nil && (p.SW == 2 || p.SW == 1 && p.OutW() >= convStridedS1MinRow) && p.O/p.Groups%kern.lanes == 0 && p.O/p.Groups >= kern.lanes &&
 		p.KH*p.KW > 1 && p.OutW() >= convStridedMinRow(p) && !convGemmTransposed(p, kern)
 }
 
@@ -62,7 +84,7 @@ func convGemmStridedOK(p Conv2DParams, kern *gemmKernel[float32]) bool {
 // even with border tiles (batch 8: 483–512 plain, 496–566 strided), and
 // gains with padded rows (batch 64, CPU ms: 4.11–5.52 → 3.62–4.30).
 func convStridedMinRow(p Conv2DParams) int {
-	if p.convDirectFwdPad().size() <= convStridedPadMax && (p.PH > 0 || p.PW > 0) {
+	if p.convDirectFwdPad().size() <= p.stridedPadMax() && (p.PH > 0 || p.PW > 0) {
 		return 8
 	}
 	return 10
@@ -155,18 +177,41 @@ func (j *convGemmJob) stridedSlice(pc int, ktab []int32) (kb int, kt []int32, be
 
 // stridedRun runs the cnt output positions of one output row whose first
 // one's taps start at src[base] (offsets ktab, all inside src) in place,
-// in tiles of balanced heights, for the slice of the depth at pc and the
-// output channels [c0, c0+width) of group g, into cs (rows width apart,
-// from the run's first).
+// for the slice of the depth at pc and the output channels [c0,
+// c0+width) of group g, into cs (rows width apart, from the run's first).
+// The kernels read rows convStridedStep input elements apart: column
+// stride 2 runs the positions in order; column stride 1 runs the even
+// positions and then the odd ones (stridedPhase), each reading every
+// other input element into every other row of cs: the same multiply-adds
+// per element of C, so the same bits, without a stride-1 set of kernels.
 func (j *convGemmJob) stridedRun(src []float32, base, cnt int, ktab []int32, g, pc, c0, width int, cs []float32) {
-	p, kern := j.p, j.kern
+	if j.p.SW == convStridedStep {
+		j.stridedPhase(src, base, cnt, 1, ktab, g, pc, c0, width, cs)
+		return
+	}
+	j.stridedPhase(src, base, (cnt+1)/2, 2, ktab, g, pc, c0, width, cs)
+	j.stridedPhase(src, base+1, cnt/2, 2, ktab, g, pc, c0, width, cs[width:])
+}
+
+// stridedPhase runs cnt output positions il apart (il·SW =
+// convStridedStep input elements), the first one's taps at src[base],
+// into cs's rows il·width apart, in tiles of balanced heights.
+func (j *convGemmJob) stridedPhase(src []float32, base, cnt, il int, ktab []int32, g, pc, c0, width int, cs []float32) {
+	kern := j.kern
 	kb, kt, beta := j.stridedSlice(pc, ktab)
 	ks, k3 := convStridedKernels(kern), convStrided3Kernels(kern)
-	tiles := ceilDiv(cnt, kern.mr)
+	ldc := il * width
+	mr := kern.mr
+	if width == 3*kern.lanes && k3 != nil && !convStrided3Off {
+		// Only three-vector passes: tiles of up to their height, not
+		// of 14 split in two (10 positions as 5 and 5).
+		mr = convStrided3Max
+	}
+	tiles := ceilDiv(cnt, mr)
 	for i := range tiles {
 		t0 := i * cnt / tiles
 		h := (i+1)*cnt/tiles - t0
-		a, c := src[base+t0*p.SW:], cs[t0*width:]
+		a, c := src[base+t0*convStridedStep:], cs[t0*ldc:]
 		for jr := 0; jr < width; jr += kern.nr {
 			b := j.weights(g, pc, kb, c0+jr)
 			if width-jr == 3*kern.lanes && k3 != nil && !convStrided3Off {
@@ -176,12 +221,12 @@ func (j *convGemmJob) stridedRun(src []float32, base, cnt int, ktab []int32, g, 
 				parts := ceilDiv(h, convStrided3Max)
 				for i := range parts {
 					t0, t1 := i*h/parts, (i+1)*h/parts
-					k3[t1-t0-1](kb, &a[t0*p.SW], &kt[0], &b[0], &b2[0], &c[t0*width+jr], width, 1, beta)
+					k3[t1-t0-1](kb, &a[t0*convStridedStep], &kt[0], &b[0], &b2[0], &c[t0*ldc+jr], ldc, 1, beta)
 				}
 				break
 			}
 			v := min(kern.nr, width-jr) / kern.lanes
-			ks[h-1][v-1](kb, &a[0], &kt[0], &b[0], &c[jr], width, 1, beta)
+			ks[h-1][v-1](kb, &a[0], &kt[0], &b[0], &c[jr], ldc, 1, beta)
 		}
 	}
 }
@@ -347,6 +392,24 @@ func (j *convGemmJob) stridedInPlace(q, h int) (base int, ok bool) {
 // cent of their positions.
 const convStridedPadMax = 32 << 10
 
+// convStridedS1PadMax is convStridedPadMax for column stride 1: 40×40
+// planes of 48 channels (84 Ki elements padded) take padded rows. Their
+// border tiles, the first and last position of every output row and the
+// whole first and last rows, were a tenth of the positions packed, and
+// the rows split into even and odd positions leave tiles of 9 or 10
+// rather than 13 or 14 (48→48 3×3 on 40×40, batch 1, CPU µs: 405–459
+// with border tiles, 359–373 padded).
+const convStridedS1PadMax = 128 << 10
+
+// stridedPadMax is the largest padded sample for which the strided
+// product copies p's rows into padded rows.
+func (p Conv2DParams) stridedPadMax() int {
+	if p.SW == 1 {
+		return convStridedS1PadMax
+	}
+	return convStridedPadMax
+}
+
 // convStridedPadOff, when set, keeps the strided product off padded rows
 // (tests compare the two).
 var convStridedPadOff bool
@@ -364,7 +427,7 @@ func (j *convGemmJob) stridedPadInit() {
 		return
 	}
 	pad := p.convDirectFwdPad()
-	if pad.size() > convStridedPadMax {
+	if pad.size() > p.stridedPadMax() {
 		return
 	}
 	j.padS = pad

@@ -10,8 +10,9 @@ import (
 	"github.com/gopir/gopir/internal/allocs"
 )
 
-// convStridedCases are column-stride-2 convolutions that the strided
-// product takes: the stem's and the downsampling layers' shapes, small,
+// convStridedCases are column-strided convolutions that the strided
+// product takes: the stem's, the downsampling layers' and (column stride
+// 1) the detector's stage layers' shapes, small,
 // with tiles in place and at every border (padding on both sides, a last
 // tile short of 14, an output row that ends mid-block, rows of 10), depths over one
 // slice, groups, dilation, row stride 1, a 1×3 kernel, several images.
@@ -31,6 +32,10 @@ var convStridedCases = []struct {
 	{"deep80", Conv2DParams{N: 2, C: 70, H: 7, W: 58, O: 80, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}},     // 2 + 3 vectors
 	{"down48_rows", Conv2DParams{N: 2, C: 9, H: 9, W: 21, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // 9 interior positions a row
 	{"stem7", Conv2DParams{N: 2, C: 3, H: 22, W: 31, O: 64, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},      // ResNet's stem, an odd width
+	{"stage48", Conv2DParams{N: 2, C: 48, H: 11, W: 40, O: 48, KH: 3, KW: 3, PH: 1, PW: 1}},                 // stride 1: even and odd positions
+	{"stage96", Conv2DParams{N: 2, C: 96, H: 8, W: 20, O: 96, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"s1_row21", Conv2DParams{N: 2, C: 40, H: 8, W: 21, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}},     // rows of 21: odd positions one fewer
+	{"s1_odd", Conv2DParams{N: 4, C: 7, H: 6, W: 34, O: 32, KH: 3, KW: 5, SH: 2, PH: 2, PW: 1}}, // 29 positions in place a row, rows stride 2
 }
 
 // TestConvStridedSameBits: a column-strided convolution computed by the
@@ -90,12 +95,12 @@ func TestConvStridedSameBits(t *testing.T) {
 
 // TestConvStridedAllocatesNothing: once warm, the strided product makes
 // no Go allocation, on one thread and two, with the epilogue, with padded
-// rows and with border tiles.
+// rows and with border tiles, at column stride 2 and 1.
 func TestConvStridedAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop objects at random")
 	}
-	for _, c := range []int{1, 2} { // 32 channels; 48, three vectors in one pass
+	for _, c := range []int{1, 2, 12, 13} { // 32 channels; 48, three vectors in one pass; stride 1, 48 and 96
 		p := convGemmParams(convStridedCases[c].p)
 		if !convGemmStridedOK(p, sgemmActive.Load()) {
 			t.Skip("no strided kernels for this GEMM kernel")
