@@ -17,8 +17,8 @@ package kernels
 // about convEpiElems: per output row (40 positions by 96 channels at
 // 80×80 → 40×40) its calls cost a tenth of the layer.
 //
-// Convolutions with column stride 1 on output rows of 20 positions or
-// more (the detector's stage layers on 40×40 and 20×20) take it too: the
+// Convolutions with column stride 1 on output rows of 40 positions or
+// more (the detector's stage layer on 40×40) take it too: the
 // plain product reads a panel in place only when its 32 positions lie in
 // one output row's interior, so on those planes it packs nearly every
 // panel. The stride-2 kernels run such a row's even positions and then
@@ -53,12 +53,13 @@ var convStridedOff, convStrided3Off bool
 const convStridedStep = 2
 
 // convStridedS1MinRow is the narrowest output row the strided product
-// takes with column stride 1. The detector's stage layers, 48→48 3×3 on
-// 40×40 and 96→96 on 20×20, gain from it, with padded rows
-// (convStridedS1PadMax); on ResNet's 128→128 3×3 on 8×8 it lost (batch
-// 8, CPU µs: 823–860 plain, 964–1259 strided), and on the detector's
-// 192→192 3×3 on 10×10 it was even.
-const convStridedS1MinRow = 20
+// takes with column stride 1. The detector's 48→48 3×3 on 40×40 gains
+// from it, with padded rows (convStridedS1PadMax). Its 96→96 3×3 on
+// 20×20 gained at batch 8 (CPU µs, one thread 3127–3349 → 2875–3285, two
+// 1518 → 1478) but lost at batch 1 on two threads (wall 225–244 →
+// 254–264) and was even on one; ResNet's 128→128 3×3 on 8×8 lost (batch
+// 8, 823–860 → 964–1259), the detector's 192→192 3×3 on 10×10 was even.
+const convStridedS1MinRow = 40
 
 // convGemmStridedOK reports whether conv2DGemm may compute p as the
 // strided transposed product (not when a test forces the orientation):

@@ -33,9 +33,9 @@ var convStridedCases = []struct {
 	{"down48_rows", Conv2DParams{N: 2, C: 9, H: 9, W: 21, O: 48, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}}, // 9 interior positions a row
 	{"stem7", Conv2DParams{N: 2, C: 3, H: 22, W: 31, O: 64, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3}},      // ResNet's stem, an odd width
 	{"stage48", Conv2DParams{N: 2, C: 48, H: 11, W: 40, O: 48, KH: 3, KW: 3, PH: 1, PW: 1}},                 // stride 1: even and odd positions
-	{"stage96", Conv2DParams{N: 2, C: 96, H: 8, W: 20, O: 96, KH: 3, KW: 3, PH: 1, PW: 1}},
-	{"s1_row21", Conv2DParams{N: 2, C: 40, H: 8, W: 21, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}},     // rows of 21: odd positions one fewer
-	{"s1_odd", Conv2DParams{N: 4, C: 7, H: 6, W: 34, O: 32, KH: 3, KW: 5, SH: 2, PH: 2, PW: 1}}, // 29 positions in place a row, rows stride 2
+	{"stage96", Conv2DParams{N: 2, C: 96, H: 8, W: 40, O: 96, KH: 3, KW: 3, PH: 1, PW: 1}},
+	{"s1_row41", Conv2DParams{N: 2, C: 40, H: 8, W: 41, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}},     // rows of 41: odd positions one fewer
+	{"s1_odd", Conv2DParams{N: 2, C: 7, H: 6, W: 66, O: 32, KH: 3, KW: 5, SH: 2, PH: 2, PW: 1}}, // 61 positions in place a row, rows stride 2
 }
 
 // TestConvStridedSameBits: a column-strided convolution computed by the
