@@ -465,13 +465,7 @@ func (ws *convScratch) stridedPadded(pad convPadded) []float32 {
 // of every plane of xp (stridedPadded's, j.padS) from src (the group's
 // planes of one image).
 func (j *convGemmJob) stridedFillRows(xp, src []float32, r0, r1 int) {
-	c := j.padS
-	y0, y1 := max(r0, c.top)-c.top, min(r1, c.top+c.h)-c.top
-	if y1 <= y0 {
-		return
-	}
-	plane := c.hp * c.wp
-	for ch := range c.ch {
-		copy2D(xp[ch*plane+(c.top+y0)*c.wp+c.left:], c.wp, src[ch*c.h*c.w+y0*c.w:(ch+1)*c.h*c.w], c.w, y1-y0, c.w)
+	for ch := range j.padS.ch {
+		j.padS.copyRows(xp, src, ch, r0, r1)
 	}
 }

@@ -172,12 +172,20 @@ func (c convPadded) fillRows(buf, src []float32, r0, r1 int) {
 				clear(row[c.left+c.w:])
 			}
 		}
-		if y1 > y0 {
-			copy2D(bp[(c.top+y0)*c.wp+c.left:], c.wp, src[ch*c.h*c.w+y0*c.w:(ch+1)*c.h*c.w], c.w, y1-y0, c.w)
-		}
+		c.copyRows(buf, src, ch, r0, r1)
 	}
 	if r1 == c.hp {
 		clear(buf[c.ch*plane:])
+	}
+}
+
+// copyRows copies the input rows among the padded rows [r0, r1) of plane
+// ch of buf from src (the sample's planes), leaving the borders as they
+// are.
+func (c convPadded) copyRows(buf, src []float32, ch, r0, r1 int) {
+	y0, y1 := max(r0, c.top)-c.top, min(r1, c.top+c.h)-c.top
+	if y1 > y0 {
+		copy2D(buf[ch*c.hp*c.wp+(c.top+y0)*c.wp+c.left:], c.wp, src[ch*c.h*c.w+y0*c.w:(ch+1)*c.h*c.w], c.w, y1-y0, c.w)
 	}
 }
 
