@@ -133,13 +133,6 @@ func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, min
 	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, b, flags, reps)
 }
 
-// The flags of convRowsEpiF32 (perfgen has the same values).
-const (
-	convRowsRelu = 1 << iota
-	convRowsBias
-	convRowsAdd
-)
-
 // convFilterMaxOB is the most output channels one filter-gradient call
 // handles for kernel width kw (0 when there is no kernel).
 func convFilterMaxOB(kw int) int {

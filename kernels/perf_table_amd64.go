@@ -44,6 +44,13 @@ var convRowsEpiF32Kernels = [16][]func(in *float32, at int, offs *int64, w *floa
 	{convRowsEpiF32_16x1},
 }
 
+// The flags of convRowsEpiF32 (convRowsEpi sets them).
+const (
+	convRowsRelu = 1
+	convRowsBias = 2
+	convRowsAdd  = 4
+)
+
 // convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.
 var convFilterF32Kernels = [7][]func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int){
 	{convFilterF32_1x1, convFilterF32_2x1, convFilterF32_3x1, convFilterF32_4x1, convFilterF32_5x1},

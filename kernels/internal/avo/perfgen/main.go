@@ -598,7 +598,8 @@ func convRowsEpiF32(ob, rows int) {
 	RET()
 }
 
-// The flags of convRowsEpiF32 (package kernels has the same values).
+// The flags of convRowsEpiF32, written into package kernels with its
+// table (writeTable).
 const (
 	convRowsRelu = 1 << iota
 	convRowsBias
