@@ -1,0 +1,149 @@
+package kernels
+
+import "fmt"
+
+// NCHWcBlock is the channel block of the blocked activation layout
+// (NCHWc): a tensor of N×C×H×W float32 values is held as
+// N×(C/NCHWcBlock)×H×W×NCHWcBlock, each pixel's channels of one block
+// side by side, one AVX-512 vector. A convolution on that layout keeps a
+// tile of output pixels × blocks of output channels in registers and adds
+// one broadcast input value times one vector of weights per multiply-add,
+// reading its input in place whatever the stride, with no im2col.
+const NCHWcBlock = 16
+
+// ConvNCHWcCheck reports why p cannot run as ConvNCHWc: the blocked
+// convolution takes float32 groups of 1, unit dilations, output channels
+// in whole blocks and, for a blocked input (blockedIn), input channels in
+// whole blocks too. A plain NCHW input (the first layer of a network, 3
+// channels) may have any depth.
+func ConvNCHWcCheck(p Conv2DParams, blockedIn bool) error {
+	switch {
+	case p.Groups != 1:
+		return fmt.Errorf("groups %d: the blocked convolution takes groups 1", p.Groups)
+	case p.DH != 1 || p.DW != 1:
+		return fmt.Errorf("dilations [%d,%d]: the blocked convolution takes dilations 1", p.DH, p.DW)
+	case p.O%NCHWcBlock != 0:
+		return fmt.Errorf("%d output channels: the blocked convolution takes a multiple of %d", p.O, NCHWcBlock)
+	case blockedIn && p.C%NCHWcBlock != 0:
+		return fmt.Errorf("%d input channels: a blocked input holds a multiple of %d", p.C, NCHWcBlock)
+	case p.Pool2:
+		return fmt.Errorf("the blocked convolution has no fused pool")
+	}
+	return nil
+}
+
+// PackConvNCHWcLen is the length of the weights PackConvNCHWc writes for
+// p: O·C·KH·KW, the weights reordered, nothing added.
+func PackConvNCHWcLen(p Conv2DParams) int { return p.O * p.C * p.KH * p.KW }
+
+// PackConvNCHWc reorders w (O×C×KH×KW, OIHW) into dst, the layout
+// ConvNCHWc reads: for a blocked input
+// [O/16][C/16][KH][KW][16 input channels][16 output channels], for an
+// NCHW input [O/16][C][KH][KW][16 output channels]. Each innermost run is
+// the vector of weights one broadcast input value multiplies.
+func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
+	const b = NCHWcBlock
+	kk := p.KH * p.KW
+	w, dst = w[:p.O*p.C*kk], dst[:p.O*p.C*kk]
+	i := 0
+	for ob := 0; ob < p.O/b; ob++ {
+		if !blockedIn {
+			for c := 0; c < p.C; c++ {
+				for k := 0; k < kk; k++ {
+					for ol := 0; ol < b; ol++ {
+						dst[i] = w[((ob*b+ol)*p.C+c)*kk+k]
+						i++
+					}
+				}
+			}
+			continue
+		}
+		for cb := 0; cb < p.C/b; cb++ {
+			for k := 0; k < kk; k++ {
+				for cl := 0; cl < b; cl++ {
+					for ol := 0; ol < b; ol++ {
+						dst[i] = w[((ob*b+ol)*p.C+cb*b+cl)*kk+k]
+						i++
+					}
+				}
+			}
+		}
+	}
+}
+
+// ConvNCHWc is the convolution p of x into out in the blocked layout: x is
+// N×(C/16)×H×W×16 when blockedIn, else N×C×H×W; out is
+// N×(O/16)×OH×OW×16; packed is w as PackConvNCHWc writes it. p.Epilogue
+// is applied to every output element once its sum is complete: Bias32 has
+// O values, Residual32 is laid out like out. p must pass ConvNCHWcCheck.
+// It needs no workspace.
+func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out []float32, threads int) {
+	convNCHWcRef(p, blockedIn, x, packed, out)
+}
+
+// convNCHWcRef is ConvNCHWc one output element at a time, in float32 with
+// the sum over input channels, then kernel rows, then columns; the
+// reference the tests hold the fast paths to.
+func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
+	const b = NCHWcBlock
+	oh, ow := p.OutH(), p.OutW()
+	ob := p.O / b
+	kk := p.KH * p.KW
+	for n := 0; n < p.N; n++ {
+		for o := 0; o < ob; o++ {
+			plane := out[((n*ob)+o)*oh*ow*b : ((n*ob)+o+1)*oh*ow*b]
+			for y := 0; y < oh; y++ {
+				for xo := 0; xo < ow; xo++ {
+					for ol := 0; ol < b; ol++ {
+						var s float32
+						for c := 0; c < p.C; c++ {
+							for kh := 0; kh < p.KH; kh++ {
+								iy := y*p.SH - p.PH + kh
+								if iy < 0 || iy >= p.H {
+									continue
+								}
+								for kw := 0; kw < p.KW; kw++ {
+									ix := xo*p.SW - p.PW + kw
+									if ix < 0 || ix >= p.W {
+										continue
+									}
+									var v, wv float32
+									k := kh*p.KW + kw
+									if blockedIn {
+										cb, cl := c/b, c%b
+										v = x[(((n*(p.C/b)+cb)*p.H+iy)*p.W+ix)*b+cl]
+										wv = packed[((((o*(p.C/b)+cb)*kk+k)*b+cl)*b)+ol]
+									} else {
+										v = x[((n*p.C+c)*p.H+iy)*p.W+ix]
+										wv = packed[((o*p.C+c)*kk+k)*b+ol]
+									}
+									s += v * wv
+								}
+							}
+						}
+						plane[(y*ow+xo)*b+ol] = s
+					}
+				}
+			}
+			epiNCHWc(&p.Epilogue, plane, o, ((n*ob)+o)*oh*ow*b)
+		}
+	}
+}
+
+// epiNCHWc applies ep to v, a run of whole pixels of output channel block
+// o that starts at element off of the output: the bias of the block's 16
+// channels added to every pixel, then the residual's elements at the same
+// place, then the activation, as Epilogue orders them.
+func epiNCHWc(ep *Epilogue, v []float32, o, off int) {
+	if !ep.on() || len(v) == 0 {
+		return
+	}
+	const b = NCHWcBlock
+	if ep.Bias32 != nil {
+		add2D(v, b, ep.Bias32[o*b:(o+1)*b], 0, len(v)/b, b)
+	}
+	if ep.Residual32 != nil {
+		add2D(v, 0, ep.Residual32[off:off+len(v)], 0, 1, len(v))
+	}
+	epiAct(ep, v)
+}
