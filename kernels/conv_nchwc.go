@@ -76,10 +76,14 @@ func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
 // N×(O/16)×OH×OW×16; packed is w as PackConvNCHWc writes it. p.Epilogue
 // is applied to every output element once its sum is complete: Bias32 has
 // O values, Residual32 is laid out like out. p must pass ConvNCHWcCheck.
-// It needs no workspace.
-func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out []float32, threads int) {
+// It needs ConvNCHWcWorkspace(p, blockedIn, threads) elements of ws.
+func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) {
 	convNCHWcRef(p, blockedIn, x, packed, out)
 }
+
+// ConvNCHWcWorkspace is the number of float32 elements of scratch
+// ConvNCHWc needs for p with the given thread count.
+func ConvNCHWcWorkspace(p Conv2DParams, blockedIn bool, threads int) int { return 0 }
 
 // convNCHWcRef is ConvNCHWc one output element at a time, in float32 with
 // the sum over input channels, then kernel rows, then columns; the

@@ -95,7 +95,7 @@ func TestConvNCHWcMatchesConv2D(t *testing.T) {
 					PackConvNCHWc(p, blockedIn, w, packed)
 					for _, threads := range []int{1, 2} {
 						out := make([]float32, len(want))
-						ConvNCHWc(q, blockedIn, xin, packed, out, threads)
+						ConvNCHWc(q, blockedIn, xin, packed, out, make([]float32, ConvNCHWcWorkspace(q, blockedIn, threads)), threads)
 						got := fromNCHWc(out, p.N, p.O, oh*ow)
 						for j := range want {
 							if d := math.Abs(float64(got[j] - want[j])); d > 1e-4*(1+math.Abs(float64(want[j]))) {

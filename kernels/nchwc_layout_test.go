@@ -1,0 +1,92 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// TestReorderNCHWc holds both reorders to the plain layout change and
+// checks that one undoes the other.
+func TestReorderNCHWc(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for _, s := range [][3]int{{1, 16, 1}, {2, 32, 7}, {3, 48, 25}, {1, 64, 100}} {
+		n, c, hw := s[0], s[1], s[2]
+		x := randsF32(r, n*c*hw)
+		for _, threads := range []int{1, 2} {
+			y := make([]float32, len(x))
+			ReorderToNCHWc(x, y, n, c, hw, threads)
+			if want := toNCHWc(x, n, c, hw); !slices.Equal(y, want) {
+				t.Fatalf("%v threads %d: ReorderToNCHWc differs from the layout change", s, threads)
+			}
+			back := make([]float32, len(x))
+			ReorderFromNCHWc(y, back, n, c, hw, threads)
+			if !slices.Equal(back, x) {
+				t.Fatalf("%v threads %d: ReorderFromNCHWc does not undo ReorderToNCHWc", s, threads)
+			}
+		}
+	}
+}
+
+// TestMaxPoolNCHWcMatchesValues holds the blocked max pool to
+// MaxPool2DValues bit for bit, NaNs and signed zeros included.
+func TestMaxPoolNCHWcMatchesValues(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, p := range []Pool2DParams{
+		{N: 1, C: 16, H: 10, W: 10, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2},
+		{N: 2, C: 32, H: 10, W: 9, KH: 13, KW: 13, SH: 1, SW: 1, PH: 6, PW: 6},
+		{N: 1, C: 64, H: 17, W: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+		{N: 3, C: 16, H: 8, W: 8, KH: 2, KW: 2, SH: 2, SW: 2},
+	} {
+		t.Run(fmt.Sprintf("%dx%dx%dx%d_k%d_s%d", p.N, p.C, p.H, p.W, p.KH, p.SH), func(t *testing.T) {
+			x := randsF32(r, p.N*p.C*p.H*p.W)
+			for i := range x {
+				switch r.Intn(40) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Copysign(0, -1))
+				case 2:
+					x[i] = 0
+				}
+			}
+			hw, ohw := p.H*p.W, p.OutH()*p.OutW()
+			want := make([]float32, p.N*p.C*ohw)
+			MaxPool2DValues(p, x, want, 1)
+			for _, threads := range []int{1, 2} {
+				out := make([]float32, len(want))
+				MaxPoolNCHWc(p, toNCHWc(x, p.N, p.C, hw), out, threads)
+				got := fromNCHWc(out, p.N, p.C, ohw)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("threads %d: element %d: got %v, want %v", threads, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestUpsampleNearestNCHWc checks that every output pixel is the input
+// pixel at the floor of its coordinates over the factors.
+func TestUpsampleNearestNCHWc(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	n, c, h, w, fh, fw := 2, 32, 5, 7, 2, 3
+	x := randsF32(r, n*c*h*w)
+	for _, threads := range []int{1, 2} {
+		out := make([]float32, n*c*h*w*fh*fw)
+		UpsampleNearestNCHWc(toNCHWc(x, n, c, h*w), out, n, c, h, w, fh, fw, threads)
+		got := fromNCHWc(out, n, c, h*fh*w*fw)
+		for i := 0; i < n*c; i++ {
+			for y := 0; y < h*fh; y++ {
+				for xo := 0; xo < w*fw; xo++ {
+					if g, want := got[(i*h*fh+y)*w*fw+xo], x[(i*h+y/fh)*w+xo/fw]; g != want {
+						t.Fatalf("threads %d: plane %d (%d,%d): got %v, want %v", threads, i, y, xo, g, want)
+					}
+				}
+			}
+		}
+	}
+}
