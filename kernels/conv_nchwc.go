@@ -11,6 +11,12 @@ import "fmt"
 // reading its input in place whatever the stride, with no im2col.
 const NCHWcBlock = 16
 
+// NCHWcVector reports whether this build and machine run ConvNCHWc with
+// vector kernels; where it does not, the blocked layout still gives the
+// same results through plain Go loops, only slower, and a layout pass
+// leaves the program in NCHW.
+func NCHWcVector() bool { return false }
+
 // ConvNCHWcCheck reports why p cannot run as ConvNCHWc: the blocked
 // convolution takes float32 groups of 1, unit dilations, output channels
 // in whole blocks and, for a blocked input (blockedIn), input channels in
