@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // NCHWcBlock is the channel block of the blocked activation layout
 // (NCHWc): a tensor of N×C×H×W float32 values is held as
@@ -10,12 +13,6 @@ import "fmt"
 // one broadcast input value times one vector of weights per multiply-add,
 // reading its input in place whatever the stride, with no im2col.
 const NCHWcBlock = 16
-
-// NCHWcVector reports whether this build and machine run ConvNCHWc with
-// vector kernels; where it does not, the blocked layout still gives the
-// same results through plain Go loops, only slower, and a layout pass
-// leaves the program in NCHW.
-func NCHWcVector() bool { return false }
 
 // ConvNCHWcCheck reports why p cannot run as ConvNCHWc: the blocked
 // convolution takes float32 groups of 1, unit dilations, output channels
@@ -84,6 +81,9 @@ func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
 // O values, Residual32 is laid out like out. p must pass ConvNCHWcCheck.
 // It needs ConvNCHWcWorkspace(p, blockedIn, threads) elements of ws.
 func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) {
+	if convNCHWcVec(p, blockedIn, x, packed, out, threads) {
+		return
+	}
 	convNCHWcRef(p, blockedIn, x, packed, out)
 }
 
@@ -91,14 +91,27 @@ func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, thr
 // ConvNCHWc needs for p with the given thread count.
 func ConvNCHWcWorkspace(p Conv2DParams, blockedIn bool, threads int) int { return 0 }
 
-// convNCHWcRef is ConvNCHWc one output element at a time, in float32 with
-// the sum over input channels, then kernel rows, then columns; the
-// reference the tests hold the fast paths to.
+// convNCHWcRef is ConvNCHWc one output element at a time, in float32,
+// each sum started at the bias and run over input channel blocks (single
+// channels of an NCHW input), then kernel rows, then columns, then the
+// block's channels, as the vector kernels sum (they fuse each multiply
+// and add); the reference the tests hold the fast paths to.
 func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
 	const b = NCHWcBlock
 	oh, ow := p.OutH(), p.OutW()
 	ob := p.O / b
 	kk := p.KH * p.KW
+	lanes := 1
+	if blockedIn {
+		lanes = b
+	}
+	// in is the input element of channel c at (iy, ix) of sample n.
+	in := func(n, c, iy, ix int) float32 {
+		if blockedIn {
+			return x[(((n*(p.C/b)+c/b)*p.H+iy)*p.W+ix)*b+c%b]
+		}
+		return x[((n*p.C+c)*p.H+iy)*p.W+ix]
+	}
 	for n := 0; n < p.N; n++ {
 		for o := 0; o < ob; o++ {
 			plane := out[((n*ob)+o)*oh*ow*b : ((n*ob)+o+1)*oh*ow*b]
@@ -106,7 +119,10 @@ func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
 				for xo := 0; xo < ow; xo++ {
 					for ol := 0; ol < b; ol++ {
 						var s float32
-						for c := 0; c < p.C; c++ {
+						if p.Epilogue.Bias32 != nil {
+							s = p.Epilogue.Bias32[o*b+ol]
+						}
+						for cb := 0; cb < p.C/lanes; cb++ {
 							for kh := 0; kh < p.KH; kh++ {
 								iy := y*p.SH - p.PH + kh
 								if iy < 0 || iy >= p.H {
@@ -117,17 +133,11 @@ func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
 									if ix < 0 || ix >= p.W {
 										continue
 									}
-									var v, wv float32
 									k := kh*p.KW + kw
-									if blockedIn {
-										cb, cl := c/b, c%b
-										v = x[(((n*(p.C/b)+cb)*p.H+iy)*p.W+ix)*b+cl]
-										wv = packed[((((o*(p.C/b)+cb)*kk+k)*b+cl)*b)+ol]
-									} else {
-										v = x[((n*p.C+c)*p.H+iy)*p.W+ix]
-										wv = packed[((o*p.C+c)*kk+k)*b+ol]
+									for cl := 0; cl < lanes; cl++ {
+										wv := packed[(((o*(p.C/lanes)+cb)*kk+k)*lanes+cl)*b+ol]
+										s = fma32(in(n, cb*lanes+cl, iy, ix), wv, s)
 									}
-									s += v * wv
 								}
 							}
 						}
@@ -135,23 +145,22 @@ func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
 					}
 				}
 			}
-			epiNCHWc(&p.Epilogue, plane, o, ((n*ob)+o)*oh*ow*b)
+			epiNCHWc(&p.Epilogue, plane, ((n*ob)+o)*oh*ow*b)
 		}
 	}
 }
 
-// epiNCHWc applies ep to v, a run of whole pixels of output channel block
-// o that starts at element off of the output: the bias of the block's 16
-// channels added to every pixel, then the residual's elements at the same
-// place, then the activation, as Epilogue orders them.
-func epiNCHWc(ep *Epilogue, v []float32, o, off int) {
-	if !ep.on() || len(v) == 0 {
-		return
-	}
-	const b = NCHWcBlock
-	if ep.Bias32 != nil {
-		add2D(v, b, ep.Bias32[o*b:(o+1)*b], 0, len(v)/b, b)
-	}
+// fma32 is a·b + c rounded once, as a vector multiply-add computes it:
+// the product of two float32 values is exact in float64.
+func fma32(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// epiNCHWc applies ep to v, a run of whole pixels of one output block that
+// starts at element off of the output, its bias already in the sums: the
+// residual's elements at the same place, then the activation, as Epilogue
+// orders them.
+func epiNCHWc(ep *Epilogue, v []float32, off int) {
 	if ep.Residual32 != nil {
 		add2D(v, 0, ep.Residual32[off:off+len(v)], 0, 1, len(v))
 	}

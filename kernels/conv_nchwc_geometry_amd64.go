@@ -1,0 +1,138 @@
+//go:build !purego
+
+package kernels
+
+import "fmt"
+
+// nchwcSegment is how many output pixels a pointwise convolution's item
+// covers: its plane is one long row (pixel i reads input pixel i), cut
+// into segments so that threads split it; a multiple of the tiles' widths
+// (6 and 8 pixels).
+const nchwcSegment = 96
+
+// nchwcGeometry is where ConvNCHWc finds the elements of a pixel, a
+// weight and an output: a plane of H×W input pixels, output rows of OW
+// pixels in segments, output blocks in groups of up to four (one kernel's
+// tile).
+type nchwcGeometry struct {
+	p           Conv2DParams // a pointwise convolution's plane flattened into one row
+	lanes       int          // input channels per block: 16, or 1 for an NCHW input
+	pixStride   int          // elements from one input pixel to the next
+	blockStride int          // elements from one input channel block to the next
+	filterLen   int          // elements of one output block's weights
+	oh, ow      int          // output rows and columns
+	ob          int          // output blocks
+	groups      int          // groups of output blocks per sample
+	segLen      int          // output pixels per item of a row
+	segs        int          // items per row
+}
+
+func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
+	const b = NCHWcBlock
+	g := nchwcGeometry{p: p, lanes: 1, pixStride: 1}
+	if p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PH == 0 && p.PW == 0 {
+		g.p.W, g.p.H = p.H*p.W, 1
+	}
+	if blockedIn {
+		g.lanes, g.pixStride = b, b
+	}
+	g.blockStride = g.p.H * g.p.W * g.pixStride
+	g.filterLen = p.C * p.KH * p.KW * b
+	g.oh, g.ow = g.p.OutH(), g.p.OutW()
+	g.ob = p.O / b
+	g.groups = (g.ob + 3) / 4
+	g.segLen = g.ow
+	if g.oh == 1 && g.ow > nchwcSegment {
+		g.segLen = nchwcSegment
+	}
+	g.segs = (g.ow + g.segLen - 1) / max(g.segLen, 1)
+	return g
+}
+
+// items is how many items the parallel loop runs: samples × groups ×
+// rows × segments, in that order, so that a thread's run of rows shares
+// its weights.
+func (g *nchwcGeometry) items() int { return g.p.N * g.groups * g.oh * g.segs }
+
+// itemCost is an item's multiply-adds, for nnForRanger.
+func (g *nchwcGeometry) itemCost() int {
+	return 4 * NCHWcBlock * g.segLen * g.p.C * g.p.KH * g.p.KW
+}
+
+// item is item i: sample n, output blocks [o0, o0+f), row y, pixels
+// [x0, x1).
+func (g *nchwcGeometry) item(i int) (n, o0, f, y, x0, x1 int) {
+	s := i % g.segs
+	i /= g.segs
+	y = i % g.oh
+	i /= g.oh
+	grp := i % g.groups
+	n = i / g.groups
+	// Groups as even as they come: the first ob%groups get one more.
+	each, more := g.ob/g.groups, g.ob%g.groups
+	o0 = grp*each + min(grp, more)
+	f = each
+	if grp < more {
+		f++
+	}
+	x0 = s * g.segLen
+	return n, o0, f, y, x0, min(x0+g.segLen, g.ow)
+}
+
+// rowTaps is the kernel rows [kh0, kh1) output row y reads inside the
+// input.
+func (g *nchwcGeometry) rowTaps(y int) (kh0, kh1 int) {
+	top := y*g.p.SH - g.p.PH
+	return max(0, -top), min(g.p.KH, g.p.H-top)
+}
+
+// colTaps is the kernel columns [kw0, kw1) output pixel x reads inside
+// the input.
+func (g *nchwcGeometry) colTaps(x int) (kw0, kw1 int) {
+	left := x*g.p.SW - g.p.PW
+	return max(0, -left), min(g.p.KW, g.p.W-left)
+}
+
+// interior is the output pixels [xl, xr) that read all their kernel
+// columns inside the input (xr ≤ xl when none do).
+func (g *nchwcGeometry) interior() (xl, xr int) {
+	p := &g.p
+	xl = min((p.PW+p.SW-1)/p.SW, g.ow)
+	if last := p.W + p.PW - p.KW; last >= 0 {
+		xr = min(last/p.SW+1, g.ow)
+	}
+	return xl, xr
+}
+
+// inAt is the element of the input that output pixel x of row y reads
+// at kernel tap (kh, kw), channel 0.
+func (g *nchwcGeometry) inAt(n, y, x, kh, kw int) int {
+	p := &g.p
+	iy, ix := y*p.SH-p.PH+kh, x*p.SW-p.PW+kw
+	return n*p.C*p.H*p.W + (iy*p.W+ix)*g.pixStride
+}
+
+// wAt is the element of the packed weights of output block o at kernel
+// tap (kh, kw), input channel 0.
+func (g *nchwcGeometry) wAt(o, kh, kw int) int {
+	return o*g.filterLen + (kh*g.p.KW+kw)*g.lanes*NCHWcBlock
+}
+
+// outAt is the element of the output of sample n, block o at pixel x of
+// row y.
+func (g *nchwcGeometry) outAt(n, o, y, x int) int {
+	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * NCHWcBlock
+}
+
+// checkLens panics unless the slices hold what the kernels will read and
+// write: they index without bounds checks.
+func (g *nchwcGeometry) checkLens(ep *Epilogue, x, packed, out []float32) {
+	p := &g.p
+	nOut := p.N * p.O * g.oh * g.ow
+	switch {
+	case len(x) < p.N*p.C*p.H*p.W, len(packed) < PackConvNCHWcLen(*p), len(out) < nOut,
+		ep.Bias32 != nil && len(ep.Bias32) < p.O, ep.Residual32 != nil && len(ep.Residual32) < nOut:
+		panic(fmt.Sprintf("kernels: ConvNCHWc of %d×%d×%d×%d→%d given %d input, %d weight, %d output elements",
+			p.N, p.C, p.H, p.W, p.O, len(x), len(packed), len(out)))
+	}
+}

@@ -1,0 +1,99 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// nchwcVecCases reach every branch of the vector driver: tails of every
+// tile width, borders on both sides, windows that miss the input, strides
+// 1 to 3, uneven groups of output blocks, NCHW inputs of odd depth and
+// pointwise planes cut into segments.
+var nchwcVecCases = []Conv2DParams{
+	{N: 1, C: 16, H: 5, W: 1, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 2, C: 32, H: 9, W: 23, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 16, H: 11, W: 17, O: 96, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 1, C: 48, H: 7, W: 13, O: 64, KH: 3, KW: 5, SH: 3, SW: 2, PH: 2, PW: 1},
+	{N: 1, C: 16, H: 4, W: 4, O: 32, KH: 1, KW: 1, SH: 1, SW: 1, PH: 2, PW: 2},
+	{N: 1, C: 16, H: 3, W: 3, O: 16, KH: 5, KW: 5, SH: 1, SW: 1, PH: 3, PW: 3},
+	{N: 2, C: 32, H: 13, W: 19, O: 112, KH: 1, KW: 1, SH: 1, SW: 1},
+	{N: 1, C: 16, H: 15, W: 15, O: 48, KH: 1, KW: 1, SH: 2, SW: 2},
+	{N: 2, C: 3, H: 21, W: 19, O: 64, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3},
+	{N: 1, C: 5, H: 9, W: 30, O: 48, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 1, H: 6, W: 6, O: 16, KH: 2, KW: 2, SH: 2, SW: 2},
+	{N: 1, C: 32, H: 2, W: 2, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+}
+
+// TestConvNCHWcVecMatchesRef holds ConvNCHWc to convNCHWcRef bit for bit,
+// with every epilogue and on 1 to 3 threads.
+func TestConvNCHWcVecMatchesRef(t *testing.T) {
+	if !NCHWcVector() {
+		t.Skip("no vector kernels here")
+	}
+	r := rand.New(rand.NewSource(2))
+	for i, p := range nchwcVecCases {
+		p.DH, p.DW, p.Groups = 1, 1, 1
+		blockedIn := p.C%NCHWcBlock == 0
+		oh, ow := p.OutH(), p.OutW()
+		x := randsF32(r, p.N*p.C*p.H*p.W)
+		w := randsF32(r, p.O*p.C*p.KH*p.KW)
+		packed := make([]float32, PackConvNCHWcLen(p))
+		PackConvNCHWc(p, blockedIn, w, packed)
+		for _, ep := range []Epilogue{
+			{},
+			{Bias32: randsF32(r, p.O)},
+			{Bias32: randsF32(r, p.O), Act: ActSilu},
+			{Act: ActRelu, Residual32: randsF32(r, p.N*p.O*oh*ow)},
+		} {
+			q := p
+			q.Epilogue = ep
+			name := fmt.Sprintf("%d/bias%v_res%v_act%d", i, ep.Bias32 != nil, ep.Residual32 != nil, ep.Act)
+			t.Run(name, func(t *testing.T) {
+				want := make([]float32, p.N*p.O*oh*ow)
+				convNCHWcRef(q, blockedIn, x, packed, want)
+				for threads := 1; threads <= 3; threads++ {
+					out := randsF32(r, len(want))
+					ConvNCHWc(q, blockedIn, x, packed, out, nil, threads)
+					for j := range want {
+						if math.Float32bits(out[j]) != math.Float32bits(want[j]) {
+							t.Fatalf("threads %d: element %d: got %v, want %v", threads, j, out[j], want[j])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestConvNCHWcAllocs checks that repeated calls, serial and parallel,
+// make no Go allocation, also after a call refused for short slices.
+func TestConvNCHWcAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops objects at random")
+	}
+	p := Conv2DParams{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}
+	r := rand.New(rand.NewSource(3))
+	x := randsF32(r, p.N*p.C*p.H*p.W)
+	packed := make([]float32, PackConvNCHWcLen(p))
+	PackConvNCHWc(p, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
+	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
+	if NCHWcVector() {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a short output did not panic")
+				}
+			}()
+			ConvNCHWc(p, true, x, packed, out[:len(out)-1], nil, 2)
+		}()
+	}
+	for _, th := range []int{1, 2} {
+		ConvNCHWc(p, true, x, packed, out, nil, th)
+		if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, true, x, packed, out, nil, th) }); a > 0.5 {
+			t.Errorf("threads %d: %.1f allocations per call, want 0", th, a)
+		}
+	}
+}

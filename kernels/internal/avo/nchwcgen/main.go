@@ -1,0 +1,255 @@
+// Command nchwcgen generates kernels/conv_nchwc_amd64.s and its Go
+// declarations: the AVX-512 micro-kernels of the blocked (NCHWc)
+// convolution (conv_nchwc_amd64.go). Each keeps F blocks of 16 output
+// channels × P output pixels of one row in registers and, for every input
+// channel, loads the F vectors of weights, broadcasts the P pixels' input
+// values and adds their F·P products; the sums run over input channel
+// blocks, then kernel rows, then columns, then the block's channels, as
+// convNCHWcRef sums. With -table it also writes the Go file that lists the
+// kernels by tile (conv_nchwc_table_amd64.go).
+//
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
+// Run it through `go generate ./kernels/` from the main module.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// maxF is the most blocks of 16 output channels a kernel keeps.
+const maxF = 4
+
+// maxP is the most output pixels a kernel with f blocks keeps: f·P
+// accumulators, f weight vectors and two broadcast registers fit the 32
+// vector registers, and P ≤ 8 is what base + index·scale addresses reach
+// from the four pixel-step registers.
+func maxP(f int) int { return min(8, (32-f-2)/f) }
+
+// args names the elements of the kernels' argument block, in order, 8
+// bytes each; writeTable gives package kernels their indices.
+var args = []struct{ name, doc string }{
+	{"Blocks", "input channel blocks (channels of an NCHW input)"},
+	{"Rows", "kernel rows"},
+	{"Cols", "kernel columns"},
+	{"PixStep", "bytes from one output pixel's input to the next's"},
+	{"ColStep", "bytes from one kernel column's input to the next's"},
+	{"RowAdj", "bytes from past the last column's input to the next row's"},
+	{"BlockAdj", "bytes from past the last row's input to the next block's"},
+	{"WRowAdj", "bytes from past the last column's weights to the next row's"},
+	{"WBlockAdj", "bytes from past the last row's weights to the next block's"},
+	{"WFilter", "bytes from one output block's weights to the next's"},
+	{"OutFilter", "bytes from one output block's outputs to the next's"},
+}
+
+// arg is the offset of the argument block's element named name.
+func arg(name string) int {
+	for i, a := range args {
+		if a.name == name {
+			return 8 * i
+		}
+	}
+	panic("nchwcgen: no argument " + name)
+}
+
+func main() {
+	table := flag.String("table", "", "Go file listing the kernels by tile")
+	flag.Parse()
+	ConstraintExpr("!purego")
+	for _, lanes := range []int{1, 16} {
+		for f := 1; f <= maxF; f++ {
+			for p := 1; p <= maxP(f); p++ {
+				kernel(lanes, f, p)
+			}
+		}
+	}
+	if *table != "" {
+		if err := writeTable(*table); err != nil {
+			log.Fatal(err)
+		}
+	}
+	Generate()
+}
+
+func name(lanes, f, p int) string {
+	if lanes == 1 {
+		return fmt.Sprintf("convNCHWcPlainF32_%dx%d", f, p)
+	}
+	return fmt.Sprintf("convNCHWcF32_%dx%d", f, p)
+}
+
+// sig is the kernels' signature: bias is F·16 values the sums start from,
+// or nil for a start at zero; a holds the loops' counts and steps.
+var sig = fmt.Sprintf("func(in, w, out, bias *float32, a *[%d]int)", len(args))
+
+// kernel emits the tile of f output blocks × p pixels for an input whose
+// channel blocks hold lanes channels: 16 for a blocked input (a pixel's
+// channels side by side), 1 for a plain NCHW one (each channel its own
+// block).
+func kernel(lanes, f, p int) {
+	layout := "a blocked input"
+	if lanes == 1 {
+		layout = "an NCHW input"
+	}
+	emit.Func(name(lanes, f, p), sig,
+		fmt.Sprintf("%s is the blocked convolution's tile of %d output blocks × %d pixels on %s.", name(lanes, f, p), f, p, layout))
+	in, w, out, a := RSI, RDI, R14, RDX
+	ps, ps3, ps5, ps7 := R8, R9, R10, R11
+	wf, wf3 := R12, R13
+	cols, rows, blocks := RCX, RBX, RAX
+	emit.Params("in w out bias a", in, w, out, R15, a)
+	at := func(name string) Mem { return Mem{Base: a, Disp: arg(name)} }
+
+	z := emit.Z()
+	acc := func(fi, pi int) VecPhysical { return z[fi*p+pi] }
+	wv := func(fi int) VecPhysical { return z[f*p+fi] }
+	bc := func(pi int) VecPhysical { return z[f*p+f+pi%2] }
+
+	// Accumulators start at the bias, or at zero.
+	TESTQ(R15, R15)
+	JE(LabelRef("zero"))
+	for fi := 0; fi < f; fi++ {
+		VMOVUPS(Mem{Base: R15, Disp: 64 * fi}, acc(fi, 0))
+		for pi := 1; pi < p; pi++ {
+			VMOVAPS(acc(fi, 0), acc(fi, pi))
+		}
+	}
+	JMP(LabelRef("start"))
+	Label("zero")
+	for fi := 0; fi < f; fi++ {
+		for pi := 0; pi < p; pi++ {
+			VPXORD(acc(fi, pi), acc(fi, pi), acc(fi, pi))
+		}
+	}
+	Label("start")
+
+	MOVQ(at("PixStep"), ps)
+	LEAQ(Mem{Base: ps, Index: ps, Scale: 2}, ps3)
+	LEAQ(Mem{Base: ps, Index: ps, Scale: 4}, ps5)
+	LEAQ(Mem{Base: ps5, Index: ps, Scale: 2}, ps7)
+	MOVQ(at("WFilter"), wf)
+	LEAQ(Mem{Base: wf, Index: wf, Scale: 2}, wf3)
+
+	// pix is the address of pixel pi's input, disp bytes on.
+	pix := func(pi, disp int) Mem {
+		switch pi {
+		case 0:
+			return Mem{Base: in, Disp: disp}
+		case 1, 2, 4, 8:
+			return Mem{Base: in, Index: ps, Scale: uint8(pi), Disp: disp}
+		case 3, 6:
+			return Mem{Base: in, Index: ps3, Scale: uint8(pi / 3), Disp: disp}
+		case 5:
+			return Mem{Base: in, Index: ps5, Scale: 1, Disp: disp}
+		default: // 7
+			return Mem{Base: in, Index: ps7, Scale: 1, Disp: disp}
+		}
+	}
+	// wts is the address of output block fi's weights, disp bytes on.
+	wts := func(fi, disp int) Mem {
+		switch fi {
+		case 0:
+			return Mem{Base: w, Disp: disp}
+		case 1, 2:
+			return Mem{Base: w, Index: wf, Scale: uint8(fi), Disp: disp}
+		default: // 3
+			return Mem{Base: w, Index: wf3, Scale: 1, Disp: disp}
+		}
+	}
+
+	MOVQ(at("Blocks"), blocks)
+	Label("block")
+	MOVQ(at("Rows"), rows)
+	Label("row")
+	MOVQ(at("Cols"), cols)
+	Label("col")
+	for l := 0; l < lanes; l++ {
+		if f == 1 {
+			VMOVUPS(wts(0, 64*l), wv(0))
+			for pi := 0; pi < p; pi++ {
+				VFMADD231PS_BCST(pix(pi, 4*l), wv(0), acc(0, pi))
+			}
+			continue
+		}
+		for fi := 0; fi < f; fi++ {
+			VMOVUPS(wts(fi, 64*l), wv(fi))
+		}
+		for pi := 0; pi < p; pi++ {
+			VBROADCASTSS(pix(pi, 4*l), bc(pi))
+			for fi := 0; fi < f; fi++ {
+				VFMADD231PS(wv(fi), bc(pi), acc(fi, pi))
+			}
+		}
+	}
+	ADDQ(at("ColStep"), in)
+	ADDQ(U32(64*lanes), w)
+	DECQ(cols)
+	JNE(LabelRef("col"))
+	ADDQ(at("RowAdj"), in)
+	ADDQ(at("WRowAdj"), w)
+	DECQ(rows)
+	JNE(LabelRef("row"))
+	ADDQ(at("BlockAdj"), in)
+	ADDQ(at("WBlockAdj"), w)
+	DECQ(blocks)
+	JNE(LabelRef("block"))
+
+	MOVQ(at("OutFilter"), R15)
+	for fi := 0; fi < f; fi++ {
+		for pi := 0; pi < p; pi++ {
+			VMOVUPS(acc(fi, pi), Mem{Base: out, Disp: 64 * pi})
+		}
+		if fi+1 < f {
+			ADDQ(R15, out)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// writeTable writes the Go file that calls the kernels by tile, so that
+// package kernels picks them from the tiles generated here.
+func writeTable(path string) error {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by nchwcgen (see internal/avo/nchwcgen). DO NOT EDIT.\n\n")
+	b.WriteString("//go:build !purego\n\npackage kernels\n")
+	b.WriteString("\n// The indices of the kernels' argument block.\nconst (\n")
+	for i, a := range args {
+		fmt.Fprintf(&b, "nchwcArg%s = %d // %s\n", a.name, i, a.doc)
+	}
+	fmt.Fprintf(&b, "nchwcArgs = %d\n)\n", len(args))
+	b.WriteString("\n// convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.\nvar convNCHWcMaxP = [...]int{")
+	for f := 1; f <= maxF; f++ {
+		fmt.Fprintf(&b, "%d, ", maxP(f))
+	}
+	b.WriteString("}\n")
+	// A switch of direct calls rather than a table of func values: the
+	// compiler sees the kernels' noescape, so the argument block stays on
+	// the caller's stack.
+	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks × p pixels, on a\n// blocked input or (plain) an NCHW one.\n")
+	fmt.Fprintf(&b, "func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
+	b.WriteString("switch {\n")
+	for _, lanes := range []int{16, 1} {
+		for f := 1; f <= maxF; f++ {
+			for p := 1; p <= maxP(f); p++ {
+				fmt.Fprintf(&b, "case plain == %v && f == %d && p == %d:\n%s(in, w, out, bias, a)\n", lanes == 1, f, p, name(lanes, f, p))
+			}
+		}
+	}
+	b.WriteString("default:\npanic(\"kernels: no blocked convolution tile of that size\")\n}\n}\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, src, 0o644)
+}
