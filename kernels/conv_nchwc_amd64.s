@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12,6 +12,14 @@ TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -50,12 +58,13 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -63,6 +72,15 @@ TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -104,13 +122,14 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -118,6 +137,16 @@ TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -162,14 +191,15 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -177,6 +207,17 @@ TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -224,7 +265,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -232,7 +274,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -240,6 +282,18 @@ TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -290,7 +344,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -299,7 +354,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -307,6 +362,19 @@ TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -360,7 +428,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -370,7 +439,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -378,6 +447,20 @@ TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -434,7 +517,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -445,7 +529,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -453,6 +537,21 @@ TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -512,7 +611,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -524,7 +624,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -532,6 +632,15 @@ TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -575,14 +684,14 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -590,6 +699,17 @@ TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -640,16 +760,16 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -657,6 +777,19 @@ TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -714,18 +847,18 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -733,6 +866,21 @@ TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -797,20 +945,20 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -818,6 +966,23 @@ TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -889,22 +1054,22 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -912,6 +1077,25 @@ TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -990,24 +1174,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1015,6 +1199,27 @@ TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS (R14)(R12*1), Z7
+	VMOVUPS 64(R14)(R12*1), Z8
+	VMOVUPS 128(R14)(R12*1), Z9
+	VMOVUPS 192(R14)(R12*1), Z10
+	VMOVUPS 256(R14)(R12*1), Z11
+	VMOVUPS 320(R14)(R12*1), Z12
+	VMOVUPS 384(R14)(R12*1), Z13
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1100,7 +1305,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -1108,18 +1314,17 @@ col:
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z7, (R14)
-	VMOVUPS      Z8, 64(R14)
-	VMOVUPS      Z9, 128(R14)
-	VMOVUPS      Z10, 192(R14)
-	VMOVUPS      Z11, 256(R14)
-	VMOVUPS      Z12, 320(R14)
-	VMOVUPS      Z13, 384(R14)
+	VMOVUPS      Z7, (R14)(R12*1)
+	VMOVUPS      Z8, 64(R14)(R12*1)
+	VMOVUPS      Z9, 128(R14)(R12*1)
+	VMOVUPS      Z10, 192(R14)(R12*1)
+	VMOVUPS      Z11, 256(R14)(R12*1)
+	VMOVUPS      Z12, 320(R14)(R12*1)
+	VMOVUPS      Z13, 384(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1127,6 +1332,29 @@ TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	VMOVUPS (R14)(R12*1), Z8
+	VMOVUPS 64(R14)(R12*1), Z9
+	VMOVUPS 128(R14)(R12*1), Z10
+	VMOVUPS 192(R14)(R12*1), Z11
+	VMOVUPS 256(R14)(R12*1), Z12
+	VMOVUPS 320(R14)(R12*1), Z13
+	VMOVUPS 384(R14)(R12*1), Z14
+	VMOVUPS 448(R14)(R12*1), Z15
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1219,7 +1447,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -1228,19 +1457,18 @@ col:
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
 	VMOVUPS      Z7, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	VMOVUPS      Z12, 256(R14)
-	VMOVUPS      Z13, 320(R14)
-	VMOVUPS      Z14, 384(R14)
-	VMOVUPS      Z15, 448(R14)
+	VMOVUPS      Z8, (R14)(R12*1)
+	VMOVUPS      Z9, 64(R14)(R12*1)
+	VMOVUPS      Z10, 128(R14)(R12*1)
+	VMOVUPS      Z11, 192(R14)(R12*1)
+	VMOVUPS      Z12, 256(R14)(R12*1)
+	VMOVUPS      Z13, 320(R14)(R12*1)
+	VMOVUPS      Z14, 384(R14)(R12*1)
+	VMOVUPS      Z15, 448(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1248,6 +1476,16 @@ TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	VMOVUPS (R14)(R12*2), Z2
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1295,16 +1533,15 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
+	VMOVUPS      Z2, (R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1312,6 +1549,19 @@ TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	VMOVUPS (R14)(R12*2), Z4
+	VMOVUPS 64(R14)(R12*2), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1369,19 +1619,18 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
+	VMOVUPS      Z4, (R14)(R12*2)
+	VMOVUPS      Z5, 64(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1389,6 +1638,22 @@ TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	VMOVUPS (R14)(R12*2), Z6
+	VMOVUPS 64(R14)(R12*2), Z7
+	VMOVUPS 128(R14)(R12*2), Z8
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1456,22 +1721,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
+	VMOVUPS      Z6, (R14)(R12*2)
+	VMOVUPS      Z7, 64(R14)(R12*2)
+	VMOVUPS      Z8, 128(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1479,6 +1743,25 @@ TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	VMOVUPS (R14)(R12*2), Z8
+	VMOVUPS 64(R14)(R12*2), Z9
+	VMOVUPS 128(R14)(R12*2), Z10
+	VMOVUPS 192(R14)(R12*2), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1556,25 +1839,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
+	VMOVUPS      Z8, (R14)(R12*2)
+	VMOVUPS      Z9, 64(R14)(R12*2)
+	VMOVUPS      Z10, 128(R14)(R12*2)
+	VMOVUPS      Z11, 192(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1582,6 +1864,28 @@ TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	VMOVUPS (R14)(R12*2), Z10
+	VMOVUPS 64(R14)(R12*2), Z11
+	VMOVUPS 128(R14)(R12*2), Z12
+	VMOVUPS 192(R14)(R12*2), Z13
+	VMOVUPS 256(R14)(R12*2), Z14
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1669,28 +1973,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z10, (R14)
-	VMOVUPS      Z11, 64(R14)
-	VMOVUPS      Z12, 128(R14)
-	VMOVUPS      Z13, 192(R14)
-	VMOVUPS      Z14, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
+	VMOVUPS      Z10, (R14)(R12*2)
+	VMOVUPS      Z11, 64(R14)(R12*2)
+	VMOVUPS      Z12, 128(R14)(R12*2)
+	VMOVUPS      Z13, 192(R14)(R12*2)
+	VMOVUPS      Z14, 256(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1698,6 +2001,31 @@ TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	VMOVUPS (R14)(R12*2), Z12
+	VMOVUPS 64(R14)(R12*2), Z13
+	VMOVUPS 128(R14)(R12*2), Z14
+	VMOVUPS 192(R14)(R12*2), Z15
+	VMOVUPS 256(R14)(R12*2), Z16
+	VMOVUPS 320(R14)(R12*2), Z17
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1795,31 +2123,30 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
-	VMOVUPS      Z16, 256(R14)
-	VMOVUPS      Z17, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
+	VMOVUPS      Z12, (R14)(R12*2)
+	VMOVUPS      Z13, 64(R14)(R12*2)
+	VMOVUPS      Z14, 128(R14)(R12*2)
+	VMOVUPS      Z15, 192(R14)(R12*2)
+	VMOVUPS      Z16, 256(R14)(R12*2)
+	VMOVUPS      Z17, 320(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1827,6 +2154,34 @@ TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS (R14)(R12*1), Z7
+	VMOVUPS 64(R14)(R12*1), Z8
+	VMOVUPS 128(R14)(R12*1), Z9
+	VMOVUPS 192(R14)(R12*1), Z10
+	VMOVUPS 256(R14)(R12*1), Z11
+	VMOVUPS 320(R14)(R12*1), Z12
+	VMOVUPS 384(R14)(R12*1), Z13
+	VMOVUPS (R14)(R12*2), Z14
+	VMOVUPS 64(R14)(R12*2), Z15
+	VMOVUPS 128(R14)(R12*2), Z16
+	VMOVUPS 192(R14)(R12*2), Z17
+	VMOVUPS 256(R14)(R12*2), Z18
+	VMOVUPS 320(R14)(R12*2), Z19
+	VMOVUPS 384(R14)(R12*2), Z20
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -1934,7 +2289,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -1942,26 +2298,24 @@ col:
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z7, (R14)
-	VMOVUPS      Z8, 64(R14)
-	VMOVUPS      Z9, 128(R14)
-	VMOVUPS      Z10, 192(R14)
-	VMOVUPS      Z11, 256(R14)
-	VMOVUPS      Z12, 320(R14)
-	VMOVUPS      Z13, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z14, (R14)
-	VMOVUPS      Z15, 64(R14)
-	VMOVUPS      Z16, 128(R14)
-	VMOVUPS      Z17, 192(R14)
-	VMOVUPS      Z18, 256(R14)
-	VMOVUPS      Z19, 320(R14)
-	VMOVUPS      Z20, 384(R14)
+	VMOVUPS      Z7, (R14)(R12*1)
+	VMOVUPS      Z8, 64(R14)(R12*1)
+	VMOVUPS      Z9, 128(R14)(R12*1)
+	VMOVUPS      Z10, 192(R14)(R12*1)
+	VMOVUPS      Z11, 256(R14)(R12*1)
+	VMOVUPS      Z12, 320(R14)(R12*1)
+	VMOVUPS      Z13, 384(R14)(R12*1)
+	VMOVUPS      Z14, (R14)(R12*2)
+	VMOVUPS      Z15, 64(R14)(R12*2)
+	VMOVUPS      Z16, 128(R14)(R12*2)
+	VMOVUPS      Z17, 192(R14)(R12*2)
+	VMOVUPS      Z18, 256(R14)(R12*2)
+	VMOVUPS      Z19, 320(R14)(R12*2)
+	VMOVUPS      Z20, 384(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1969,6 +2323,37 @@ TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	VMOVUPS (R14)(R12*1), Z8
+	VMOVUPS 64(R14)(R12*1), Z9
+	VMOVUPS 128(R14)(R12*1), Z10
+	VMOVUPS 192(R14)(R12*1), Z11
+	VMOVUPS 256(R14)(R12*1), Z12
+	VMOVUPS 320(R14)(R12*1), Z13
+	VMOVUPS 384(R14)(R12*1), Z14
+	VMOVUPS 448(R14)(R12*1), Z15
+	VMOVUPS (R14)(R12*2), Z16
+	VMOVUPS 64(R14)(R12*2), Z17
+	VMOVUPS 128(R14)(R12*2), Z18
+	VMOVUPS 192(R14)(R12*2), Z19
+	VMOVUPS 256(R14)(R12*2), Z20
+	VMOVUPS 320(R14)(R12*2), Z21
+	VMOVUPS 384(R14)(R12*2), Z22
+	VMOVUPS 448(R14)(R12*2), Z23
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2086,7 +2471,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -2095,28 +2481,26 @@ col:
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
 	VMOVUPS      Z7, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	VMOVUPS      Z12, 256(R14)
-	VMOVUPS      Z13, 320(R14)
-	VMOVUPS      Z14, 384(R14)
-	VMOVUPS      Z15, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z16, (R14)
-	VMOVUPS      Z17, 64(R14)
-	VMOVUPS      Z18, 128(R14)
-	VMOVUPS      Z19, 192(R14)
-	VMOVUPS      Z20, 256(R14)
-	VMOVUPS      Z21, 320(R14)
-	VMOVUPS      Z22, 384(R14)
-	VMOVUPS      Z23, 448(R14)
+	VMOVUPS      Z8, (R14)(R12*1)
+	VMOVUPS      Z9, 64(R14)(R12*1)
+	VMOVUPS      Z10, 128(R14)(R12*1)
+	VMOVUPS      Z11, 192(R14)(R12*1)
+	VMOVUPS      Z12, 256(R14)(R12*1)
+	VMOVUPS      Z13, 320(R14)(R12*1)
+	VMOVUPS      Z14, 384(R14)(R12*1)
+	VMOVUPS      Z15, 448(R14)(R12*1)
+	VMOVUPS      Z16, (R14)(R12*2)
+	VMOVUPS      Z17, 64(R14)(R12*2)
+	VMOVUPS      Z18, 128(R14)(R12*2)
+	VMOVUPS      Z19, 192(R14)(R12*2)
+	VMOVUPS      Z20, 256(R14)(R12*2)
+	VMOVUPS      Z21, 320(R14)(R12*2)
+	VMOVUPS      Z22, 384(R14)(R12*2)
+	VMOVUPS      Z23, 448(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2124,6 +2508,17 @@ TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	VMOVUPS (R14)(R12*2), Z2
+	VMOVUPS (R14)(R13*1), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2175,18 +2570,16 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
+	VMOVUPS      Z2, (R14)(R12*2)
+	VMOVUPS      Z3, (R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2194,6 +2587,21 @@ TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	VMOVUPS (R14)(R12*2), Z4
+	VMOVUPS 64(R14)(R12*2), Z5
+	VMOVUPS (R14)(R13*1), Z6
+	VMOVUPS 64(R14)(R13*1), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2258,22 +2666,20 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
+	VMOVUPS      Z4, (R14)(R12*2)
+	VMOVUPS      Z5, 64(R14)(R12*2)
+	VMOVUPS      Z6, (R14)(R13*1)
+	VMOVUPS      Z7, 64(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2281,6 +2687,25 @@ TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	VMOVUPS (R14)(R12*2), Z6
+	VMOVUPS 64(R14)(R12*2), Z7
+	VMOVUPS 128(R14)(R12*2), Z8
+	VMOVUPS (R14)(R13*1), Z9
+	VMOVUPS 64(R14)(R13*1), Z10
+	VMOVUPS 128(R14)(R13*1), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2358,26 +2783,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z9, (R14)
-	VMOVUPS      Z10, 64(R14)
-	VMOVUPS      Z11, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
+	VMOVUPS      Z6, (R14)(R12*2)
+	VMOVUPS      Z7, 64(R14)(R12*2)
+	VMOVUPS      Z8, 128(R14)(R12*2)
+	VMOVUPS      Z9, (R14)(R13*1)
+	VMOVUPS      Z10, 64(R14)(R13*1)
+	VMOVUPS      Z11, 128(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2385,6 +2808,29 @@ TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	VMOVUPS (R14)(R12*2), Z8
+	VMOVUPS 64(R14)(R12*2), Z9
+	VMOVUPS 128(R14)(R12*2), Z10
+	VMOVUPS 192(R14)(R12*2), Z11
+	VMOVUPS (R14)(R13*1), Z12
+	VMOVUPS 64(R14)(R13*1), Z13
+	VMOVUPS 128(R14)(R13*1), Z14
+	VMOVUPS 192(R14)(R13*1), Z15
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2475,30 +2921,28 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
+	VMOVUPS      Z8, (R14)(R12*2)
+	VMOVUPS      Z9, 64(R14)(R12*2)
+	VMOVUPS      Z10, 128(R14)(R12*2)
+	VMOVUPS      Z11, 192(R14)(R12*2)
+	VMOVUPS      Z12, (R14)(R13*1)
+	VMOVUPS      Z13, 64(R14)(R13*1)
+	VMOVUPS      Z14, 128(R14)(R13*1)
+	VMOVUPS      Z15, 192(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2506,6 +2950,33 @@ TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	VMOVUPS (R14)(R12*2), Z10
+	VMOVUPS 64(R14)(R12*2), Z11
+	VMOVUPS 128(R14)(R12*2), Z12
+	VMOVUPS 192(R14)(R12*2), Z13
+	VMOVUPS 256(R14)(R12*2), Z14
+	VMOVUPS (R14)(R13*1), Z15
+	VMOVUPS 64(R14)(R13*1), Z16
+	VMOVUPS 128(R14)(R13*1), Z17
+	VMOVUPS 192(R14)(R13*1), Z18
+	VMOVUPS 256(R14)(R13*1), Z19
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2609,34 +3080,32 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z10, (R14)
-	VMOVUPS      Z11, 64(R14)
-	VMOVUPS      Z12, 128(R14)
-	VMOVUPS      Z13, 192(R14)
-	VMOVUPS      Z14, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z15, (R14)
-	VMOVUPS      Z16, 64(R14)
-	VMOVUPS      Z17, 128(R14)
-	VMOVUPS      Z18, 192(R14)
-	VMOVUPS      Z19, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
+	VMOVUPS      Z10, (R14)(R12*2)
+	VMOVUPS      Z11, 64(R14)(R12*2)
+	VMOVUPS      Z12, 128(R14)(R12*2)
+	VMOVUPS      Z13, 192(R14)(R12*2)
+	VMOVUPS      Z14, 256(R14)(R12*2)
+	VMOVUPS      Z15, (R14)(R13*1)
+	VMOVUPS      Z16, 64(R14)(R13*1)
+	VMOVUPS      Z17, 128(R14)(R13*1)
+	VMOVUPS      Z18, 192(R14)(R13*1)
+	VMOVUPS      Z19, 256(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2644,6 +3113,37 @@ TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	VMOVUPS (R14)(R12*2), Z12
+	VMOVUPS 64(R14)(R12*2), Z13
+	VMOVUPS 128(R14)(R12*2), Z14
+	VMOVUPS 192(R14)(R12*2), Z15
+	VMOVUPS 256(R14)(R12*2), Z16
+	VMOVUPS 320(R14)(R12*2), Z17
+	VMOVUPS (R14)(R13*1), Z18
+	VMOVUPS 64(R14)(R13*1), Z19
+	VMOVUPS 128(R14)(R13*1), Z20
+	VMOVUPS 192(R14)(R13*1), Z21
+	VMOVUPS 256(R14)(R13*1), Z22
+	VMOVUPS 320(R14)(R13*1), Z23
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2760,38 +3260,36 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
-	VMOVUPS      Z16, 256(R14)
-	VMOVUPS      Z17, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z18, (R14)
-	VMOVUPS      Z19, 64(R14)
-	VMOVUPS      Z20, 128(R14)
-	VMOVUPS      Z21, 192(R14)
-	VMOVUPS      Z22, 256(R14)
-	VMOVUPS      Z23, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
+	VMOVUPS      Z12, (R14)(R12*2)
+	VMOVUPS      Z13, 64(R14)(R12*2)
+	VMOVUPS      Z14, 128(R14)(R12*2)
+	VMOVUPS      Z15, 192(R14)(R12*2)
+	VMOVUPS      Z16, 256(R14)(R12*2)
+	VMOVUPS      Z17, 320(R14)(R12*2)
+	VMOVUPS      Z18, (R14)(R13*1)
+	VMOVUPS      Z19, 64(R14)(R13*1)
+	VMOVUPS      Z20, 128(R14)(R13*1)
+	VMOVUPS      Z21, 192(R14)(R13*1)
+	VMOVUPS      Z22, 256(R14)(R13*1)
+	VMOVUPS      Z23, 320(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2799,6 +3297,14 @@ TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2867,12 +3373,13 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2880,6 +3387,15 @@ TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -2966,13 +3482,14 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2980,6 +3497,16 @@ TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3084,14 +3611,15 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3099,6 +3627,17 @@ TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3221,7 +3760,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -3229,7 +3769,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3237,6 +3777,18 @@ TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3377,7 +3929,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -3386,7 +3939,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3394,6 +3947,19 @@ TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3552,7 +4118,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -3562,7 +4129,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3570,6 +4137,20 @@ TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3746,7 +4327,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -3757,7 +4339,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3765,6 +4347,21 @@ TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -3959,7 +4556,8 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
-	MOVQ             80(DX), R15
+	MOVQ             80(DX), R12
+	LEAQ             (R12)(R12*2), R13
 	VMOVUPS          Z0, (R14)
 	VMOVUPS          Z1, 64(R14)
 	VMOVUPS          Z2, 128(R14)
@@ -3971,7 +4569,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3979,6 +4577,15 @@ TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -4097,14 +4704,14 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4112,6 +4719,17 @@ TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -4282,16 +4900,16 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4299,6 +4917,19 @@ TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -4521,18 +5152,18 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4540,6 +5171,21 @@ TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -4814,20 +5460,20 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4835,6 +5481,23 @@ TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -5161,22 +5824,22 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5184,6 +5847,25 @@ TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -5562,24 +6244,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5587,6 +6269,27 @@ TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS (R14)(R12*1), Z7
+	VMOVUPS 64(R14)(R12*1), Z8
+	VMOVUPS 128(R14)(R12*1), Z9
+	VMOVUPS 192(R14)(R12*1), Z10
+	VMOVUPS 256(R14)(R12*1), Z11
+	VMOVUPS 320(R14)(R12*1), Z12
+	VMOVUPS 384(R14)(R12*1), Z13
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -6017,7 +6720,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -6025,18 +6729,17 @@ col:
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z7, (R14)
-	VMOVUPS      Z8, 64(R14)
-	VMOVUPS      Z9, 128(R14)
-	VMOVUPS      Z10, 192(R14)
-	VMOVUPS      Z11, 256(R14)
-	VMOVUPS      Z12, 320(R14)
-	VMOVUPS      Z13, 384(R14)
+	VMOVUPS      Z7, (R14)(R12*1)
+	VMOVUPS      Z8, 64(R14)(R12*1)
+	VMOVUPS      Z9, 128(R14)(R12*1)
+	VMOVUPS      Z10, 192(R14)(R12*1)
+	VMOVUPS      Z11, 256(R14)(R12*1)
+	VMOVUPS      Z12, 320(R14)(R12*1)
+	VMOVUPS      Z13, 384(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6044,6 +6747,29 @@ TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	VMOVUPS (R14)(R12*1), Z8
+	VMOVUPS 64(R14)(R12*1), Z9
+	VMOVUPS 128(R14)(R12*1), Z10
+	VMOVUPS 192(R14)(R12*1), Z11
+	VMOVUPS 256(R14)(R12*1), Z12
+	VMOVUPS 320(R14)(R12*1), Z13
+	VMOVUPS 384(R14)(R12*1), Z14
+	VMOVUPS 448(R14)(R12*1), Z15
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -6526,7 +7252,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -6535,19 +7262,18 @@ col:
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
 	VMOVUPS      Z7, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	VMOVUPS      Z12, 256(R14)
-	VMOVUPS      Z13, 320(R14)
-	VMOVUPS      Z14, 384(R14)
-	VMOVUPS      Z15, 448(R14)
+	VMOVUPS      Z8, (R14)(R12*1)
+	VMOVUPS      Z9, 64(R14)(R12*1)
+	VMOVUPS      Z10, 128(R14)(R12*1)
+	VMOVUPS      Z11, 192(R14)(R12*1)
+	VMOVUPS      Z12, 256(R14)(R12*1)
+	VMOVUPS      Z13, 320(R14)(R12*1)
+	VMOVUPS      Z14, 384(R14)(R12*1)
+	VMOVUPS      Z15, 448(R14)(R12*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6555,6 +7281,16 @@ TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	VMOVUPS (R14)(R12*2), Z2
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -6707,16 +7443,15 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
+	VMOVUPS      Z2, (R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6724,6 +7459,19 @@ TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	VMOVUPS (R14)(R12*2), Z4
+	VMOVUPS 64(R14)(R12*2), Z5
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -6946,19 +7694,18 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
+	VMOVUPS      Z4, (R14)(R12*2)
+	VMOVUPS      Z5, 64(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6966,6 +7713,22 @@ TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	VMOVUPS (R14)(R12*2), Z6
+	VMOVUPS 64(R14)(R12*2), Z7
+	VMOVUPS 128(R14)(R12*2), Z8
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -7258,22 +8021,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
+	VMOVUPS      Z6, (R14)(R12*2)
+	VMOVUPS      Z7, 64(R14)(R12*2)
+	VMOVUPS      Z8, 128(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7281,6 +8043,25 @@ TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	VMOVUPS (R14)(R12*2), Z8
+	VMOVUPS 64(R14)(R12*2), Z9
+	VMOVUPS 128(R14)(R12*2), Z10
+	VMOVUPS 192(R14)(R12*2), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -7643,25 +8424,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
+	VMOVUPS      Z8, (R14)(R12*2)
+	VMOVUPS      Z9, 64(R14)(R12*2)
+	VMOVUPS      Z10, 128(R14)(R12*2)
+	VMOVUPS      Z11, 192(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7669,6 +8449,28 @@ TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	VMOVUPS (R14)(R12*2), Z10
+	VMOVUPS 64(R14)(R12*2), Z11
+	VMOVUPS 128(R14)(R12*2), Z12
+	VMOVUPS 192(R14)(R12*2), Z13
+	VMOVUPS 256(R14)(R12*2), Z14
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -8101,28 +8903,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z10, (R14)
-	VMOVUPS      Z11, 64(R14)
-	VMOVUPS      Z12, 128(R14)
-	VMOVUPS      Z13, 192(R14)
-	VMOVUPS      Z14, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
+	VMOVUPS      Z10, (R14)(R12*2)
+	VMOVUPS      Z11, 64(R14)(R12*2)
+	VMOVUPS      Z12, 128(R14)(R12*2)
+	VMOVUPS      Z13, 192(R14)(R12*2)
+	VMOVUPS      Z14, 256(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8130,6 +8931,31 @@ TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	VMOVUPS (R14)(R12*2), Z12
+	VMOVUPS 64(R14)(R12*2), Z13
+	VMOVUPS 128(R14)(R12*2), Z14
+	VMOVUPS 192(R14)(R12*2), Z15
+	VMOVUPS 256(R14)(R12*2), Z16
+	VMOVUPS 320(R14)(R12*2), Z17
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -8632,31 +9458,30 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
-	VMOVUPS      Z16, 256(R14)
-	VMOVUPS      Z17, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
+	VMOVUPS      Z12, (R14)(R12*2)
+	VMOVUPS      Z13, 64(R14)(R12*2)
+	VMOVUPS      Z14, 128(R14)(R12*2)
+	VMOVUPS      Z15, 192(R14)(R12*2)
+	VMOVUPS      Z16, 256(R14)(R12*2)
+	VMOVUPS      Z17, 320(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8664,6 +9489,34 @@ TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS (R14)(R12*1), Z7
+	VMOVUPS 64(R14)(R12*1), Z8
+	VMOVUPS 128(R14)(R12*1), Z9
+	VMOVUPS 192(R14)(R12*1), Z10
+	VMOVUPS 256(R14)(R12*1), Z11
+	VMOVUPS 320(R14)(R12*1), Z12
+	VMOVUPS 384(R14)(R12*1), Z13
+	VMOVUPS (R14)(R12*2), Z14
+	VMOVUPS 64(R14)(R12*2), Z15
+	VMOVUPS 128(R14)(R12*2), Z16
+	VMOVUPS 192(R14)(R12*2), Z17
+	VMOVUPS 256(R14)(R12*2), Z18
+	VMOVUPS 320(R14)(R12*2), Z19
+	VMOVUPS 384(R14)(R12*2), Z20
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -9236,7 +10089,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -9244,26 +10098,24 @@ col:
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z7, (R14)
-	VMOVUPS      Z8, 64(R14)
-	VMOVUPS      Z9, 128(R14)
-	VMOVUPS      Z10, 192(R14)
-	VMOVUPS      Z11, 256(R14)
-	VMOVUPS      Z12, 320(R14)
-	VMOVUPS      Z13, 384(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z14, (R14)
-	VMOVUPS      Z15, 64(R14)
-	VMOVUPS      Z16, 128(R14)
-	VMOVUPS      Z17, 192(R14)
-	VMOVUPS      Z18, 256(R14)
-	VMOVUPS      Z19, 320(R14)
-	VMOVUPS      Z20, 384(R14)
+	VMOVUPS      Z7, (R14)(R12*1)
+	VMOVUPS      Z8, 64(R14)(R12*1)
+	VMOVUPS      Z9, 128(R14)(R12*1)
+	VMOVUPS      Z10, 192(R14)(R12*1)
+	VMOVUPS      Z11, 256(R14)(R12*1)
+	VMOVUPS      Z12, 320(R14)(R12*1)
+	VMOVUPS      Z13, 384(R14)(R12*1)
+	VMOVUPS      Z14, (R14)(R12*2)
+	VMOVUPS      Z15, 64(R14)(R12*2)
+	VMOVUPS      Z16, 128(R14)(R12*2)
+	VMOVUPS      Z17, 192(R14)(R12*2)
+	VMOVUPS      Z18, 256(R14)(R12*2)
+	VMOVUPS      Z19, 320(R14)(R12*2)
+	VMOVUPS      Z20, 384(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -9271,6 +10123,37 @@ TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS 384(R14), Z6
+	VMOVUPS 448(R14), Z7
+	VMOVUPS (R14)(R12*1), Z8
+	VMOVUPS 64(R14)(R12*1), Z9
+	VMOVUPS 128(R14)(R12*1), Z10
+	VMOVUPS 192(R14)(R12*1), Z11
+	VMOVUPS 256(R14)(R12*1), Z12
+	VMOVUPS 320(R14)(R12*1), Z13
+	VMOVUPS 384(R14)(R12*1), Z14
+	VMOVUPS 448(R14)(R12*1), Z15
+	VMOVUPS (R14)(R12*2), Z16
+	VMOVUPS 64(R14)(R12*2), Z17
+	VMOVUPS 128(R14)(R12*2), Z18
+	VMOVUPS 192(R14)(R12*2), Z19
+	VMOVUPS 256(R14)(R12*2), Z20
+	VMOVUPS 320(R14)(R12*2), Z21
+	VMOVUPS 384(R14)(R12*2), Z22
+	VMOVUPS 448(R14)(R12*2), Z23
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -9913,7 +10796,8 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
@@ -9922,28 +10806,26 @@ col:
 	VMOVUPS      Z5, 320(R14)
 	VMOVUPS      Z6, 384(R14)
 	VMOVUPS      Z7, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	VMOVUPS      Z12, 256(R14)
-	VMOVUPS      Z13, 320(R14)
-	VMOVUPS      Z14, 384(R14)
-	VMOVUPS      Z15, 448(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z16, (R14)
-	VMOVUPS      Z17, 64(R14)
-	VMOVUPS      Z18, 128(R14)
-	VMOVUPS      Z19, 192(R14)
-	VMOVUPS      Z20, 256(R14)
-	VMOVUPS      Z21, 320(R14)
-	VMOVUPS      Z22, 384(R14)
-	VMOVUPS      Z23, 448(R14)
+	VMOVUPS      Z8, (R14)(R12*1)
+	VMOVUPS      Z9, 64(R14)(R12*1)
+	VMOVUPS      Z10, 128(R14)(R12*1)
+	VMOVUPS      Z11, 192(R14)(R12*1)
+	VMOVUPS      Z12, 256(R14)(R12*1)
+	VMOVUPS      Z13, 320(R14)(R12*1)
+	VMOVUPS      Z14, 384(R14)(R12*1)
+	VMOVUPS      Z15, 448(R14)(R12*1)
+	VMOVUPS      Z16, (R14)(R12*2)
+	VMOVUPS      Z17, 64(R14)(R12*2)
+	VMOVUPS      Z18, 128(R14)(R12*2)
+	VMOVUPS      Z19, 192(R14)(R12*2)
+	VMOVUPS      Z20, 256(R14)(R12*2)
+	VMOVUPS      Z21, 320(R14)(R12*2)
+	VMOVUPS      Z22, 384(R14)(R12*2)
+	VMOVUPS      Z23, 448(R14)(R12*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -9951,6 +10833,17 @@ TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(R12*1), Z1
+	VMOVUPS (R14)(R12*2), Z2
+	VMOVUPS (R14)(R13*1), Z3
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -10137,18 +11030,16 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z1, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
+	VMOVUPS      Z1, (R14)(R12*1)
+	VMOVUPS      Z2, (R14)(R12*2)
+	VMOVUPS      Z3, (R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10156,6 +11047,21 @@ TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS (R14)(R12*1), Z2
+	VMOVUPS 64(R14)(R12*1), Z3
+	VMOVUPS (R14)(R12*2), Z4
+	VMOVUPS 64(R14)(R12*2), Z5
+	VMOVUPS (R14)(R13*1), Z6
+	VMOVUPS 64(R14)(R13*1), Z7
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -10430,22 +11336,20 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z2, (R14)
-	VMOVUPS      Z3, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
+	VMOVUPS      Z2, (R14)(R12*1)
+	VMOVUPS      Z3, 64(R14)(R12*1)
+	VMOVUPS      Z4, (R14)(R12*2)
+	VMOVUPS      Z5, 64(R14)(R12*2)
+	VMOVUPS      Z6, (R14)(R13*1)
+	VMOVUPS      Z7, 64(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10453,6 +11357,25 @@ TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS (R14)(R12*1), Z3
+	VMOVUPS 64(R14)(R12*1), Z4
+	VMOVUPS 128(R14)(R12*1), Z5
+	VMOVUPS (R14)(R12*2), Z6
+	VMOVUPS 64(R14)(R12*2), Z7
+	VMOVUPS 128(R14)(R12*2), Z8
+	VMOVUPS (R14)(R13*1), Z9
+	VMOVUPS 64(R14)(R13*1), Z10
+	VMOVUPS 128(R14)(R13*1), Z11
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -10815,26 +11738,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z3, (R14)
-	VMOVUPS      Z4, 64(R14)
-	VMOVUPS      Z5, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z9, (R14)
-	VMOVUPS      Z10, 64(R14)
-	VMOVUPS      Z11, 128(R14)
+	VMOVUPS      Z3, (R14)(R12*1)
+	VMOVUPS      Z4, 64(R14)(R12*1)
+	VMOVUPS      Z5, 128(R14)(R12*1)
+	VMOVUPS      Z6, (R14)(R12*2)
+	VMOVUPS      Z7, 64(R14)(R12*2)
+	VMOVUPS      Z8, 128(R14)(R12*2)
+	VMOVUPS      Z9, (R14)(R13*1)
+	VMOVUPS      Z10, 64(R14)(R13*1)
+	VMOVUPS      Z11, 128(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10842,6 +11763,29 @@ TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS (R14)(R12*1), Z4
+	VMOVUPS 64(R14)(R12*1), Z5
+	VMOVUPS 128(R14)(R12*1), Z6
+	VMOVUPS 192(R14)(R12*1), Z7
+	VMOVUPS (R14)(R12*2), Z8
+	VMOVUPS 64(R14)(R12*2), Z9
+	VMOVUPS 128(R14)(R12*2), Z10
+	VMOVUPS 192(R14)(R12*2), Z11
+	VMOVUPS (R14)(R13*1), Z12
+	VMOVUPS 64(R14)(R13*1), Z13
+	VMOVUPS 128(R14)(R13*1), Z14
+	VMOVUPS 192(R14)(R13*1), Z15
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -11292,30 +12236,28 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, 64(R14)
-	VMOVUPS      Z6, 128(R14)
-	VMOVUPS      Z7, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z8, (R14)
-	VMOVUPS      Z9, 64(R14)
-	VMOVUPS      Z10, 128(R14)
-	VMOVUPS      Z11, 192(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
+	VMOVUPS      Z4, (R14)(R12*1)
+	VMOVUPS      Z5, 64(R14)(R12*1)
+	VMOVUPS      Z6, 128(R14)(R12*1)
+	VMOVUPS      Z7, 192(R14)(R12*1)
+	VMOVUPS      Z8, (R14)(R12*2)
+	VMOVUPS      Z9, 64(R14)(R12*2)
+	VMOVUPS      Z10, 128(R14)(R12*2)
+	VMOVUPS      Z11, 192(R14)(R12*2)
+	VMOVUPS      Z12, (R14)(R13*1)
+	VMOVUPS      Z13, 64(R14)(R13*1)
+	VMOVUPS      Z14, 128(R14)(R13*1)
+	VMOVUPS      Z15, 192(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11323,6 +12265,33 @@ TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS (R14)(R12*1), Z5
+	VMOVUPS 64(R14)(R12*1), Z6
+	VMOVUPS 128(R14)(R12*1), Z7
+	VMOVUPS 192(R14)(R12*1), Z8
+	VMOVUPS 256(R14)(R12*1), Z9
+	VMOVUPS (R14)(R12*2), Z10
+	VMOVUPS 64(R14)(R12*2), Z11
+	VMOVUPS 128(R14)(R12*2), Z12
+	VMOVUPS 192(R14)(R12*2), Z13
+	VMOVUPS 256(R14)(R12*2), Z14
+	VMOVUPS (R14)(R13*1), Z15
+	VMOVUPS 64(R14)(R13*1), Z16
+	VMOVUPS 128(R14)(R13*1), Z17
+	VMOVUPS 192(R14)(R13*1), Z18
+	VMOVUPS 256(R14)(R13*1), Z19
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -11861,34 +12830,32 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z5, (R14)
-	VMOVUPS      Z6, 64(R14)
-	VMOVUPS      Z7, 128(R14)
-	VMOVUPS      Z8, 192(R14)
-	VMOVUPS      Z9, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z10, (R14)
-	VMOVUPS      Z11, 64(R14)
-	VMOVUPS      Z12, 128(R14)
-	VMOVUPS      Z13, 192(R14)
-	VMOVUPS      Z14, 256(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z15, (R14)
-	VMOVUPS      Z16, 64(R14)
-	VMOVUPS      Z17, 128(R14)
-	VMOVUPS      Z18, 192(R14)
-	VMOVUPS      Z19, 256(R14)
+	VMOVUPS      Z5, (R14)(R12*1)
+	VMOVUPS      Z6, 64(R14)(R12*1)
+	VMOVUPS      Z7, 128(R14)(R12*1)
+	VMOVUPS      Z8, 192(R14)(R12*1)
+	VMOVUPS      Z9, 256(R14)(R12*1)
+	VMOVUPS      Z10, (R14)(R12*2)
+	VMOVUPS      Z11, 64(R14)(R12*2)
+	VMOVUPS      Z12, 128(R14)(R12*2)
+	VMOVUPS      Z13, 192(R14)(R12*2)
+	VMOVUPS      Z14, 256(R14)(R12*2)
+	VMOVUPS      Z15, (R14)(R13*1)
+	VMOVUPS      Z16, 64(R14)(R13*1)
+	VMOVUPS      Z17, 128(R14)(R13*1)
+	VMOVUPS      Z18, 192(R14)(R13*1)
+	VMOVUPS      Z19, 256(R14)(R13*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[11]int)
+// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11896,6 +12863,37 @@ TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
+	CMPQ    88(DX), $0x00
+	JE      fresh
+	MOVQ    80(DX), R12
+	LEAQ    (R12)(R12*2), R13
+	VMOVUPS (R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	VMOVUPS 256(R14), Z4
+	VMOVUPS 320(R14), Z5
+	VMOVUPS (R14)(R12*1), Z6
+	VMOVUPS 64(R14)(R12*1), Z7
+	VMOVUPS 128(R14)(R12*1), Z8
+	VMOVUPS 192(R14)(R12*1), Z9
+	VMOVUPS 256(R14)(R12*1), Z10
+	VMOVUPS 320(R14)(R12*1), Z11
+	VMOVUPS (R14)(R12*2), Z12
+	VMOVUPS 64(R14)(R12*2), Z13
+	VMOVUPS 128(R14)(R12*2), Z14
+	VMOVUPS 192(R14)(R12*2), Z15
+	VMOVUPS 256(R14)(R12*2), Z16
+	VMOVUPS 320(R14)(R12*2), Z17
+	VMOVUPS (R14)(R13*1), Z18
+	VMOVUPS 64(R14)(R13*1), Z19
+	VMOVUPS 128(R14)(R13*1), Z20
+	VMOVUPS 192(R14)(R13*1), Z21
+	VMOVUPS 256(R14)(R13*1), Z22
+	VMOVUPS 320(R14)(R13*1), Z23
+	JMP     start
+
+fresh:
 	TESTQ   R15, R15
 	JE      zero
 	VMOVUPS (R15), Z0
@@ -12522,33 +13520,31 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
-	MOVQ         80(DX), R15
+	MOVQ         80(DX), R12
+	LEAQ         (R12)(R12*2), R13
 	VMOVUPS      Z0, (R14)
 	VMOVUPS      Z1, 64(R14)
 	VMOVUPS      Z2, 128(R14)
 	VMOVUPS      Z3, 192(R14)
 	VMOVUPS      Z4, 256(R14)
 	VMOVUPS      Z5, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z6, (R14)
-	VMOVUPS      Z7, 64(R14)
-	VMOVUPS      Z8, 128(R14)
-	VMOVUPS      Z9, 192(R14)
-	VMOVUPS      Z10, 256(R14)
-	VMOVUPS      Z11, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z12, (R14)
-	VMOVUPS      Z13, 64(R14)
-	VMOVUPS      Z14, 128(R14)
-	VMOVUPS      Z15, 192(R14)
-	VMOVUPS      Z16, 256(R14)
-	VMOVUPS      Z17, 320(R14)
-	ADDQ         R15, R14
-	VMOVUPS      Z18, (R14)
-	VMOVUPS      Z19, 64(R14)
-	VMOVUPS      Z20, 128(R14)
-	VMOVUPS      Z21, 192(R14)
-	VMOVUPS      Z22, 256(R14)
-	VMOVUPS      Z23, 320(R14)
+	VMOVUPS      Z6, (R14)(R12*1)
+	VMOVUPS      Z7, 64(R14)(R12*1)
+	VMOVUPS      Z8, 128(R14)(R12*1)
+	VMOVUPS      Z9, 192(R14)(R12*1)
+	VMOVUPS      Z10, 256(R14)(R12*1)
+	VMOVUPS      Z11, 320(R14)(R12*1)
+	VMOVUPS      Z12, (R14)(R12*2)
+	VMOVUPS      Z13, 64(R14)(R12*2)
+	VMOVUPS      Z14, 128(R14)(R12*2)
+	VMOVUPS      Z15, 192(R14)(R12*2)
+	VMOVUPS      Z16, 256(R14)(R12*2)
+	VMOVUPS      Z17, 320(R14)(R12*2)
+	VMOVUPS      Z18, (R14)(R13*1)
+	VMOVUPS      Z19, 64(R14)(R13*1)
+	VMOVUPS      Z20, 128(R14)(R13*1)
+	VMOVUPS      Z21, 192(R14)(R13*1)
+	VMOVUPS      Z22, 256(R14)(R13*1)
+	VMOVUPS      Z23, 320(R14)(R13*1)
 	VZEROUPPER
 	RET

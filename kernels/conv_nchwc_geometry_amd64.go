@@ -10,6 +10,15 @@ import "fmt"
 // (6 and 8 pixels).
 const nchwcSegment = 96
 
+// nchwcBandPixels is about how many output pixels an item of rows
+// covers: enough that a chunk of weights in cache serves many pixels.
+const nchwcBandPixels = 64
+
+// nchwcChunkBytes bounds the weights of a group of output blocks that
+// one pass over a chunk of input blocks reads, so that they stay in L2
+// for the pass over the item's rows.
+var nchwcChunkBytes = 128 << 10
+
 // nchwcGeometry is where ConvNCHWc finds the elements of a pixel, a
 // weight and an output: a plane of H×W input pixels, output rows of OW
 // pixels in segments, output blocks in groups of up to four (one kernel's
@@ -25,6 +34,10 @@ type nchwcGeometry struct {
 	groups      int          // groups of output blocks per sample
 	segLen      int          // output pixels per item of a row
 	segs        int          // items per row
+	band        int          // output rows per item, of all samples' rows in a column
+	bands       int          // items per group and segment
+	blocks      int          // input blocks (channels of an NCHW input)
+	chunk       int          // input blocks per pass of the kernels
 }
 
 func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
@@ -46,28 +59,37 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 		g.segLen = nchwcSegment
 	}
 	g.segs = (g.ow + g.segLen - 1) / max(g.segLen, 1)
+	rows := p.N * g.oh
+	g.band = min(max(1, (nchwcBandPixels+g.ow-1)/max(g.ow, 1)), max(rows, 1))
+	g.bands = (rows + g.band - 1) / g.band
+	g.blocks = p.C / g.lanes
+	// Chunks of about the same size: fewest passes under the bound.
+	most := max(1, nchwcChunkBytes/(4*b*g.lanes*p.KH*p.KW*4))
+	passes := (g.blocks + most - 1) / most
+	g.chunk = (g.blocks + passes - 1) / passes
 	return g
 }
 
-// items is how many items the parallel loop runs: samples × groups ×
-// rows × segments, in that order, so that a thread's run of rows shares
-// its weights.
-func (g *nchwcGeometry) items() int { return g.p.N * g.groups * g.oh * g.segs }
+// items is how many items the parallel loop runs: groups × bands of rows
+// × segments, in that order, so that a thread's run of items shares its
+// weights. A band's rows run on from one sample into the next: on small
+// planes a band covers several samples, which share each chunk of
+// weights while it is in cache.
+func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs }
 
 // itemCost is an item's multiply-adds, for nnForRanger.
 func (g *nchwcGeometry) itemCost() int {
-	return 4 * NCHWcBlock * g.segLen * g.p.C * g.p.KH * g.p.KW
+	return 4 * NCHWcBlock * g.band * g.segLen * g.p.C * g.p.KH * g.p.KW
 }
 
-// item is item i: sample n, output blocks [o0, o0+f), row y, pixels
-// [x0, x1).
-func (g *nchwcGeometry) item(i int) (n, o0, f, y, x0, x1 int) {
+// item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
+// samples' rows (row r is row r%OH of sample r/OH), pixels [x0, x1) of
+// each.
+func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
 	s := i % g.segs
 	i /= g.segs
-	y = i % g.oh
-	i /= g.oh
-	grp := i % g.groups
-	n = i / g.groups
+	r0 = i % g.bands * g.band
+	grp := i / g.bands
 	// Groups as even as they come: the first ob%groups get one more.
 	each, more := g.ob/g.groups, g.ob%g.groups
 	o0 = grp*each + min(grp, more)
@@ -76,7 +98,7 @@ func (g *nchwcGeometry) item(i int) (n, o0, f, y, x0, x1 int) {
 		f++
 	}
 	x0 = s * g.segLen
-	return n, o0, f, y, x0, min(x0+g.segLen, g.ow)
+	return o0, f, r0, min(r0+g.band, g.p.N*g.oh), x0, min(x0+g.segLen, g.ow)
 }
 
 // rowTaps is the kernel rows [kh0, kh1) output row y reads inside the

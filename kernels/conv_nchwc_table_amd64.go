@@ -17,7 +17,8 @@ const (
 	nchwcArgWBlockAdj = 8  // bytes from past the last row's weights to the next block's
 	nchwcArgWFilter   = 9  // bytes from one output block's weights to the next's
 	nchwcArgOutFilter = 10 // bytes from one output block's outputs to the next's
-	nchwcArgs         = 11
+	nchwcArgResume    = 11 // non-zero: the sums start at the outputs, those of earlier input blocks
+	nchwcArgs         = 12
 )
 
 // convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.
@@ -25,7 +26,7 @@ var convNCHWcMaxP = [...]int{8, 8, 8, 6}
 
 // convNCHWcTile runs the tile of f output blocks × p pixels, on a
 // blocked input or (plain) an NCHW one.
-func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[11]int) {
+func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[12]int) {
 	switch {
 	case plain == false && f == 1 && p == 1:
 		convNCHWcF32_1x1(in, w, out, bias, a)

@@ -32,6 +32,12 @@ func TestConvNCHWcVecMatchesRef(t *testing.T) {
 	if !NCHWcVector() {
 		t.Skip("no vector kernels here")
 	}
+	checkConvNCHWcVec(t)
+}
+
+// checkConvNCHWcVec runs nchwcVecCases through ConvNCHWc and
+// convNCHWcRef and fails t where a bit differs.
+func checkConvNCHWcVec(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
 	for i, p := range nchwcVecCases {
 		p.DH, p.DW, p.Groups = 1, 1, 1

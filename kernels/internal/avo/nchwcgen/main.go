@@ -50,6 +50,7 @@ var args = []struct{ name, doc string }{
 	{"WBlockAdj", "bytes from past the last row's weights to the next block's"},
 	{"WFilter", "bytes from one output block's weights to the next's"},
 	{"OutFilter", "bytes from one output block's outputs to the next's"},
+	{"Resume", "non-zero: the sums start at the outputs, those of earlier input blocks"},
 }
 
 // arg is the offset of the argument block's element named name.
@@ -115,7 +116,34 @@ func kernel(lanes, f, p int) {
 	wv := func(fi int) VecPhysical { return z[f*p+fi] }
 	bc := func(pi int) VecPhysical { return z[f*p+f+pi%2] }
 
-	// Accumulators start at the bias, or at zero.
+	// byOut sets R12 and R13 to one and three output blocks' strides;
+	// outs is then the address of block fi's pixel pi.
+	byOut := func() {
+		MOVQ(at("OutFilter"), R12)
+		LEAQ(Mem{Base: R12, Index: R12, Scale: 2}, R13)
+	}
+	outs := func(fi, pi int) Mem {
+		m := Mem{Base: out, Disp: 64 * pi}
+		switch fi {
+		case 1, 2:
+			m.Index, m.Scale = R12, uint8(fi)
+		case 3:
+			m.Index, m.Scale = R13, 1
+		}
+		return m
+	}
+
+	// Accumulators start at the outputs (Resume), the bias, or zero.
+	CMPQ(at("Resume"), U8(0))
+	JE(LabelRef("fresh"))
+	byOut()
+	for fi := 0; fi < f; fi++ {
+		for pi := 0; pi < p; pi++ {
+			VMOVUPS(outs(fi, pi), acc(fi, pi))
+		}
+	}
+	JMP(LabelRef("start"))
+	Label("fresh")
 	TESTQ(R15, R15)
 	JE(LabelRef("zero"))
 	for fi := 0; fi < f; fi++ {
@@ -204,13 +232,10 @@ func kernel(lanes, f, p int) {
 	DECQ(blocks)
 	JNE(LabelRef("block"))
 
-	MOVQ(at("OutFilter"), R15)
+	byOut()
 	for fi := 0; fi < f; fi++ {
 		for pi := 0; pi < p; pi++ {
-			VMOVUPS(acc(fi, pi), Mem{Base: out, Disp: 64 * pi})
-		}
-		if fi+1 < f {
-			ADDQ(R15, out)
+			VMOVUPS(acc(fi, pi), outs(fi, pi))
 		}
 	}
 	VZEROUPPER()

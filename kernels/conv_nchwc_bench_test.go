@@ -1,0 +1,63 @@
+package kernels
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// nchwcBenchLayers are the layers the blocked layout can run of the
+// deployed ppyoloe_s (ppyoloeDeployConvs with whole blocks of output
+// channels and blocked or 3-channel inputs; bias and SiLU) and of
+// resnet18ish (convBenchLayers' r18 layers; bias and ReLU).
+func nchwcBenchLayers() (names []string, ps []Conv2DParams) {
+	for _, l := range ppyoloeDeployConvs {
+		if l.p.O%NCHWcBlock == 0 && (l.p.C%NCHWcBlock == 0 || l.p.C == 3) {
+			names, ps = append(names, "det_"+l.name), append(ps, l.p)
+		}
+	}
+	for _, l := range convBenchLayers {
+		if strings.HasPrefix(l.name, "r18") {
+			names, ps = append(names, l.name), append(ps, l.p)
+		}
+	}
+	return names, ps
+}
+
+// BenchmarkConvNCHWc times each of nchwcBenchLayers as inference runs it,
+// at batch 1 and 8 on GOMAXPROCS threads, in NCHW (Conv2D, weights packed
+// once) and in the blocked layout (ConvNCHWc on the input reordered and
+// the weights packed once), with the same epilogue. cpu-ns/op is the
+// calling thread's CPU time. Select with -bench
+// 'ConvNCHWc/b=<N>/<layer>/<nchw|nchwc>'.
+func BenchmarkConvNCHWc(b *testing.B) {
+	names, ps := nchwcBenchLayers()
+	for _, n := range []int{1, 8} {
+		for i, l := range ps {
+			p, x, w, out := convDeployLayer(l, n)
+			if strings.HasPrefix(names[i], "r18") {
+				p.Epilogue.Act = ActRelu
+			}
+			blockedIn := p.C%NCHWcBlock == 0
+			xc := x
+			if blockedIn {
+				xc = toNCHWc(x, p.N, p.C, p.H*p.W)
+			}
+			packed := make([]float32, PackConvNCHWcLen(p))
+			PackConvNCHWc(p, blockedIn, w, packed)
+			flops := 2 * float64(p.N*p.O*p.OutH()*p.OutW()*p.C*p.KH*p.KW)
+			threads := runtime.GOMAXPROCS(0)
+			b.Run(fmt.Sprintf("b=%d/%s/nchw", n, names[i]), func(b *testing.B) {
+				ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+				ns := perfLoopCPU(b, func() { Conv2D(p, x, w, out, ws, threads) })
+				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
+			})
+			b.Run(fmt.Sprintf("b=%d/%s/nchwc", n, names[i]), func(b *testing.B) {
+				ws := make([]float32, ConvNCHWcWorkspace(p, blockedIn, threads))
+				ns := perfLoopCPU(b, func() { ConvNCHWc(p, blockedIn, xc, packed, out, ws, threads) })
+				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
+			})
+		}
+	}
+}
