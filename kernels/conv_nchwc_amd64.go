@@ -47,6 +47,14 @@ func (j *convNCHWcJob) item(i int) {
 	o0, f, r0, r1, x0, x1 := g.item(i)
 	for c0 := 0; c0 < g.blocks; c0 += g.chunk {
 		c := chunk{c0, min(c0+g.chunk, g.blocks)}
+		if g.down {
+			for y := 0; y < g.oh; y++ {
+				for x := 0; x < g.ow; x++ {
+					j.column(r0/g.oh, r1/g.oh, o0, f, y, x, c)
+				}
+			}
+			continue
+		}
 		for r := r0; r < r1; r++ {
 			j.row(r/g.oh, o0, f, r%g.oh, x0, x1, c)
 		}
@@ -65,6 +73,21 @@ func (j *convNCHWcJob) item(i int) {
 // chunk is the input blocks [lo, hi) a pass of the kernels sums over.
 type chunk struct{ lo, hi int }
 
+// pixels is count output pixels from pixel x of row y of sample n: along
+// the row, or down the samples (the same pixel of samples n, n+1, …).
+type pixels struct {
+	n, y, x, count int
+	down           bool
+}
+
+// at is the sample and column of pixel k.
+func (px pixels) at(k int) (n, x int) {
+	if px.down {
+		return px.n + k, px.x
+	}
+	return px.n, px.x + k
+}
+
 // row computes pixels [x0, x1) of output row y over the input blocks of c:
 // left border, interior, right border.
 func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk) {
@@ -72,78 +95,95 @@ func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk) {
 	kh0, kh1 := g.rowTaps(y)
 	if kh1 <= kh0 {
 		if c.lo == 0 {
-			j.fill(n, o0, f, y, x0, x1-x0)
+			j.fill(o0, f, pixels{n, y, x0, x1 - x0, false})
 		}
 		return
 	}
 	xl, xr := g.interior()
 	for x := x0; x < min(x1, xl); x++ {
-		j.border(n, o0, f, y, x, kh0, kh1, c)
+		j.border(o0, f, pixels{n, y, x, 1, false}, kh0, kh1, c)
 	}
 	lo, hi := max(x0, xl), min(x1, xr)
 	pmax := convNCHWcMaxP[f-1]
 	for x := lo; x < hi; x += pmax {
-		j.tile(n, o0, f, y, x, min(pmax, hi-x), kh0, kh1, 0, g.p.KW, c)
+		j.tile(o0, f, pixels{n, y, x, min(pmax, hi-x), false}, kh0, kh1, 0, g.p.KW, c)
 	}
 	for x := max(x0, xl, xr); x < x1; x++ {
-		j.border(n, o0, f, y, x, kh0, kh1, c)
+		j.border(o0, f, pixels{n, y, x, 1, false}, kh0, kh1, c)
 	}
 }
 
-// border computes pixel x, whose kernel columns are clipped by the
-// input's edges.
-func (j *convNCHWcJob) border(n, o0, f, y, x, kh0, kh1 int, c chunk) {
-	kw0, kw1 := j.g.colTaps(x)
-	if kw1 <= kw0 {
+// column computes pixel x of row y of samples [n0, n1) over the input
+// blocks of c, tiles of pixels down the samples: on planes of short rows
+// they are wider than tiles along a row.
+func (j *convNCHWcJob) column(n0, n1, o0, f, y, x int, c chunk) {
+	kh0, kh1 := j.g.rowTaps(y)
+	if kh1 <= kh0 {
 		if c.lo == 0 {
-			j.fill(n, o0, f, y, x, 1)
+			j.fill(o0, f, pixels{n0, y, x, n1 - n0, true})
 		}
 		return
 	}
-	j.tile(n, o0, f, y, x, 1, kh0, kh1, kw0, kw1, c)
+	pmax := convNCHWcMaxP[f-1]
+	for n := n0; n < n1; n += pmax {
+		j.border(o0, f, pixels{n, y, x, min(pmax, n1-n), true}, kh0, kh1, c)
+	}
 }
 
-// tile runs the kernel of f output blocks × np pixels from pixel x of row
-// y over kernel rows [kh0, kh1), columns [kw0, kw1) and the input blocks
-// of c, its sums resumed from the outputs after the first chunk.
-func (j *convNCHWcJob) tile(n, o0, f, y, x, np, kh0, kh1, kw0, kw1 int, c chunk) {
+// border computes px, whose kernel columns are clipped alike by the
+// input's edges.
+func (j *convNCHWcJob) border(o0, f int, px pixels, kh0, kh1 int, c chunk) {
+	kw0, kw1 := j.g.colTaps(px.x)
+	if kw1 <= kw0 {
+		if c.lo == 0 {
+			j.fill(o0, f, px)
+		}
+		return
+	}
+	j.tile(o0, f, px, kh0, kh1, kw0, kw1, c)
+}
+
+// tile runs the kernel of f output blocks × px over kernel rows [kh0,
+// kh1), columns [kw0, kw1) and the input blocks of c, its sums resumed
+// from the outputs after the first chunk.
+func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chunk) {
 	g := &j.g
 	var a [nchwcArgs]int
-	g.args(&a, kh1-kh0, kw1-kw0)
+	g.args(&a, kh1-kh0, kw1-kw0, px.down)
 	a[nchwcArgBlocks] = c.hi - c.lo
 	if c.lo > 0 {
 		a[nchwcArgResume] = 1
 	}
-	in := &j.x[g.inAt(n, y, x, kh0, kw0)+c.lo*g.blockStride]
+	in := &j.x[g.inAt(px.n, px.y, px.x, kh0, kw0)+c.lo*g.blockStride]
 	w := &j.packed[g.wAt(o0, kh0, kw0)+c.lo*g.p.KH*g.p.KW*g.lanes*NCHWcBlock]
-	out := &j.out[g.outAt(n, o0, y, x)]
+	out := &j.out[g.outAt(px.n, o0, px.y, px.x)]
 	var bias *float32
 	if j.ep.Bias32 != nil {
 		bias = &j.ep.Bias32[o0*NCHWcBlock]
 	}
-	convNCHWcTile(g.lanes == 1, f, np, in, w, out, bias, &a)
+	convNCHWcTile(g.lanes == 1, f, px.count, in, w, out, bias, &a)
 }
 
-// fill writes np pixels from x of row y whose kernel window misses the
-// input: the bias alone, or zeros.
-func (j *convNCHWcJob) fill(n, o0, f, y, x, np int) {
+// fill writes px, whose kernel windows miss the input: the bias alone, or
+// zeros.
+func (j *convNCHWcJob) fill(o0, f int, px pixels) {
 	const b = NCHWcBlock
-	for o := o0; o < o0+f; o++ {
-		off := j.g.outAt(n, o, y, x)
-		v := j.out[off : off+np*b]
-		if j.ep.Bias32 == nil {
-			clear(v)
-			continue
-		}
-		for i := 0; i < len(v); i += b {
-			copy(v[i:i+b], j.ep.Bias32[o*b:(o+1)*b])
+	for k := 0; k < px.count; k++ {
+		n, x := px.at(k)
+		for o := o0; o < o0+f; o++ {
+			v := j.out[j.g.outAt(n, o, px.y, x):][:b]
+			if j.ep.Bias32 == nil {
+				clear(v)
+				continue
+			}
+			copy(v, j.ep.Bias32[o*b:(o+1)*b])
 		}
 	}
 }
 
 // args fills the kernel's argument block for a window of rows × cols
-// kernel taps.
-func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int) {
+// kernel taps, for pixels along a row or down the samples.
+func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int, down bool) {
 	const f32 = 4
 	col, row := g.pixStride*f32, g.p.W*g.pixStride*f32
 	wCol, wRow := g.lanes*NCHWcBlock*f32, g.p.KW*g.lanes*NCHWcBlock*f32
@@ -157,4 +197,9 @@ func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int) {
 	a[nchwcArgWBlockAdj] = g.p.KH*wRow - rows*wRow
 	a[nchwcArgWFilter] = g.filterLen * f32
 	a[nchwcArgOutFilter] = g.oh * g.ow * NCHWcBlock * f32
+	a[nchwcArgOutPixStep] = NCHWcBlock * f32
+	if down {
+		a[nchwcArgPixStep] = g.p.C * g.p.H * g.p.W * f32
+		a[nchwcArgOutPixStep] = g.ob * a[nchwcArgOutFilter]
+	}
 }

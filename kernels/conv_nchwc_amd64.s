@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12,11 +12,15 @@ TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
 	JMP     start
 
 fresh:
@@ -58,13 +62,17 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -72,12 +80,16 @@ TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
 	JMP     start
 
 fresh:
@@ -122,14 +134,18 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -137,13 +153,17 @@ TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
 	JMP     start
 
 fresh:
@@ -191,15 +211,19 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -207,14 +231,18 @@ TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
 	JMP     start
 
 fresh:
@@ -265,16 +293,20 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -282,15 +314,19 @@ TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
 	JMP     start
 
 fresh:
@@ -344,17 +380,21 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -362,16 +402,20 @@ TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
 	JMP     start
 
 fresh:
@@ -428,18 +472,22 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -447,17 +495,21 @@ TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
 	JMP     start
 
 fresh:
@@ -517,19 +569,23 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
-	VMOVUPS          Z6, 384(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
+	VMOVUPS          Z6, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -537,18 +593,22 @@ TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
 	JMP     start
 
 fresh:
@@ -611,20 +671,24 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
-	VMOVUPS          Z6, 384(R14)
-	VMOVUPS          Z7, 448(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
+	VMOVUPS          Z6, (R13)(R9*2)
+	VMOVUPS          Z7, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -632,12 +696,17 @@ TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
 	JMP     start
 
 fresh:
@@ -684,14 +753,19 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -699,14 +773,19 @@ TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
 	JMP     start
 
 fresh:
@@ -760,16 +839,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -777,16 +861,21 @@ TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
 	JMP     start
 
 fresh:
@@ -847,18 +936,23 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -866,18 +960,23 @@ TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
 	JMP     start
 
 fresh:
@@ -945,20 +1044,25 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -966,20 +1070,25 @@ TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
 	JMP     start
 
 fresh:
@@ -1054,22 +1163,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1077,22 +1191,27 @@ TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
 	JMP     start
 
 fresh:
@@ -1174,24 +1293,29 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1199,24 +1323,29 @@ TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS (R14)(R12*1), Z7
-	VMOVUPS 64(R14)(R12*1), Z8
-	VMOVUPS 128(R14)(R12*1), Z9
-	VMOVUPS 192(R14)(R12*1), Z10
-	VMOVUPS 256(R14)(R12*1), Z11
-	VMOVUPS 320(R14)(R12*1), Z12
-	VMOVUPS 384(R14)(R12*1), Z13
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z7
+	VMOVUPS (R13)(R8*1), Z8
+	VMOVUPS (R13)(R8*2), Z9
+	VMOVUPS (R13)(R9*1), Z10
+	VMOVUPS (R13)(R8*4), Z11
+	VMOVUPS (R13)(R10*1), Z12
+	VMOVUPS (R13)(R9*2), Z13
 	JMP     start
 
 fresh:
@@ -1305,26 +1434,31 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, (R14)(R12*1)
-	VMOVUPS      Z8, 64(R14)(R12*1)
-	VMOVUPS      Z9, 128(R14)(R12*1)
-	VMOVUPS      Z10, 192(R14)(R12*1)
-	VMOVUPS      Z11, 256(R14)(R12*1)
-	VMOVUPS      Z12, 320(R14)(R12*1)
-	VMOVUPS      Z13, 384(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      Z8, (R13)(R8*1)
+	VMOVUPS      Z9, (R13)(R8*2)
+	VMOVUPS      Z10, (R13)(R9*1)
+	VMOVUPS      Z11, (R13)(R8*4)
+	VMOVUPS      Z12, (R13)(R10*1)
+	VMOVUPS      Z13, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1332,26 +1466,31 @@ TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
-	VMOVUPS (R14)(R12*1), Z8
-	VMOVUPS 64(R14)(R12*1), Z9
-	VMOVUPS 128(R14)(R12*1), Z10
-	VMOVUPS 192(R14)(R12*1), Z11
-	VMOVUPS 256(R14)(R12*1), Z12
-	VMOVUPS 320(R14)(R12*1), Z13
-	VMOVUPS 384(R14)(R12*1), Z14
-	VMOVUPS 448(R14)(R12*1), Z15
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R13)(R8*4), Z12
+	VMOVUPS (R13)(R10*1), Z13
+	VMOVUPS (R13)(R9*2), Z14
+	VMOVUPS (R13)(R11*1), Z15
 	JMP     start
 
 fresh:
@@ -1447,28 +1586,33 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, 448(R14)
-	VMOVUPS      Z8, (R14)(R12*1)
-	VMOVUPS      Z9, 64(R14)(R12*1)
-	VMOVUPS      Z10, 128(R14)(R12*1)
-	VMOVUPS      Z11, 192(R14)(R12*1)
-	VMOVUPS      Z12, 256(R14)(R12*1)
-	VMOVUPS      Z13, 320(R14)(R12*1)
-	VMOVUPS      Z14, 384(R14)(R12*1)
-	VMOVUPS      Z15, 448(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	VMOVUPS      Z7, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R13)(R8*4)
+	VMOVUPS      Z13, (R13)(R10*1)
+	VMOVUPS      Z14, (R13)(R9*2)
+	VMOVUPS      Z15, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1476,13 +1620,19 @@ TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
-	VMOVUPS (R14)(R12*2), Z2
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
 	JMP     start
 
 fresh:
@@ -1533,15 +1683,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
-	VMOVUPS      Z2, (R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1549,16 +1705,22 @@ TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
-	VMOVUPS (R14)(R12*2), Z4
-	VMOVUPS 64(R14)(R12*2), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
 	JMP     start
 
 fresh:
@@ -1619,18 +1781,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
-	VMOVUPS      Z4, (R14)(R12*2)
-	VMOVUPS      Z5, 64(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1638,19 +1806,25 @@ TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
-	VMOVUPS (R14)(R12*2), Z6
-	VMOVUPS 64(R14)(R12*2), Z7
-	VMOVUPS 128(R14)(R12*2), Z8
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
 	JMP     start
 
 fresh:
@@ -1721,21 +1895,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
-	VMOVUPS      Z6, (R14)(R12*2)
-	VMOVUPS      Z7, 64(R14)(R12*2)
-	VMOVUPS      Z8, 128(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1743,22 +1923,28 @@ TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
-	VMOVUPS (R14)(R12*2), Z8
-	VMOVUPS 64(R14)(R12*2), Z9
-	VMOVUPS 128(R14)(R12*2), Z10
-	VMOVUPS 192(R14)(R12*2), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
 	JMP     start
 
 fresh:
@@ -1839,24 +2025,30 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
-	VMOVUPS      Z8, (R14)(R12*2)
-	VMOVUPS      Z9, 64(R14)(R12*2)
-	VMOVUPS      Z10, 128(R14)(R12*2)
-	VMOVUPS      Z11, 192(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1864,25 +2056,31 @@ TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
-	VMOVUPS (R14)(R12*2), Z10
-	VMOVUPS 64(R14)(R12*2), Z11
-	VMOVUPS 128(R14)(R12*2), Z12
-	VMOVUPS 192(R14)(R12*2), Z13
-	VMOVUPS 256(R14)(R12*2), Z14
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z10
+	VMOVUPS (R13)(R8*1), Z11
+	VMOVUPS (R13)(R8*2), Z12
+	VMOVUPS (R13)(R9*1), Z13
+	VMOVUPS (R13)(R8*4), Z14
 	JMP     start
 
 fresh:
@@ -1973,27 +2171,33 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
-	VMOVUPS      Z10, (R14)(R12*2)
-	VMOVUPS      Z11, 64(R14)(R12*2)
-	VMOVUPS      Z12, 128(R14)(R12*2)
-	VMOVUPS      Z13, 192(R14)(R12*2)
-	VMOVUPS      Z14, 256(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z10, (R13)
+	VMOVUPS      Z11, (R13)(R8*1)
+	VMOVUPS      Z12, (R13)(R8*2)
+	VMOVUPS      Z13, (R13)(R9*1)
+	VMOVUPS      Z14, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2001,28 +2205,34 @@ TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
-	VMOVUPS (R14)(R12*2), Z12
-	VMOVUPS 64(R14)(R12*2), Z13
-	VMOVUPS 128(R14)(R12*2), Z14
-	VMOVUPS 192(R14)(R12*2), Z15
-	VMOVUPS 256(R14)(R12*2), Z16
-	VMOVUPS 320(R14)(R12*2), Z17
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
+	VMOVUPS (R13)(R8*4), Z16
+	VMOVUPS (R13)(R10*1), Z17
 	JMP     start
 
 fresh:
@@ -2123,30 +2333,36 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
-	VMOVUPS      Z12, (R14)(R12*2)
-	VMOVUPS      Z13, 64(R14)(R12*2)
-	VMOVUPS      Z14, 128(R14)(R12*2)
-	VMOVUPS      Z15, 192(R14)(R12*2)
-	VMOVUPS      Z16, 256(R14)(R12*2)
-	VMOVUPS      Z17, 320(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
+	VMOVUPS      Z16, (R13)(R8*4)
+	VMOVUPS      Z17, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2154,31 +2370,37 @@ TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS (R14)(R12*1), Z7
-	VMOVUPS 64(R14)(R12*1), Z8
-	VMOVUPS 128(R14)(R12*1), Z9
-	VMOVUPS 192(R14)(R12*1), Z10
-	VMOVUPS 256(R14)(R12*1), Z11
-	VMOVUPS 320(R14)(R12*1), Z12
-	VMOVUPS 384(R14)(R12*1), Z13
-	VMOVUPS (R14)(R12*2), Z14
-	VMOVUPS 64(R14)(R12*2), Z15
-	VMOVUPS 128(R14)(R12*2), Z16
-	VMOVUPS 192(R14)(R12*2), Z17
-	VMOVUPS 256(R14)(R12*2), Z18
-	VMOVUPS 320(R14)(R12*2), Z19
-	VMOVUPS 384(R14)(R12*2), Z20
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z7
+	VMOVUPS (R13)(R8*1), Z8
+	VMOVUPS (R13)(R8*2), Z9
+	VMOVUPS (R13)(R9*1), Z10
+	VMOVUPS (R13)(R8*4), Z11
+	VMOVUPS (R13)(R10*1), Z12
+	VMOVUPS (R13)(R9*2), Z13
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z14
+	VMOVUPS (R13)(R8*1), Z15
+	VMOVUPS (R13)(R8*2), Z16
+	VMOVUPS (R13)(R9*1), Z17
+	VMOVUPS (R13)(R8*4), Z18
+	VMOVUPS (R13)(R10*1), Z19
+	VMOVUPS (R13)(R9*2), Z20
 	JMP     start
 
 fresh:
@@ -2289,33 +2511,39 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, (R14)(R12*1)
-	VMOVUPS      Z8, 64(R14)(R12*1)
-	VMOVUPS      Z9, 128(R14)(R12*1)
-	VMOVUPS      Z10, 192(R14)(R12*1)
-	VMOVUPS      Z11, 256(R14)(R12*1)
-	VMOVUPS      Z12, 320(R14)(R12*1)
-	VMOVUPS      Z13, 384(R14)(R12*1)
-	VMOVUPS      Z14, (R14)(R12*2)
-	VMOVUPS      Z15, 64(R14)(R12*2)
-	VMOVUPS      Z16, 128(R14)(R12*2)
-	VMOVUPS      Z17, 192(R14)(R12*2)
-	VMOVUPS      Z18, 256(R14)(R12*2)
-	VMOVUPS      Z19, 320(R14)(R12*2)
-	VMOVUPS      Z20, 384(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      Z8, (R13)(R8*1)
+	VMOVUPS      Z9, (R13)(R8*2)
+	VMOVUPS      Z10, (R13)(R9*1)
+	VMOVUPS      Z11, (R13)(R8*4)
+	VMOVUPS      Z12, (R13)(R10*1)
+	VMOVUPS      Z13, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z14, (R13)
+	VMOVUPS      Z15, (R13)(R8*1)
+	VMOVUPS      Z16, (R13)(R8*2)
+	VMOVUPS      Z17, (R13)(R9*1)
+	VMOVUPS      Z18, (R13)(R8*4)
+	VMOVUPS      Z19, (R13)(R10*1)
+	VMOVUPS      Z20, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2323,34 +2551,40 @@ TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
-	VMOVUPS (R14)(R12*1), Z8
-	VMOVUPS 64(R14)(R12*1), Z9
-	VMOVUPS 128(R14)(R12*1), Z10
-	VMOVUPS 192(R14)(R12*1), Z11
-	VMOVUPS 256(R14)(R12*1), Z12
-	VMOVUPS 320(R14)(R12*1), Z13
-	VMOVUPS 384(R14)(R12*1), Z14
-	VMOVUPS 448(R14)(R12*1), Z15
-	VMOVUPS (R14)(R12*2), Z16
-	VMOVUPS 64(R14)(R12*2), Z17
-	VMOVUPS 128(R14)(R12*2), Z18
-	VMOVUPS 192(R14)(R12*2), Z19
-	VMOVUPS 256(R14)(R12*2), Z20
-	VMOVUPS 320(R14)(R12*2), Z21
-	VMOVUPS 384(R14)(R12*2), Z22
-	VMOVUPS 448(R14)(R12*2), Z23
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R13)(R8*4), Z12
+	VMOVUPS (R13)(R10*1), Z13
+	VMOVUPS (R13)(R9*2), Z14
+	VMOVUPS (R13)(R11*1), Z15
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z16
+	VMOVUPS (R13)(R8*1), Z17
+	VMOVUPS (R13)(R8*2), Z18
+	VMOVUPS (R13)(R9*1), Z19
+	VMOVUPS (R13)(R8*4), Z20
+	VMOVUPS (R13)(R10*1), Z21
+	VMOVUPS (R13)(R9*2), Z22
+	VMOVUPS (R13)(R11*1), Z23
 	JMP     start
 
 fresh:
@@ -2471,36 +2705,42 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, 448(R14)
-	VMOVUPS      Z8, (R14)(R12*1)
-	VMOVUPS      Z9, 64(R14)(R12*1)
-	VMOVUPS      Z10, 128(R14)(R12*1)
-	VMOVUPS      Z11, 192(R14)(R12*1)
-	VMOVUPS      Z12, 256(R14)(R12*1)
-	VMOVUPS      Z13, 320(R14)(R12*1)
-	VMOVUPS      Z14, 384(R14)(R12*1)
-	VMOVUPS      Z15, 448(R14)(R12*1)
-	VMOVUPS      Z16, (R14)(R12*2)
-	VMOVUPS      Z17, 64(R14)(R12*2)
-	VMOVUPS      Z18, 128(R14)(R12*2)
-	VMOVUPS      Z19, 192(R14)(R12*2)
-	VMOVUPS      Z20, 256(R14)(R12*2)
-	VMOVUPS      Z21, 320(R14)(R12*2)
-	VMOVUPS      Z22, 384(R14)(R12*2)
-	VMOVUPS      Z23, 448(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	VMOVUPS      Z7, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R13)(R8*4)
+	VMOVUPS      Z13, (R13)(R10*1)
+	VMOVUPS      Z14, (R13)(R9*2)
+	VMOVUPS      Z15, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z16, (R13)
+	VMOVUPS      Z17, (R13)(R8*1)
+	VMOVUPS      Z18, (R13)(R8*2)
+	VMOVUPS      Z19, (R13)(R9*1)
+	VMOVUPS      Z20, (R13)(R8*4)
+	VMOVUPS      Z21, (R13)(R10*1)
+	VMOVUPS      Z22, (R13)(R9*2)
+	VMOVUPS      Z23, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2508,14 +2748,21 @@ TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
-	VMOVUPS (R14)(R12*2), Z2
-	VMOVUPS (R14)(R13*1), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
 	JMP     start
 
 fresh:
@@ -2570,16 +2817,23 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
-	VMOVUPS      Z2, (R14)(R12*2)
-	VMOVUPS      Z3, (R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2587,18 +2841,25 @@ TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
-	VMOVUPS (R14)(R12*2), Z4
-	VMOVUPS 64(R14)(R12*2), Z5
-	VMOVUPS (R14)(R13*1), Z6
-	VMOVUPS 64(R14)(R13*1), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
 	JMP     start
 
 fresh:
@@ -2666,20 +2927,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
-	VMOVUPS      Z4, (R14)(R12*2)
-	VMOVUPS      Z5, 64(R14)(R12*2)
-	VMOVUPS      Z6, (R14)(R13*1)
-	VMOVUPS      Z7, 64(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2687,22 +2955,29 @@ TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
-	VMOVUPS (R14)(R12*2), Z6
-	VMOVUPS 64(R14)(R12*2), Z7
-	VMOVUPS 128(R14)(R12*2), Z8
-	VMOVUPS (R14)(R13*1), Z9
-	VMOVUPS 64(R14)(R13*1), Z10
-	VMOVUPS 128(R14)(R13*1), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z9
+	VMOVUPS (R13)(R8*1), Z10
+	VMOVUPS (R13)(R8*2), Z11
 	JMP     start
 
 fresh:
@@ -2783,24 +3058,31 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
-	VMOVUPS      Z6, (R14)(R12*2)
-	VMOVUPS      Z7, 64(R14)(R12*2)
-	VMOVUPS      Z8, 128(R14)(R12*2)
-	VMOVUPS      Z9, (R14)(R13*1)
-	VMOVUPS      Z10, 64(R14)(R13*1)
-	VMOVUPS      Z11, 128(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      Z10, (R13)(R8*1)
+	VMOVUPS      Z11, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2808,26 +3090,33 @@ TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
-	VMOVUPS (R14)(R12*2), Z8
-	VMOVUPS 64(R14)(R12*2), Z9
-	VMOVUPS 128(R14)(R12*2), Z10
-	VMOVUPS 192(R14)(R12*2), Z11
-	VMOVUPS (R14)(R13*1), Z12
-	VMOVUPS 64(R14)(R13*1), Z13
-	VMOVUPS 128(R14)(R13*1), Z14
-	VMOVUPS 192(R14)(R13*1), Z15
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
 	JMP     start
 
 fresh:
@@ -2921,28 +3210,35 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
-	VMOVUPS      Z8, (R14)(R12*2)
-	VMOVUPS      Z9, 64(R14)(R12*2)
-	VMOVUPS      Z10, 128(R14)(R12*2)
-	VMOVUPS      Z11, 192(R14)(R12*2)
-	VMOVUPS      Z12, (R14)(R13*1)
-	VMOVUPS      Z13, 64(R14)(R13*1)
-	VMOVUPS      Z14, 128(R14)(R13*1)
-	VMOVUPS      Z15, 192(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2950,30 +3246,37 @@ TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
-	VMOVUPS (R14)(R12*2), Z10
-	VMOVUPS 64(R14)(R12*2), Z11
-	VMOVUPS 128(R14)(R12*2), Z12
-	VMOVUPS 192(R14)(R12*2), Z13
-	VMOVUPS 256(R14)(R12*2), Z14
-	VMOVUPS (R14)(R13*1), Z15
-	VMOVUPS 64(R14)(R13*1), Z16
-	VMOVUPS 128(R14)(R13*1), Z17
-	VMOVUPS 192(R14)(R13*1), Z18
-	VMOVUPS 256(R14)(R13*1), Z19
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z10
+	VMOVUPS (R13)(R8*1), Z11
+	VMOVUPS (R13)(R8*2), Z12
+	VMOVUPS (R13)(R9*1), Z13
+	VMOVUPS (R13)(R8*4), Z14
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z15
+	VMOVUPS (R13)(R8*1), Z16
+	VMOVUPS (R13)(R8*2), Z17
+	VMOVUPS (R13)(R9*1), Z18
+	VMOVUPS (R13)(R8*4), Z19
 	JMP     start
 
 fresh:
@@ -3080,32 +3383,39 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
-	VMOVUPS      Z10, (R14)(R12*2)
-	VMOVUPS      Z11, 64(R14)(R12*2)
-	VMOVUPS      Z12, 128(R14)(R12*2)
-	VMOVUPS      Z13, 192(R14)(R12*2)
-	VMOVUPS      Z14, 256(R14)(R12*2)
-	VMOVUPS      Z15, (R14)(R13*1)
-	VMOVUPS      Z16, 64(R14)(R13*1)
-	VMOVUPS      Z17, 128(R14)(R13*1)
-	VMOVUPS      Z18, 192(R14)(R13*1)
-	VMOVUPS      Z19, 256(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z10, (R13)
+	VMOVUPS      Z11, (R13)(R8*1)
+	VMOVUPS      Z12, (R13)(R8*2)
+	VMOVUPS      Z13, (R13)(R9*1)
+	VMOVUPS      Z14, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z15, (R13)
+	VMOVUPS      Z16, (R13)(R8*1)
+	VMOVUPS      Z17, (R13)(R8*2)
+	VMOVUPS      Z18, (R13)(R9*1)
+	VMOVUPS      Z19, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3113,34 +3423,41 @@ TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
-	VMOVUPS (R14)(R12*2), Z12
-	VMOVUPS 64(R14)(R12*2), Z13
-	VMOVUPS 128(R14)(R12*2), Z14
-	VMOVUPS 192(R14)(R12*2), Z15
-	VMOVUPS 256(R14)(R12*2), Z16
-	VMOVUPS 320(R14)(R12*2), Z17
-	VMOVUPS (R14)(R13*1), Z18
-	VMOVUPS 64(R14)(R13*1), Z19
-	VMOVUPS 128(R14)(R13*1), Z20
-	VMOVUPS 192(R14)(R13*1), Z21
-	VMOVUPS 256(R14)(R13*1), Z22
-	VMOVUPS 320(R14)(R13*1), Z23
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
+	VMOVUPS (R13)(R8*4), Z16
+	VMOVUPS (R13)(R10*1), Z17
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z18
+	VMOVUPS (R13)(R8*1), Z19
+	VMOVUPS (R13)(R8*2), Z20
+	VMOVUPS (R13)(R9*1), Z21
+	VMOVUPS (R13)(R8*4), Z22
+	VMOVUPS (R13)(R10*1), Z23
 	JMP     start
 
 fresh:
@@ -3260,36 +3577,43 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
-	VMOVUPS      Z12, (R14)(R12*2)
-	VMOVUPS      Z13, 64(R14)(R12*2)
-	VMOVUPS      Z14, 128(R14)(R12*2)
-	VMOVUPS      Z15, 192(R14)(R12*2)
-	VMOVUPS      Z16, 256(R14)(R12*2)
-	VMOVUPS      Z17, 320(R14)(R12*2)
-	VMOVUPS      Z18, (R14)(R13*1)
-	VMOVUPS      Z19, 64(R14)(R13*1)
-	VMOVUPS      Z20, 128(R14)(R13*1)
-	VMOVUPS      Z21, 192(R14)(R13*1)
-	VMOVUPS      Z22, 256(R14)(R13*1)
-	VMOVUPS      Z23, 320(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
+	VMOVUPS      Z16, (R13)(R8*4)
+	VMOVUPS      Z17, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z18, (R13)
+	VMOVUPS      Z19, (R13)(R8*1)
+	VMOVUPS      Z20, (R13)(R8*2)
+	VMOVUPS      Z21, (R13)(R9*1)
+	VMOVUPS      Z22, (R13)(R8*4)
+	VMOVUPS      Z23, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3297,11 +3621,15 @@ TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
 	JMP     start
 
 fresh:
@@ -3373,13 +3701,17 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3387,12 +3719,16 @@ TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
 	JMP     start
 
 fresh:
@@ -3482,14 +3818,18 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3497,13 +3837,17 @@ TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
 	JMP     start
 
 fresh:
@@ -3611,15 +3955,19 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3627,14 +3975,18 @@ TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
 	JMP     start
 
 fresh:
@@ -3760,16 +4112,20 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3777,15 +4133,19 @@ TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
 	JMP     start
 
 fresh:
@@ -3929,17 +4289,21 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3947,16 +4311,20 @@ TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
 	JMP     start
 
 fresh:
@@ -4118,18 +4486,22 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4137,17 +4509,21 @@ TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
 	JMP     start
 
 fresh:
@@ -4327,19 +4703,23 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
-	VMOVUPS          Z6, 384(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
+	VMOVUPS          Z6, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4347,18 +4727,22 @@ TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
 	JMP     start
 
 fresh:
@@ -4556,20 +4940,24 @@ col:
 	ADDQ             64(DX), DI
 	DECQ             AX
 	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
-	LEAQ             (R12)(R12*2), R13
-	VMOVUPS          Z0, (R14)
-	VMOVUPS          Z1, 64(R14)
-	VMOVUPS          Z2, 128(R14)
-	VMOVUPS          Z3, 192(R14)
-	VMOVUPS          Z4, 256(R14)
-	VMOVUPS          Z5, 320(R14)
-	VMOVUPS          Z6, 384(R14)
-	VMOVUPS          Z7, 448(R14)
+	MOVQ             R14, R13
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R13)(R8*4)
+	VMOVUPS          Z5, (R13)(R10*1)
+	VMOVUPS          Z6, (R13)(R9*2)
+	VMOVUPS          Z7, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4577,12 +4965,17 @@ TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
 	JMP     start
 
 fresh:
@@ -4704,14 +5097,19 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4719,14 +5117,19 @@ TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
 	JMP     start
 
 fresh:
@@ -4900,16 +5303,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4917,16 +5325,21 @@ TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
 	JMP     start
 
 fresh:
@@ -5152,18 +5565,23 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5171,18 +5589,23 @@ TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
 	JMP     start
 
 fresh:
@@ -5460,20 +5883,25 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5481,20 +5909,25 @@ TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
 	JMP     start
 
 fresh:
@@ -5824,22 +6257,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5847,22 +6285,27 @@ TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
 	JMP     start
 
 fresh:
@@ -6244,24 +6687,29 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6269,24 +6717,29 @@ TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS (R14)(R12*1), Z7
-	VMOVUPS 64(R14)(R12*1), Z8
-	VMOVUPS 128(R14)(R12*1), Z9
-	VMOVUPS 192(R14)(R12*1), Z10
-	VMOVUPS 256(R14)(R12*1), Z11
-	VMOVUPS 320(R14)(R12*1), Z12
-	VMOVUPS 384(R14)(R12*1), Z13
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z7
+	VMOVUPS (R13)(R8*1), Z8
+	VMOVUPS (R13)(R8*2), Z9
+	VMOVUPS (R13)(R9*1), Z10
+	VMOVUPS (R13)(R8*4), Z11
+	VMOVUPS (R13)(R10*1), Z12
+	VMOVUPS (R13)(R9*2), Z13
 	JMP     start
 
 fresh:
@@ -6720,26 +7173,31 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, (R14)(R12*1)
-	VMOVUPS      Z8, 64(R14)(R12*1)
-	VMOVUPS      Z9, 128(R14)(R12*1)
-	VMOVUPS      Z10, 192(R14)(R12*1)
-	VMOVUPS      Z11, 256(R14)(R12*1)
-	VMOVUPS      Z12, 320(R14)(R12*1)
-	VMOVUPS      Z13, 384(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      Z8, (R13)(R8*1)
+	VMOVUPS      Z9, (R13)(R8*2)
+	VMOVUPS      Z10, (R13)(R9*1)
+	VMOVUPS      Z11, (R13)(R8*4)
+	VMOVUPS      Z12, (R13)(R10*1)
+	VMOVUPS      Z13, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6747,26 +7205,31 @@ TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
-	VMOVUPS (R14)(R12*1), Z8
-	VMOVUPS 64(R14)(R12*1), Z9
-	VMOVUPS 128(R14)(R12*1), Z10
-	VMOVUPS 192(R14)(R12*1), Z11
-	VMOVUPS 256(R14)(R12*1), Z12
-	VMOVUPS 320(R14)(R12*1), Z13
-	VMOVUPS 384(R14)(R12*1), Z14
-	VMOVUPS 448(R14)(R12*1), Z15
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R13)(R8*4), Z12
+	VMOVUPS (R13)(R10*1), Z13
+	VMOVUPS (R13)(R9*2), Z14
+	VMOVUPS (R13)(R11*1), Z15
 	JMP     start
 
 fresh:
@@ -7252,28 +7715,33 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, 448(R14)
-	VMOVUPS      Z8, (R14)(R12*1)
-	VMOVUPS      Z9, 64(R14)(R12*1)
-	VMOVUPS      Z10, 128(R14)(R12*1)
-	VMOVUPS      Z11, 192(R14)(R12*1)
-	VMOVUPS      Z12, 256(R14)(R12*1)
-	VMOVUPS      Z13, 320(R14)(R12*1)
-	VMOVUPS      Z14, 384(R14)(R12*1)
-	VMOVUPS      Z15, 448(R14)(R12*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	VMOVUPS      Z7, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R13)(R8*4)
+	VMOVUPS      Z13, (R13)(R10*1)
+	VMOVUPS      Z14, (R13)(R9*2)
+	VMOVUPS      Z15, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7281,13 +7749,19 @@ TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
-	VMOVUPS (R14)(R12*2), Z2
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
 	JMP     start
 
 fresh:
@@ -7443,15 +7917,21 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
-	VMOVUPS      Z2, (R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7459,16 +7939,22 @@ TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
-	VMOVUPS (R14)(R12*2), Z4
-	VMOVUPS 64(R14)(R12*2), Z5
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
 	JMP     start
 
 fresh:
@@ -7694,18 +8180,24 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
-	VMOVUPS      Z4, (R14)(R12*2)
-	VMOVUPS      Z5, 64(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7713,19 +8205,25 @@ TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
-	VMOVUPS (R14)(R12*2), Z6
-	VMOVUPS 64(R14)(R12*2), Z7
-	VMOVUPS 128(R14)(R12*2), Z8
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
 	JMP     start
 
 fresh:
@@ -8021,21 +8519,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
-	VMOVUPS      Z6, (R14)(R12*2)
-	VMOVUPS      Z7, 64(R14)(R12*2)
-	VMOVUPS      Z8, 128(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8043,22 +8547,28 @@ TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
-	VMOVUPS (R14)(R12*2), Z8
-	VMOVUPS 64(R14)(R12*2), Z9
-	VMOVUPS 128(R14)(R12*2), Z10
-	VMOVUPS 192(R14)(R12*2), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
 	JMP     start
 
 fresh:
@@ -8424,24 +8934,30 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
-	VMOVUPS      Z8, (R14)(R12*2)
-	VMOVUPS      Z9, 64(R14)(R12*2)
-	VMOVUPS      Z10, 128(R14)(R12*2)
-	VMOVUPS      Z11, 192(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8449,25 +8965,31 @@ TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
-	VMOVUPS (R14)(R12*2), Z10
-	VMOVUPS 64(R14)(R12*2), Z11
-	VMOVUPS 128(R14)(R12*2), Z12
-	VMOVUPS 192(R14)(R12*2), Z13
-	VMOVUPS 256(R14)(R12*2), Z14
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z10
+	VMOVUPS (R13)(R8*1), Z11
+	VMOVUPS (R13)(R8*2), Z12
+	VMOVUPS (R13)(R9*1), Z13
+	VMOVUPS (R13)(R8*4), Z14
 	JMP     start
 
 fresh:
@@ -8903,27 +9425,33 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
-	VMOVUPS      Z10, (R14)(R12*2)
-	VMOVUPS      Z11, 64(R14)(R12*2)
-	VMOVUPS      Z12, 128(R14)(R12*2)
-	VMOVUPS      Z13, 192(R14)(R12*2)
-	VMOVUPS      Z14, 256(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z10, (R13)
+	VMOVUPS      Z11, (R13)(R8*1)
+	VMOVUPS      Z12, (R13)(R8*2)
+	VMOVUPS      Z13, (R13)(R9*1)
+	VMOVUPS      Z14, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8931,28 +9459,34 @@ TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
-	VMOVUPS (R14)(R12*2), Z12
-	VMOVUPS 64(R14)(R12*2), Z13
-	VMOVUPS 128(R14)(R12*2), Z14
-	VMOVUPS 192(R14)(R12*2), Z15
-	VMOVUPS 256(R14)(R12*2), Z16
-	VMOVUPS 320(R14)(R12*2), Z17
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
+	VMOVUPS (R13)(R8*4), Z16
+	VMOVUPS (R13)(R10*1), Z17
 	JMP     start
 
 fresh:
@@ -9458,30 +9992,36 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
-	VMOVUPS      Z12, (R14)(R12*2)
-	VMOVUPS      Z13, 64(R14)(R12*2)
-	VMOVUPS      Z14, 128(R14)(R12*2)
-	VMOVUPS      Z15, 192(R14)(R12*2)
-	VMOVUPS      Z16, 256(R14)(R12*2)
-	VMOVUPS      Z17, 320(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
+	VMOVUPS      Z16, (R13)(R8*4)
+	VMOVUPS      Z17, (R13)(R10*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -9489,31 +10029,37 @@ TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS (R14)(R12*1), Z7
-	VMOVUPS 64(R14)(R12*1), Z8
-	VMOVUPS 128(R14)(R12*1), Z9
-	VMOVUPS 192(R14)(R12*1), Z10
-	VMOVUPS 256(R14)(R12*1), Z11
-	VMOVUPS 320(R14)(R12*1), Z12
-	VMOVUPS 384(R14)(R12*1), Z13
-	VMOVUPS (R14)(R12*2), Z14
-	VMOVUPS 64(R14)(R12*2), Z15
-	VMOVUPS 128(R14)(R12*2), Z16
-	VMOVUPS 192(R14)(R12*2), Z17
-	VMOVUPS 256(R14)(R12*2), Z18
-	VMOVUPS 320(R14)(R12*2), Z19
-	VMOVUPS 384(R14)(R12*2), Z20
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z7
+	VMOVUPS (R13)(R8*1), Z8
+	VMOVUPS (R13)(R8*2), Z9
+	VMOVUPS (R13)(R9*1), Z10
+	VMOVUPS (R13)(R8*4), Z11
+	VMOVUPS (R13)(R10*1), Z12
+	VMOVUPS (R13)(R9*2), Z13
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z14
+	VMOVUPS (R13)(R8*1), Z15
+	VMOVUPS (R13)(R8*2), Z16
+	VMOVUPS (R13)(R9*1), Z17
+	VMOVUPS (R13)(R8*4), Z18
+	VMOVUPS (R13)(R10*1), Z19
+	VMOVUPS (R13)(R9*2), Z20
 	JMP     start
 
 fresh:
@@ -10089,33 +10635,39 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, (R14)(R12*1)
-	VMOVUPS      Z8, 64(R14)(R12*1)
-	VMOVUPS      Z9, 128(R14)(R12*1)
-	VMOVUPS      Z10, 192(R14)(R12*1)
-	VMOVUPS      Z11, 256(R14)(R12*1)
-	VMOVUPS      Z12, 320(R14)(R12*1)
-	VMOVUPS      Z13, 384(R14)(R12*1)
-	VMOVUPS      Z14, (R14)(R12*2)
-	VMOVUPS      Z15, 64(R14)(R12*2)
-	VMOVUPS      Z16, 128(R14)(R12*2)
-	VMOVUPS      Z17, 192(R14)(R12*2)
-	VMOVUPS      Z18, 256(R14)(R12*2)
-	VMOVUPS      Z19, 320(R14)(R12*2)
-	VMOVUPS      Z20, 384(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      Z8, (R13)(R8*1)
+	VMOVUPS      Z9, (R13)(R8*2)
+	VMOVUPS      Z10, (R13)(R9*1)
+	VMOVUPS      Z11, (R13)(R8*4)
+	VMOVUPS      Z12, (R13)(R10*1)
+	VMOVUPS      Z13, (R13)(R9*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z14, (R13)
+	VMOVUPS      Z15, (R13)(R8*1)
+	VMOVUPS      Z16, (R13)(R8*2)
+	VMOVUPS      Z17, (R13)(R9*1)
+	VMOVUPS      Z18, (R13)(R8*4)
+	VMOVUPS      Z19, (R13)(R10*1)
+	VMOVUPS      Z20, (R13)(R9*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10123,34 +10675,40 @@ TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS 384(R14), Z6
-	VMOVUPS 448(R14), Z7
-	VMOVUPS (R14)(R12*1), Z8
-	VMOVUPS 64(R14)(R12*1), Z9
-	VMOVUPS 128(R14)(R12*1), Z10
-	VMOVUPS 192(R14)(R12*1), Z11
-	VMOVUPS 256(R14)(R12*1), Z12
-	VMOVUPS 320(R14)(R12*1), Z13
-	VMOVUPS 384(R14)(R12*1), Z14
-	VMOVUPS 448(R14)(R12*1), Z15
-	VMOVUPS (R14)(R12*2), Z16
-	VMOVUPS 64(R14)(R12*2), Z17
-	VMOVUPS 128(R14)(R12*2), Z18
-	VMOVUPS 192(R14)(R12*2), Z19
-	VMOVUPS 256(R14)(R12*2), Z20
-	VMOVUPS 320(R14)(R12*2), Z21
-	VMOVUPS 384(R14)(R12*2), Z22
-	VMOVUPS 448(R14)(R12*2), Z23
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	VMOVUPS (R13)(R9*2), Z6
+	VMOVUPS (R13)(R11*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R13)(R8*4), Z12
+	VMOVUPS (R13)(R10*1), Z13
+	VMOVUPS (R13)(R9*2), Z14
+	VMOVUPS (R13)(R11*1), Z15
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z16
+	VMOVUPS (R13)(R8*1), Z17
+	VMOVUPS (R13)(R8*2), Z18
+	VMOVUPS (R13)(R9*1), Z19
+	VMOVUPS (R13)(R8*4), Z20
+	VMOVUPS (R13)(R10*1), Z21
+	VMOVUPS (R13)(R9*2), Z22
+	VMOVUPS (R13)(R11*1), Z23
 	JMP     start
 
 fresh:
@@ -10796,36 +11354,42 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, 384(R14)
-	VMOVUPS      Z7, 448(R14)
-	VMOVUPS      Z8, (R14)(R12*1)
-	VMOVUPS      Z9, 64(R14)(R12*1)
-	VMOVUPS      Z10, 128(R14)(R12*1)
-	VMOVUPS      Z11, 192(R14)(R12*1)
-	VMOVUPS      Z12, 256(R14)(R12*1)
-	VMOVUPS      Z13, 320(R14)(R12*1)
-	VMOVUPS      Z14, 384(R14)(R12*1)
-	VMOVUPS      Z15, 448(R14)(R12*1)
-	VMOVUPS      Z16, (R14)(R12*2)
-	VMOVUPS      Z17, 64(R14)(R12*2)
-	VMOVUPS      Z18, 128(R14)(R12*2)
-	VMOVUPS      Z19, 192(R14)(R12*2)
-	VMOVUPS      Z20, 256(R14)(R12*2)
-	VMOVUPS      Z21, 320(R14)(R12*2)
-	VMOVUPS      Z22, 384(R14)(R12*2)
-	VMOVUPS      Z23, 448(R14)(R12*2)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	VMOVUPS      Z6, (R13)(R9*2)
+	VMOVUPS      Z7, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R13)(R8*4)
+	VMOVUPS      Z13, (R13)(R10*1)
+	VMOVUPS      Z14, (R13)(R9*2)
+	VMOVUPS      Z15, (R13)(R11*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z16, (R13)
+	VMOVUPS      Z17, (R13)(R8*1)
+	VMOVUPS      Z18, (R13)(R8*2)
+	VMOVUPS      Z19, (R13)(R9*1)
+	VMOVUPS      Z20, (R13)(R8*4)
+	VMOVUPS      Z21, (R13)(R10*1)
+	VMOVUPS      Z22, (R13)(R9*2)
+	VMOVUPS      Z23, (R13)(R11*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10833,14 +11397,21 @@ TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS (R14)(R12*1), Z1
-	VMOVUPS (R14)(R12*2), Z2
-	VMOVUPS (R14)(R13*1), Z3
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
 	JMP     start
 
 fresh:
@@ -11030,16 +11601,23 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, (R14)(R12*1)
-	VMOVUPS      Z2, (R14)(R12*2)
-	VMOVUPS      Z3, (R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11047,18 +11625,25 @@ TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS (R14)(R12*1), Z2
-	VMOVUPS 64(R14)(R12*1), Z3
-	VMOVUPS (R14)(R12*2), Z4
-	VMOVUPS 64(R14)(R12*2), Z5
-	VMOVUPS (R14)(R13*1), Z6
-	VMOVUPS 64(R14)(R13*1), Z7
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z2
+	VMOVUPS (R13)(R8*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
 	JMP     start
 
 fresh:
@@ -11336,20 +11921,27 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, (R14)(R12*1)
-	VMOVUPS      Z3, 64(R14)(R12*1)
-	VMOVUPS      Z4, (R14)(R12*2)
-	VMOVUPS      Z5, 64(R14)(R12*2)
-	VMOVUPS      Z6, (R14)(R13*1)
-	VMOVUPS      Z7, 64(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11357,22 +11949,29 @@ TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS (R14)(R12*1), Z3
-	VMOVUPS 64(R14)(R12*1), Z4
-	VMOVUPS 128(R14)(R12*1), Z5
-	VMOVUPS (R14)(R12*2), Z6
-	VMOVUPS 64(R14)(R12*2), Z7
-	VMOVUPS 128(R14)(R12*2), Z8
-	VMOVUPS (R14)(R13*1), Z9
-	VMOVUPS 64(R14)(R13*1), Z10
-	VMOVUPS 128(R14)(R13*1), Z11
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z3
+	VMOVUPS (R13)(R8*1), Z4
+	VMOVUPS (R13)(R8*2), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z9
+	VMOVUPS (R13)(R8*1), Z10
+	VMOVUPS (R13)(R8*2), Z11
 	JMP     start
 
 fresh:
@@ -11738,24 +12337,31 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, (R14)(R12*1)
-	VMOVUPS      Z4, 64(R14)(R12*1)
-	VMOVUPS      Z5, 128(R14)(R12*1)
-	VMOVUPS      Z6, (R14)(R12*2)
-	VMOVUPS      Z7, 64(R14)(R12*2)
-	VMOVUPS      Z8, 128(R14)(R12*2)
-	VMOVUPS      Z9, (R14)(R13*1)
-	VMOVUPS      Z10, 64(R14)(R13*1)
-	VMOVUPS      Z11, 128(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z3, (R13)
+	VMOVUPS      Z4, (R13)(R8*1)
+	VMOVUPS      Z5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      Z10, (R13)(R8*1)
+	VMOVUPS      Z11, (R13)(R8*2)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11763,26 +12369,33 @@ TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS (R14)(R12*1), Z4
-	VMOVUPS 64(R14)(R12*1), Z5
-	VMOVUPS 128(R14)(R12*1), Z6
-	VMOVUPS 192(R14)(R12*1), Z7
-	VMOVUPS (R14)(R12*2), Z8
-	VMOVUPS 64(R14)(R12*2), Z9
-	VMOVUPS 128(R14)(R12*2), Z10
-	VMOVUPS 192(R14)(R12*2), Z11
-	VMOVUPS (R14)(R13*1), Z12
-	VMOVUPS 64(R14)(R13*1), Z13
-	VMOVUPS 128(R14)(R13*1), Z14
-	VMOVUPS 192(R14)(R13*1), Z15
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R13)(R8*2), Z6
+	VMOVUPS (R13)(R9*1), Z7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
 	JMP     start
 
 fresh:
@@ -12236,28 +12849,35 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, (R14)(R12*1)
-	VMOVUPS      Z5, 64(R14)(R12*1)
-	VMOVUPS      Z6, 128(R14)(R12*1)
-	VMOVUPS      Z7, 192(R14)(R12*1)
-	VMOVUPS      Z8, (R14)(R12*2)
-	VMOVUPS      Z9, 64(R14)(R12*2)
-	VMOVUPS      Z10, 128(R14)(R12*2)
-	VMOVUPS      Z11, 192(R14)(R12*2)
-	VMOVUPS      Z12, (R14)(R13*1)
-	VMOVUPS      Z13, 64(R14)(R13*1)
-	VMOVUPS      Z14, 128(R14)(R13*1)
-	VMOVUPS      Z15, 192(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R13)(R8*2)
+	VMOVUPS      Z7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12265,30 +12885,37 @@ TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS (R14)(R12*1), Z5
-	VMOVUPS 64(R14)(R12*1), Z6
-	VMOVUPS 128(R14)(R12*1), Z7
-	VMOVUPS 192(R14)(R12*1), Z8
-	VMOVUPS 256(R14)(R12*1), Z9
-	VMOVUPS (R14)(R12*2), Z10
-	VMOVUPS 64(R14)(R12*2), Z11
-	VMOVUPS 128(R14)(R12*2), Z12
-	VMOVUPS 192(R14)(R12*2), Z13
-	VMOVUPS 256(R14)(R12*2), Z14
-	VMOVUPS (R14)(R13*1), Z15
-	VMOVUPS 64(R14)(R13*1), Z16
-	VMOVUPS 128(R14)(R13*1), Z17
-	VMOVUPS 192(R14)(R13*1), Z18
-	VMOVUPS 256(R14)(R13*1), Z19
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z5
+	VMOVUPS (R13)(R8*1), Z6
+	VMOVUPS (R13)(R8*2), Z7
+	VMOVUPS (R13)(R9*1), Z8
+	VMOVUPS (R13)(R8*4), Z9
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z10
+	VMOVUPS (R13)(R8*1), Z11
+	VMOVUPS (R13)(R8*2), Z12
+	VMOVUPS (R13)(R9*1), Z13
+	VMOVUPS (R13)(R8*4), Z14
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z15
+	VMOVUPS (R13)(R8*1), Z16
+	VMOVUPS (R13)(R8*2), Z17
+	VMOVUPS (R13)(R9*1), Z18
+	VMOVUPS (R13)(R8*4), Z19
 	JMP     start
 
 fresh:
@@ -12830,32 +13457,39 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, (R14)(R12*1)
-	VMOVUPS      Z6, 64(R14)(R12*1)
-	VMOVUPS      Z7, 128(R14)(R12*1)
-	VMOVUPS      Z8, 192(R14)(R12*1)
-	VMOVUPS      Z9, 256(R14)(R12*1)
-	VMOVUPS      Z10, (R14)(R12*2)
-	VMOVUPS      Z11, 64(R14)(R12*2)
-	VMOVUPS      Z12, 128(R14)(R12*2)
-	VMOVUPS      Z13, 192(R14)(R12*2)
-	VMOVUPS      Z14, 256(R14)(R12*2)
-	VMOVUPS      Z15, (R14)(R13*1)
-	VMOVUPS      Z16, 64(R14)(R13*1)
-	VMOVUPS      Z17, 128(R14)(R13*1)
-	VMOVUPS      Z18, 192(R14)(R13*1)
-	VMOVUPS      Z19, 256(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z5, (R13)
+	VMOVUPS      Z6, (R13)(R8*1)
+	VMOVUPS      Z7, (R13)(R8*2)
+	VMOVUPS      Z8, (R13)(R9*1)
+	VMOVUPS      Z9, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z10, (R13)
+	VMOVUPS      Z11, (R13)(R8*1)
+	VMOVUPS      Z12, (R13)(R8*2)
+	VMOVUPS      Z13, (R13)(R9*1)
+	VMOVUPS      Z14, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Z15, (R13)
+	VMOVUPS      Z16, (R13)(R8*1)
+	VMOVUPS      Z17, (R13)(R8*2)
+	VMOVUPS      Z18, (R13)(R9*1)
+	VMOVUPS      Z19, (R13)(R8*4)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[12]int)
+// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12863,34 +13497,41 @@ TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    out+16(FP), R14
 	MOVQ    bias+24(FP), R15
 	MOVQ    a+32(FP), DX
-	CMPQ    88(DX), $0x00
+	CMPQ    96(DX), $0x00
 	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
-	LEAQ    (R12)(R12*2), R13
-	VMOVUPS (R14), Z0
-	VMOVUPS 64(R14), Z1
-	VMOVUPS 128(R14), Z2
-	VMOVUPS 192(R14), Z3
-	VMOVUPS 256(R14), Z4
-	VMOVUPS 320(R14), Z5
-	VMOVUPS (R14)(R12*1), Z6
-	VMOVUPS 64(R14)(R12*1), Z7
-	VMOVUPS 128(R14)(R12*1), Z8
-	VMOVUPS 192(R14)(R12*1), Z9
-	VMOVUPS 256(R14)(R12*1), Z10
-	VMOVUPS 320(R14)(R12*1), Z11
-	VMOVUPS (R14)(R12*2), Z12
-	VMOVUPS 64(R14)(R12*2), Z13
-	VMOVUPS 128(R14)(R12*2), Z14
-	VMOVUPS 192(R14)(R12*2), Z15
-	VMOVUPS 256(R14)(R12*2), Z16
-	VMOVUPS 320(R14)(R12*2), Z17
-	VMOVUPS (R14)(R13*1), Z18
-	VMOVUPS 64(R14)(R13*1), Z19
-	VMOVUPS 128(R14)(R13*1), Z20
-	VMOVUPS 192(R14)(R13*1), Z21
-	VMOVUPS 256(R14)(R13*1), Z22
-	VMOVUPS 320(R14)(R13*1), Z23
+	MOVQ    R14, R13
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R13)(R8*4), Z4
+	VMOVUPS (R13)(R10*1), Z5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R13)(R9*1), Z9
+	VMOVUPS (R13)(R8*4), Z10
+	VMOVUPS (R13)(R10*1), Z11
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R13)(R9*1), Z15
+	VMOVUPS (R13)(R8*4), Z16
+	VMOVUPS (R13)(R10*1), Z17
+	ADDQ    R12, R13
+	VMOVUPS (R13), Z18
+	VMOVUPS (R13)(R8*1), Z19
+	VMOVUPS (R13)(R8*2), Z20
+	VMOVUPS (R13)(R9*1), Z21
+	VMOVUPS (R13)(R8*4), Z22
+	VMOVUPS (R13)(R10*1), Z23
 	JMP     start
 
 fresh:
@@ -13520,31 +14161,38 @@ col:
 	ADDQ         64(DX), DI
 	DECQ         AX
 	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
-	LEAQ         (R12)(R12*2), R13
-	VMOVUPS      Z0, (R14)
-	VMOVUPS      Z1, 64(R14)
-	VMOVUPS      Z2, 128(R14)
-	VMOVUPS      Z3, 192(R14)
-	VMOVUPS      Z4, 256(R14)
-	VMOVUPS      Z5, 320(R14)
-	VMOVUPS      Z6, (R14)(R12*1)
-	VMOVUPS      Z7, 64(R14)(R12*1)
-	VMOVUPS      Z8, 128(R14)(R12*1)
-	VMOVUPS      Z9, 192(R14)(R12*1)
-	VMOVUPS      Z10, 256(R14)(R12*1)
-	VMOVUPS      Z11, 320(R14)(R12*1)
-	VMOVUPS      Z12, (R14)(R12*2)
-	VMOVUPS      Z13, 64(R14)(R12*2)
-	VMOVUPS      Z14, 128(R14)(R12*2)
-	VMOVUPS      Z15, 192(R14)(R12*2)
-	VMOVUPS      Z16, 256(R14)(R12*2)
-	VMOVUPS      Z17, 320(R14)(R12*2)
-	VMOVUPS      Z18, (R14)(R13*1)
-	VMOVUPS      Z19, 64(R14)(R13*1)
-	VMOVUPS      Z20, 128(R14)(R13*1)
-	VMOVUPS      Z21, 192(R14)(R13*1)
-	VMOVUPS      Z22, 256(R14)(R13*1)
-	VMOVUPS      Z23, 320(R14)(R13*1)
+	MOVQ         R14, R13
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R13)(R8*4)
+	VMOVUPS      Z5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R13)(R9*1)
+	VMOVUPS      Z10, (R13)(R8*4)
+	VMOVUPS      Z11, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R13)(R9*1)
+	VMOVUPS      Z16, (R13)(R8*4)
+	VMOVUPS      Z17, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Z18, (R13)
+	VMOVUPS      Z19, (R13)(R8*1)
+	VMOVUPS      Z20, (R13)(R8*2)
+	VMOVUPS      Z21, (R13)(R9*1)
+	VMOVUPS      Z22, (R13)(R8*4)
+	VMOVUPS      Z23, (R13)(R10*1)
 	VZEROUPPER
 	RET

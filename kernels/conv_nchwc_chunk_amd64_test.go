@@ -15,10 +15,10 @@ func TestConvNCHWcChunks(t *testing.T) {
 	if !NCHWcVector() {
 		t.Skip("no vector kernels here")
 	}
-	defer func(v int) { nchwcChunkBytes = v }(nchwcChunkBytes)
+	defer func(v [2]int) { nchwcChunkBytes = v }(nchwcChunkBytes)
 	for _, bytes := range []int{1, 40 << 10} {
 		t.Run(fmt.Sprintf("bytes=%d", bytes), func(t *testing.T) {
-			nchwcChunkBytes = bytes
+			nchwcChunkBytes = [2]int{bytes, bytes}
 			checkConvNCHWcVec(t)
 		})
 	}

@@ -15,9 +15,25 @@ const nchwcSegment = 96
 const nchwcBandPixels = 64
 
 // nchwcChunkBytes bounds the weights of a group of output blocks that
-// one pass over a chunk of input blocks reads, so that they stay in L2
-// for the pass over the item's rows.
-var nchwcChunkBytes = 128 << 10
+// one pass over a chunk of input blocks reads, so that they stay in cache
+// for the pass over the item's rows: in L2 where rows are long (tiles of
+// six or eight pixels, which use each weight vector for many
+// multiply-adds), in L1 where they are short (nchwcShortRow or fewer
+// pixels: tiles of one or two pixels at the borders and in between, for
+// which L2 cannot deliver the weights as fast as they are used). Fewer,
+// larger passes cost less where L2 suffices.
+var nchwcChunkBytes = [2]int{128 << 10, 40 << 10}
+
+// nchwcShortRow is the widest output row that takes L1 chunks.
+const nchwcShortRow = 16
+
+// nchwcDownRow is the widest output row whose pixels a batch computes in
+// tiles down the samples rather than along the rows.
+const nchwcDownRow = 20
+
+// nchwcDownSamples is about how many samples an item of such a batch
+// covers.
+const nchwcDownSamples = 16
 
 // nchwcGeometry is where ConvNCHWc finds the elements of a pixel, a
 // weight and an output: a plane of H×W input pixels, output rows of OW
@@ -38,6 +54,7 @@ type nchwcGeometry struct {
 	bands       int          // items per group and segment
 	blocks      int          // input blocks (channels of an NCHW input)
 	chunk       int          // input blocks per pass of the kernels
+	down        bool         // tiles run down the samples; bands hold whole samples
 }
 
 func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
@@ -61,10 +78,18 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 	g.segs = (g.ow + g.segLen - 1) / max(g.segLen, 1)
 	rows := p.N * g.oh
 	g.band = min(max(1, (nchwcBandPixels+g.ow-1)/max(g.ow, 1)), max(rows, 1))
+	if g.down = p.N > 1 && g.ow <= nchwcDownRow; g.down {
+		items := (p.N + nchwcDownSamples - 1) / nchwcDownSamples
+		g.band = (p.N + items - 1) / items * g.oh
+	}
 	g.bands = (rows + g.band - 1) / g.band
 	g.blocks = p.C / g.lanes
 	// Chunks of about the same size: fewest passes under the bound.
-	most := max(1, nchwcChunkBytes/(4*b*g.lanes*p.KH*p.KW*4))
+	bound := nchwcChunkBytes[0]
+	if g.ow <= nchwcShortRow {
+		bound = nchwcChunkBytes[1]
+	}
+	most := max(1, bound/(4*b*g.lanes*p.KH*p.KW*4))
 	passes := (g.blocks + most - 1) / most
 	g.chunk = (g.blocks + passes - 1) / passes
 	return g

@@ -6,19 +6,20 @@ package kernels
 
 // The indices of the kernels' argument block.
 const (
-	nchwcArgBlocks    = 0  // input channel blocks (channels of an NCHW input)
-	nchwcArgRows      = 1  // kernel rows
-	nchwcArgCols      = 2  // kernel columns
-	nchwcArgPixStep   = 3  // bytes from one output pixel's input to the next's
-	nchwcArgColStep   = 4  // bytes from one kernel column's input to the next's
-	nchwcArgRowAdj    = 5  // bytes from past the last column's input to the next row's
-	nchwcArgBlockAdj  = 6  // bytes from past the last row's input to the next block's
-	nchwcArgWRowAdj   = 7  // bytes from past the last column's weights to the next row's
-	nchwcArgWBlockAdj = 8  // bytes from past the last row's weights to the next block's
-	nchwcArgWFilter   = 9  // bytes from one output block's weights to the next's
-	nchwcArgOutFilter = 10 // bytes from one output block's outputs to the next's
-	nchwcArgResume    = 11 // non-zero: the sums start at the outputs, those of earlier input blocks
-	nchwcArgs         = 12
+	nchwcArgBlocks     = 0  // input channel blocks (channels of an NCHW input)
+	nchwcArgRows       = 1  // kernel rows
+	nchwcArgCols       = 2  // kernel columns
+	nchwcArgPixStep    = 3  // bytes from one output pixel's input to the next's
+	nchwcArgColStep    = 4  // bytes from one kernel column's input to the next's
+	nchwcArgRowAdj     = 5  // bytes from past the last column's input to the next row's
+	nchwcArgBlockAdj   = 6  // bytes from past the last row's input to the next block's
+	nchwcArgWRowAdj    = 7  // bytes from past the last column's weights to the next row's
+	nchwcArgWBlockAdj  = 8  // bytes from past the last row's weights to the next block's
+	nchwcArgWFilter    = 9  // bytes from one output block's weights to the next's
+	nchwcArgOutFilter  = 10 // bytes from one output block's outputs to the next's
+	nchwcArgOutPixStep = 11 // bytes from one output pixel to the next
+	nchwcArgResume     = 12 // non-zero: the sums start at the outputs, those of earlier input blocks
+	nchwcArgs          = 13
 )
 
 // convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.
@@ -26,128 +27,135 @@ var convNCHWcMaxP = [...]int{8, 8, 8, 6}
 
 // convNCHWcTile runs the tile of f output blocks × p pixels, on a
 // blocked input or (plain) an NCHW one.
-func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[12]int) {
-	switch {
-	case plain == false && f == 1 && p == 1:
+func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[13]int) {
+	if plain {
+		switch f<<4 | p {
+		case 17:
+			convNCHWcPlainF32_1x1(in, w, out, bias, a)
+		case 18:
+			convNCHWcPlainF32_1x2(in, w, out, bias, a)
+		case 19:
+			convNCHWcPlainF32_1x3(in, w, out, bias, a)
+		case 20:
+			convNCHWcPlainF32_1x4(in, w, out, bias, a)
+		case 21:
+			convNCHWcPlainF32_1x5(in, w, out, bias, a)
+		case 22:
+			convNCHWcPlainF32_1x6(in, w, out, bias, a)
+		case 23:
+			convNCHWcPlainF32_1x7(in, w, out, bias, a)
+		case 24:
+			convNCHWcPlainF32_1x8(in, w, out, bias, a)
+		case 33:
+			convNCHWcPlainF32_2x1(in, w, out, bias, a)
+		case 34:
+			convNCHWcPlainF32_2x2(in, w, out, bias, a)
+		case 35:
+			convNCHWcPlainF32_2x3(in, w, out, bias, a)
+		case 36:
+			convNCHWcPlainF32_2x4(in, w, out, bias, a)
+		case 37:
+			convNCHWcPlainF32_2x5(in, w, out, bias, a)
+		case 38:
+			convNCHWcPlainF32_2x6(in, w, out, bias, a)
+		case 39:
+			convNCHWcPlainF32_2x7(in, w, out, bias, a)
+		case 40:
+			convNCHWcPlainF32_2x8(in, w, out, bias, a)
+		case 49:
+			convNCHWcPlainF32_3x1(in, w, out, bias, a)
+		case 50:
+			convNCHWcPlainF32_3x2(in, w, out, bias, a)
+		case 51:
+			convNCHWcPlainF32_3x3(in, w, out, bias, a)
+		case 52:
+			convNCHWcPlainF32_3x4(in, w, out, bias, a)
+		case 53:
+			convNCHWcPlainF32_3x5(in, w, out, bias, a)
+		case 54:
+			convNCHWcPlainF32_3x6(in, w, out, bias, a)
+		case 55:
+			convNCHWcPlainF32_3x7(in, w, out, bias, a)
+		case 56:
+			convNCHWcPlainF32_3x8(in, w, out, bias, a)
+		case 65:
+			convNCHWcPlainF32_4x1(in, w, out, bias, a)
+		case 66:
+			convNCHWcPlainF32_4x2(in, w, out, bias, a)
+		case 67:
+			convNCHWcPlainF32_4x3(in, w, out, bias, a)
+		case 68:
+			convNCHWcPlainF32_4x4(in, w, out, bias, a)
+		case 69:
+			convNCHWcPlainF32_4x5(in, w, out, bias, a)
+		case 70:
+			convNCHWcPlainF32_4x6(in, w, out, bias, a)
+		default:
+			panic("kernels: no blocked convolution tile of that size")
+		}
+		return
+	}
+	switch f<<4 | p {
+	case 17:
 		convNCHWcF32_1x1(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 2:
+	case 18:
 		convNCHWcF32_1x2(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 3:
+	case 19:
 		convNCHWcF32_1x3(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 4:
+	case 20:
 		convNCHWcF32_1x4(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 5:
+	case 21:
 		convNCHWcF32_1x5(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 6:
+	case 22:
 		convNCHWcF32_1x6(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 7:
+	case 23:
 		convNCHWcF32_1x7(in, w, out, bias, a)
-	case plain == false && f == 1 && p == 8:
+	case 24:
 		convNCHWcF32_1x8(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 1:
+	case 33:
 		convNCHWcF32_2x1(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 2:
+	case 34:
 		convNCHWcF32_2x2(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 3:
+	case 35:
 		convNCHWcF32_2x3(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 4:
+	case 36:
 		convNCHWcF32_2x4(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 5:
+	case 37:
 		convNCHWcF32_2x5(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 6:
+	case 38:
 		convNCHWcF32_2x6(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 7:
+	case 39:
 		convNCHWcF32_2x7(in, w, out, bias, a)
-	case plain == false && f == 2 && p == 8:
+	case 40:
 		convNCHWcF32_2x8(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 1:
+	case 49:
 		convNCHWcF32_3x1(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 2:
+	case 50:
 		convNCHWcF32_3x2(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 3:
+	case 51:
 		convNCHWcF32_3x3(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 4:
+	case 52:
 		convNCHWcF32_3x4(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 5:
+	case 53:
 		convNCHWcF32_3x5(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 6:
+	case 54:
 		convNCHWcF32_3x6(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 7:
+	case 55:
 		convNCHWcF32_3x7(in, w, out, bias, a)
-	case plain == false && f == 3 && p == 8:
+	case 56:
 		convNCHWcF32_3x8(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 1:
+	case 65:
 		convNCHWcF32_4x1(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 2:
+	case 66:
 		convNCHWcF32_4x2(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 3:
+	case 67:
 		convNCHWcF32_4x3(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 4:
+	case 68:
 		convNCHWcF32_4x4(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 5:
+	case 69:
 		convNCHWcF32_4x5(in, w, out, bias, a)
-	case plain == false && f == 4 && p == 6:
+	case 70:
 		convNCHWcF32_4x6(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 1:
-		convNCHWcPlainF32_1x1(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 2:
-		convNCHWcPlainF32_1x2(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 3:
-		convNCHWcPlainF32_1x3(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 4:
-		convNCHWcPlainF32_1x4(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 5:
-		convNCHWcPlainF32_1x5(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 6:
-		convNCHWcPlainF32_1x6(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 7:
-		convNCHWcPlainF32_1x7(in, w, out, bias, a)
-	case plain == true && f == 1 && p == 8:
-		convNCHWcPlainF32_1x8(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 1:
-		convNCHWcPlainF32_2x1(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 2:
-		convNCHWcPlainF32_2x2(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 3:
-		convNCHWcPlainF32_2x3(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 4:
-		convNCHWcPlainF32_2x4(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 5:
-		convNCHWcPlainF32_2x5(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 6:
-		convNCHWcPlainF32_2x6(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 7:
-		convNCHWcPlainF32_2x7(in, w, out, bias, a)
-	case plain == true && f == 2 && p == 8:
-		convNCHWcPlainF32_2x8(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 1:
-		convNCHWcPlainF32_3x1(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 2:
-		convNCHWcPlainF32_3x2(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 3:
-		convNCHWcPlainF32_3x3(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 4:
-		convNCHWcPlainF32_3x4(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 5:
-		convNCHWcPlainF32_3x5(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 6:
-		convNCHWcPlainF32_3x6(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 7:
-		convNCHWcPlainF32_3x7(in, w, out, bias, a)
-	case plain == true && f == 3 && p == 8:
-		convNCHWcPlainF32_3x8(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 1:
-		convNCHWcPlainF32_4x1(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 2:
-		convNCHWcPlainF32_4x2(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 3:
-		convNCHWcPlainF32_4x3(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 4:
-		convNCHWcPlainF32_4x4(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 5:
-		convNCHWcPlainF32_4x5(in, w, out, bias, a)
-	case plain == true && f == 4 && p == 6:
-		convNCHWcPlainF32_4x6(in, w, out, bias, a)
 	default:
 		panic("kernels: no blocked convolution tile of that size")
 	}

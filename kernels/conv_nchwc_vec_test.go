@@ -9,8 +9,9 @@ import (
 
 // nchwcVecCases reach every branch of the vector driver: tails of every
 // tile width, borders on both sides, windows that miss the input, strides
-// 1 to 3, uneven groups of output blocks, NCHW inputs of odd depth and
-// pointwise planes cut into segments.
+// 1 to 3, uneven groups of output blocks, NCHW inputs of odd depth,
+// pointwise planes cut into segments, and batches of short rows in tiles
+// down the samples (with tails, and in more than one item).
 var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 16, H: 5, W: 1, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 2, C: 32, H: 9, W: 23, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
@@ -24,6 +25,11 @@ var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 5, H: 9, W: 30, O: 48, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 1, C: 1, H: 6, W: 6, O: 16, KH: 2, KW: 2, SH: 2, SW: 2},
 	{N: 1, C: 32, H: 2, W: 2, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 3, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 9, C: 16, H: 3, W: 3, O: 80, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 2, C: 16, H: 2, W: 2, O: 32, KH: 1, KW: 1, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 3, C: 3, H: 7, W: 7, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 17, C: 16, H: 2, W: 2, O: 32, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 }
 
 // TestConvNCHWcVecMatchesRef holds ConvNCHWc to convNCHWcRef bit for bit,

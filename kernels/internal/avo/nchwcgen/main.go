@@ -50,6 +50,7 @@ var args = []struct{ name, doc string }{
 	{"WBlockAdj", "bytes from past the last row's weights to the next block's"},
 	{"WFilter", "bytes from one output block's weights to the next's"},
 	{"OutFilter", "bytes from one output block's outputs to the next's"},
+	{"OutPixStep", "bytes from one output pixel to the next"},
 	{"Resume", "non-zero: the sums start at the outputs, those of earlier input blocks"},
 }
 
@@ -116,32 +117,50 @@ func kernel(lanes, f, p int) {
 	wv := func(fi int) VecPhysical { return z[f*p+fi] }
 	bc := func(pi int) VecPhysical { return z[f*p+f+pi%2] }
 
-	// byOut sets R12 and R13 to one and three output blocks' strides;
-	// outs is then the address of block fi's pixel pi.
-	byOut := func() {
-		MOVQ(at("OutFilter"), R12)
-		LEAQ(Mem{Base: R12, Index: R12, Scale: 2}, R13)
+	// steps sets ps, ps3, ps5 and ps7 to 1, 3, 5 and 7 times the step
+	// named name; at is then the address of pixel pi from base, disp bytes
+	// on.
+	steps := func(name string) {
+		MOVQ(at(name), ps)
+		LEAQ(Mem{Base: ps, Index: ps, Scale: 2}, ps3)
+		LEAQ(Mem{Base: ps, Index: ps, Scale: 4}, ps5)
+		LEAQ(Mem{Base: ps5, Index: ps, Scale: 2}, ps7)
 	}
-	outs := func(fi, pi int) Mem {
-		m := Mem{Base: out, Disp: 64 * pi}
-		switch fi {
-		case 1, 2:
-			m.Index, m.Scale = R12, uint8(fi)
-		case 3:
-			m.Index, m.Scale = R13, 1
+	pixAt := func(base Register, pi, disp int) Mem {
+		switch pi {
+		case 0:
+			return Mem{Base: base, Disp: disp}
+		case 1, 2, 4, 8:
+			return Mem{Base: base, Index: ps, Scale: uint8(pi), Disp: disp}
+		case 3, 6:
+			return Mem{Base: base, Index: ps3, Scale: uint8(pi / 3), Disp: disp}
+		case 5:
+			return Mem{Base: base, Index: ps5, Scale: 1, Disp: disp}
+		default: // 7
+			return Mem{Base: base, Index: ps7, Scale: 1, Disp: disp}
 		}
-		return m
+	}
+	// eachOut applies op to every accumulator and the address of its
+	// output, block by block from out (R13 the block's start, R12 the
+	// blocks' stride).
+	eachOut := func(op func(acc VecPhysical, m Mem)) {
+		steps("OutPixStep")
+		MOVQ(at("OutFilter"), R12)
+		MOVQ(out, R13)
+		for fi := 0; fi < f; fi++ {
+			for pi := 0; pi < p; pi++ {
+				op(acc(fi, pi), pixAt(R13, pi, 0))
+			}
+			if fi+1 < f {
+				ADDQ(R12, R13)
+			}
+		}
 	}
 
 	// Accumulators start at the outputs (Resume), the bias, or zero.
 	CMPQ(at("Resume"), U8(0))
 	JE(LabelRef("fresh"))
-	byOut()
-	for fi := 0; fi < f; fi++ {
-		for pi := 0; pi < p; pi++ {
-			VMOVUPS(outs(fi, pi), acc(fi, pi))
-		}
-	}
+	eachOut(func(z VecPhysical, m Mem) { VMOVUPS(m, z) })
 	JMP(LabelRef("start"))
 	Label("fresh")
 	TESTQ(R15, R15)
@@ -161,28 +180,12 @@ func kernel(lanes, f, p int) {
 	}
 	Label("start")
 
-	MOVQ(at("PixStep"), ps)
-	LEAQ(Mem{Base: ps, Index: ps, Scale: 2}, ps3)
-	LEAQ(Mem{Base: ps, Index: ps, Scale: 4}, ps5)
-	LEAQ(Mem{Base: ps5, Index: ps, Scale: 2}, ps7)
+	steps("PixStep")
 	MOVQ(at("WFilter"), wf)
 	LEAQ(Mem{Base: wf, Index: wf, Scale: 2}, wf3)
 
 	// pix is the address of pixel pi's input, disp bytes on.
-	pix := func(pi, disp int) Mem {
-		switch pi {
-		case 0:
-			return Mem{Base: in, Disp: disp}
-		case 1, 2, 4, 8:
-			return Mem{Base: in, Index: ps, Scale: uint8(pi), Disp: disp}
-		case 3, 6:
-			return Mem{Base: in, Index: ps3, Scale: uint8(pi / 3), Disp: disp}
-		case 5:
-			return Mem{Base: in, Index: ps5, Scale: 1, Disp: disp}
-		default: // 7
-			return Mem{Base: in, Index: ps7, Scale: 1, Disp: disp}
-		}
-	}
+	pix := func(pi, disp int) Mem { return pixAt(in, pi, disp) }
 	// wts is the address of output block fi's weights, disp bytes on.
 	wts := func(fi, disp int) Mem {
 		switch fi {
@@ -232,12 +235,7 @@ func kernel(lanes, f, p int) {
 	DECQ(blocks)
 	JNE(LabelRef("block"))
 
-	byOut()
-	for fi := 0; fi < f; fi++ {
-		for pi := 0; pi < p; pi++ {
-			VMOVUPS(acc(fi, pi), outs(fi, pi))
-		}
-	}
+	eachOut(func(z VecPhysical, m Mem) { VMOVUPS(z, m) })
 	VZEROUPPER()
 	RET()
 }
@@ -263,15 +261,22 @@ func writeTable(path string) error {
 	// the caller's stack.
 	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks × p pixels, on a\n// blocked input or (plain) an NCHW one.\n")
 	fmt.Fprintf(&b, "func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
-	b.WriteString("switch {\n")
-	for _, lanes := range []int{16, 1} {
+	// Constant cases on f<<4 | p, a jump table rather than a chain of
+	// comparisons.
+	sw := func(lanes int) {
+		b.WriteString("switch f<<4 | p {\n")
 		for f := 1; f <= maxF; f++ {
 			for p := 1; p <= maxP(f); p++ {
-				fmt.Fprintf(&b, "case plain == %v && f == %d && p == %d:\n%s(in, w, out, bias, a)\n", lanes == 1, f, p, name(lanes, f, p))
+				fmt.Fprintf(&b, "case %d:\n%s(in, w, out, bias, a)\n", f<<4|p, name(lanes, f, p))
 			}
 		}
+		b.WriteString("default:\npanic(\"kernels: no blocked convolution tile of that size\")\n}\n")
 	}
-	b.WriteString("default:\npanic(\"kernels: no blocked convolution tile of that size\")\n}\n}\n")
+	b.WriteString("if plain {\n")
+	sw(1)
+	b.WriteString("return\n}\n")
+	sw(16)
+	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
