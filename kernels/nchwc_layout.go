@@ -42,34 +42,85 @@ func ReorderFromNCHWc(x, y []float32, n, c, hw, threads int) {
 // multiple of NCHWcBlock), x and out N×(C/16)×H×W×16 and
 // N×(C/16)×OH×OW×16. Padding never wins, as in MaxPool2DValues.
 func MaxPoolNCHWc(p Pool2DParams, x, out []float32, threads int) {
+	planes := p.N * p.C / NCHWcBlock
+	oh, ow := p.OutH(), p.OutW()
+	if planes == 0 || oh == 0 || ow == 0 {
+		return
+	}
+	cost := (p.H*ow*p.KW + oh*ow*p.KH + poolPlaneCost) * NCHWcBlock
+	if nnSerial(threads, planes, cost) {
+		maxPoolNCHWcPlanes(&p, x, out, 0, planes)
+		return
+	}
+	j := getJob[maxPoolNCHWcJob]()
+	j.p, j.x, j.out = p, x, out
+	nnForRanger(threads, planes, cost, j)
+	putJob(j)
+}
+
+// maxPoolNCHWcJob is MaxPoolNCHWc's parallel loop over blocked planes.
+type maxPoolNCHWcJob struct {
+	p      Pool2DParams
+	x, out []float32
+}
+
+func (j *maxPoolNCHWcJob) run(lo, hi int) { maxPoolNCHWcPlanes(&j.p, j.x, j.out, lo, hi) }
+
+// maxPoolNCHWcPlanes is MaxPoolNCHWc on the blocked planes [lo, hi), by
+// maxPoolValuePlanes's separable passes: a pixel is a whole vector of 16
+// channels, so the horizontal pass takes each output pixel's window of
+// input pixels (16 lanes, one tap per pixel) and the vertical pass folds
+// whole output rows. Padding is −∞, as there.
+func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 	const b = NCHWcBlock
 	oh, ow := p.OutH(), p.OutW()
-	planes := p.N * p.C / b
-	for pl := 0; pl < planes; pl++ {
-		src := x[pl*p.H*p.W*b : (pl+1)*p.H*p.W*b]
-		dst := out[pl*oh*ow*b : (pl+1)*oh*ow*b]
-		for y := 0; y < oh; y++ {
-			for xo := 0; xo < ow; xo++ {
-				for l := 0; l < b; l++ {
-					m := float32(math.Inf(-1))
-					for kh := 0; kh < p.KH; kh++ {
-						iy := y*p.SH - p.PH + kh
-						if iy < 0 || iy >= p.H {
-							continue
-						}
-						for kw := 0; kw < p.KW; kw++ {
-							ix := xo*p.SW - p.PW + kw
-							if ix < 0 || ix >= p.W {
-								continue
-							}
-							m = maxPair(m, src[(iy*p.W+ix)*b+l])
-						}
-					}
-					dst[(y*ow+xo)*b+l] = m
-				}
-			}
+	hw, ohw := p.H*p.W*b, oh*ow*b
+	hp, wp := p.H+2*p.PH, p.W+2*p.PW
+	s := poolScratchF32.Get().(*poolScratch[float32])
+	np := 0
+	if p.PW > 0 {
+		np = p.H * wp * b
+	}
+	s.grow(hp*ow*b, np, p.KH+p.KW)
+	inf := float32(math.Inf(-1))
+	rows, pad := s.rows[:hp*ow*b], s.pad[:np]
+	fill(rows[:p.PH*ow*b], inf)
+	fill(rows[(p.PH+p.H)*ow*b:], inf)
+	if p.PW > 0 {
+		for h := range p.H {
+			fill(pad[h*wp*b:(h*wp+p.PW)*b], inf)
+			fill(pad[(h*wp+p.PW+p.W)*b:(h+1)*wp*b], inf)
 		}
 	}
+	offH, offV := s.offs[:p.KW], s.offs[p.KW:p.KW+p.KH]
+	for j := range offH {
+		offH[j] = int64(j * b)
+	}
+	for t := range offV {
+		offV[t] = int64(t * ow * b)
+	}
+	for pl := lo; pl < hi; pl++ {
+		src, stride := x[pl*hw:(pl+1)*hw], p.W*b
+		if p.PW > 0 {
+			for h := range p.H {
+				copy(pad[(h*wp+p.PW)*b:(h*wp+p.PW+p.W)*b], src[h*p.W*b:(h+1)*p.W*b])
+			}
+			src, stride = pad, wp*b
+		}
+		// Horizontal: each output pixel's window maxima in every input
+		// row, a whole row at a time when the pixels of the windows step
+		// by one.
+		if p.SW == 1 {
+			maxTaps(rows[p.PH*ow*b:], src, offH, ow*b, p.H, ow*b, stride, 1)
+		} else {
+			for h := range p.H {
+				maxTaps(rows[(p.PH+h)*ow*b:], src[h*stride:], offH, b, ow, b, p.SW*b, 1)
+			}
+		}
+		// Vertical: fold each window's rows in order.
+		maxTaps(out[pl*ohw:(pl+1)*ohw], rows, offV, ow*b, oh, ow*b, p.SH*ow*b, 1)
+	}
+	poolScratchF32.Put(s)
 }
 
 // UpsampleNearestNCHWc is resize with mode nearest, asymmetric

@@ -39,6 +39,13 @@ func TestMaxPoolNCHWcMatchesValues(t *testing.T) {
 		{N: 2, C: 32, H: 10, W: 9, KH: 13, KW: 13, SH: 1, SW: 1, PH: 6, PW: 6},
 		{N: 1, C: 64, H: 17, W: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 		{N: 3, C: 16, H: 8, W: 8, KH: 2, KW: 2, SH: 2, SW: 2},
+		{N: 1, C: 192, H: 10, W: 10, KH: 9, KW: 9, SH: 1, SW: 1, PH: 4, PW: 4},
+		{N: 2, C: 64, H: 32, W: 32, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+		{N: 1, C: 32, H: 9, W: 11, KH: 2, KW: 2, SH: 2, SW: 2},
+		{N: 1, C: 16, H: 7, W: 13, KH: 3, KW: 5, SH: 3, SW: 2, PH: 0, PW: 2},
+		{N: 2, C: 16, H: 6, W: 5, KH: 4, KW: 1, SH: 1, SW: 3, PH: 2, PW: 0},
+		{N: 1, C: 16, H: 1, W: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+		{N: 1, C: 16, H: 3, W: 3, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2},
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%dx%d_k%d_s%d", p.N, p.C, p.H, p.W, p.KH, p.SH), func(t *testing.T) {
 			x := randsF32(r, p.N*p.C*p.H*p.W)
