@@ -444,6 +444,12 @@ func (j *ewBroadcastJob[T, U]) run(lo, hi int) { ewBroadcastRange(j.l, &j.p, lo,
 
 // ewBroadcastRange computes out[lo:hi] of a broadcast binary op on plan p.
 func ewBroadcastRange[T, U any](l ewLoops[T, U], p *ewPlan, lo, hi int, out []U, a, b []T) {
+	if op, ok := p.repeatedRow(); ok {
+		tile := getJob[[ewTileLen]T]()
+		ewRepeatRange(l, p, op, lo, hi, out, a, b, tile)
+		putJob(tile)
+		return
+	}
 	r := len(p.dims)
 	sa, sb := p.strides[0][r-1], p.strides[1][r-1]
 	p.walk(lo, hi, func(pos, m int, offs [3]int) {
