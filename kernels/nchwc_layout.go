@@ -11,28 +11,69 @@ import "math"
 // ReorderToNCHWc writes x (N×C×H×W, hw = H·W) into y in the blocked
 // layout, N×(C/16)×H×W×16. c must be a multiple of NCHWcBlock.
 func ReorderToNCHWc(x, y []float32, n, c, hw, threads int) {
-	const b = NCHWcBlock
-	for i := 0; i < n; i++ {
-		for ch := 0; ch < c; ch++ {
-			src := x[(i*c+ch)*hw : (i*c+ch+1)*hw]
-			dst := y[(i*c+ch-ch%b)*hw+ch%b:]
-			for p, v := range src {
-				dst[p*b] = v
-			}
-		}
-	}
+	reorderNCHWc(x, y, n, c, hw, threads, true)
 }
 
 // ReorderFromNCHWc is ReorderToNCHWc's inverse: x in the blocked layout
 // into y, N×C×H×W.
 func ReorderFromNCHWc(x, y []float32, n, c, hw, threads int) {
+	reorderNCHWc(x, y, n, c, hw, threads, false)
+}
+
+// reorderSpan is the pixels of one block a reorder's unit of work moves:
+// a block of a large map splits over threads.
+const reorderSpan = 1024
+
+// reorderNCHWc runs either reorder (to: into the blocked layout) over
+// units of one block of 16 channels and up to reorderSpan pixels.
+func reorderNCHWc(x, y []float32, n, c, hw, threads int, to bool) {
+	blocks, spans := n*c/NCHWcBlock, (hw+reorderSpan-1)/reorderSpan
+	if blocks == 0 || hw == 0 {
+		return
+	}
+	x, y = x[:blocks*NCHWcBlock*hw], y[:blocks*NCHWcBlock*hw]
+	cost := min(hw, reorderSpan) * NCHWcBlock
+	if nnSerial(threads, blocks*spans, cost) {
+		reorderNCHWcUnits(x, y, hw, to, 0, blocks*spans)
+		return
+	}
+	j := getJob[reorderNCHWcJob]()
+	j.x, j.y, j.hw, j.to = x, y, hw, to
+	nnForRanger(threads, blocks*spans, cost, j)
+	putJob(j)
+}
+
+// reorderNCHWcJob is reorderNCHWc's parallel loop.
+type reorderNCHWcJob struct {
+	x, y []float32
+	hw   int
+	to   bool
+}
+
+func (j *reorderNCHWcJob) run(lo, hi int) { reorderNCHWcUnits(j.x, j.y, j.hw, j.to, lo, hi) }
+
+// reorderNCHWcUnits moves the units [lo, hi): 16×16 transposes of whole
+// tiles of 16 pixels where there is a vector loop, the rest pixel by
+// pixel.
+func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
 	const b = NCHWcBlock
-	for i := 0; i < n; i++ {
-		for ch := 0; ch < c; ch++ {
-			dst := y[(i*c+ch)*hw : (i*c+ch+1)*hw]
-			src := x[(i*c+ch-ch%b)*hw+ch%b:]
-			for p := range dst {
-				dst[p] = src[p*b]
+	spans := (hw + reorderSpan - 1) / reorderSpan
+	for u := lo; u < hi; u++ {
+		blk, p0 := u/spans, (u%spans)*reorderSpan
+		p1 := min(p0+reorderSpan, hw)
+		plain, blocked := x[blk*b*hw:(blk+1)*b*hw], y[blk*b*hw:(blk+1)*b*hw]
+		if !to {
+			plain, blocked = blocked, x[blk*b*hw:(blk+1)*b*hw]
+		}
+		p0 += reorderTilesVec(plain[p0:], blocked[p0*b:], hw, (p1-p0)/b, to)
+		for p := p0; p < p1; p++ {
+			px := blocked[p*b : (p+1)*b]
+			for l := range px {
+				if to {
+					px[l] = plain[l*hw+p]
+				} else {
+					plain[l*hw+p] = px[l]
+				}
 			}
 		}
 	}

@@ -1,0 +1,179 @@
+// Command layoutgen generates kernels/nchwc_layout_amd64.s and its Go
+// declarations: the AVX-512 loops of the blocked layout's data movement
+// (nchwc_layout.go) and of the column sums that the mean over a blocked
+// map's pixels takes (reduce.go). Each computes exactly what its portable
+// Go loop computes, so results are bitwise the same with or without it.
+//
+// It lives in kernels/internal/avo, the one module of the avo generators,
+// so that package kernels never depends on avo.
+// Run it through `go generate ./kernels/` from the main module.
+package main
+
+import (
+	"github.com/gopir/gopir/kernels/internal/avo/emit"
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	reorder(true)
+	reorder(false)
+	sumRows4x16()
+	Generate()
+}
+
+// rowAddr returns the address of row i < 16 of a 16×16 block whose rows
+// are ld bytes apart, from the registers set by rowRegs.
+type rowAddr func(i int) Mem
+
+// rowRegs sets up the addressing of 16 rows ld bytes apart from base:
+// base and base8 (row 8), ld, ld3 = 3·ld, ld5, ld7.
+func rowRegs(base, base8, ld, ld3, ld5, ld7 GPPhysical) rowAddr {
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 4}, ld5)
+	LEAQ(Mem{Base: ld3, Index: ld, Scale: 4}, ld7)
+	return func(i int) Mem {
+		b := base
+		if i >= 8 {
+			b, i = base8, i-8
+		}
+		switch i {
+		case 0:
+			return Mem{Base: b}
+		case 1:
+			return Mem{Base: b, Index: ld, Scale: 1}
+		case 2:
+			return Mem{Base: b, Index: ld, Scale: 2}
+		case 3:
+			return Mem{Base: b, Index: ld3, Scale: 1}
+		case 4:
+			return Mem{Base: b, Index: ld, Scale: 4}
+		case 5:
+			return Mem{Base: b, Index: ld5, Scale: 1}
+		case 6:
+			return Mem{Base: b, Index: ld3, Scale: 2}
+		}
+		return Mem{Base: b, Index: ld7, Scale: 1}
+	}
+}
+
+// reorder emits nchwcToBlockF32AVX512 (to) or nchwcFromBlockF32AVX512:
+// the reorders of one block of 16 channels over tiles of 16 pixels, the
+// channels' rows ld elements apart in the plain layout, each tile a
+// 16×16 transpose.
+func reorder(to bool) {
+	if to {
+		emit.Func("nchwcToBlockF32AVX512", "func(x, y *float32, ld, tiles int)",
+			"nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles.")
+	} else {
+		emit.Func("nchwcFromBlockF32AVX512", "func(x, y *float32, ld, tiles int)",
+			"nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles.")
+	}
+	x, y, ld, n := RSI, RDI, RDX, RCX
+	emit.Params("x y ld tiles", x, y, ld, n)
+	SHLQ(U8(2), ld)
+	plain, plain8 := x, R12
+	blocked := y
+	if !to {
+		plain, blocked = y, x
+	}
+	at := rowAddr(rowRegs(plain, plain8, ld, R8, R9, R10))
+	z := emit.Z()
+	r, t := z[:16], z[16:]
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	Label("loop")
+	LEAQ(Mem{Base: plain, Index: ld, Scale: 8}, plain8)
+	for i := range 16 {
+		if to {
+			VMOVUPS(at(i), r[i])
+		} else {
+			VMOVUPS(Mem{Base: blocked, Disp: 64 * i}, r[i])
+		}
+	}
+	transpose16(r, t)
+	for i := range 16 {
+		if to {
+			VMOVUPS(r[i], Mem{Base: blocked, Disp: 64 * i})
+		} else {
+			VMOVUPS(r[i], at(i))
+		}
+	}
+	ADDQ(U8(64), plain)
+	ADDQ(U32(1024), blocked)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose16 transposes the 16×16 float32 block in r (r[i] row i) in
+// place, r[j] then column j, through the 16 registers t: asmgen's
+// (pack.go), which this module's generators do not share a package for.
+func transpose16(r, t []VecPhysical) {
+	for i := 0; i < 16; i += 2 {
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	for g := 0; g < 4; g++ {
+		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
+		VUNPCKLPD(c, a, r[4*g])
+		VUNPCKHPD(c, a, r[4*g+1])
+		VUNPCKLPD(e, b, r[4*g+2])
+		VUNPCKHPD(e, b, r[4*g+3])
+	}
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x44), r[4+c], r[c], t[c])
+		VSHUFF32X4(U8(0xee), r[4+c], r[c], t[4+c])
+		VSHUFF32X4(U8(0x44), r[12+c], r[8+c], t[8+c])
+		VSHUFF32X4(U8(0xee), r[12+c], r[8+c], t[12+c])
+	}
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x88), t[8+c], t[c], r[c])
+		VSHUFF32X4(U8(0xdd), t[8+c], t[c], r[4+c])
+		VSHUFF32X4(U8(0x88), t[12+c], t[4+c], r[8+c])
+		VSHUFF32X4(U8(0xdd), t[12+c], t[4+c], r[12+c])
+	}
+}
+
+// sumRows4x16 emits redSumRows4x16F32AVX512: redAddRows4 on rows of 16
+// float32 columns ld elements apart, groups of four rows in turn, the
+// sums in float64 lanes as there: acc += (x0 + x1) + (x2 + x3).
+func sumRows4x16() {
+	emit.Func("redSumRows4x16F32AVX512", "func(x *float32, ld, groups int, acc *[16]float64)",
+		"redSumRows4x16F32AVX512 adds rows 4g…4g+3 of x (16 columns, ld apart) into acc as redAddRows4 does, for g < groups.")
+	x, ld, n, acc := RSI, RDX, RCX, RDI
+	emit.Params("x ld groups acc", x, ld, n, acc)
+	SHLQ(U8(2), ld)
+	ld3 := R8
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	lo, hi := Z0, Z1
+	VMOVUPD(Mem{Base: acc}, lo)
+	VMOVUPD(Mem{Base: acc, Disp: 64}, hi)
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	Label("loop")
+	rows := []Mem{{Base: x}, {Base: x, Index: ld, Scale: 1}, {Base: x, Index: ld, Scale: 2}, {Base: x, Index: ld3, Scale: 1}}
+	for h, a := range []VecPhysical{lo, hi} {
+		v := []VecPhysical{Z2, Z3, Z4, Z5}
+		for i, m := range rows {
+			m.Disp = 32 * h
+			VCVTPS2PD(m, v[i])
+		}
+		VADDPD(v[1], v[0], v[0])
+		VADDPD(v[3], v[2], v[2])
+		VADDPD(v[2], v[0], v[0])
+		VADDPD(v[0], a, a)
+	}
+	LEAQ(Mem{Base: x, Index: ld, Scale: 4}, x)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	VMOVUPD(lo, Mem{Base: acc})
+	VMOVUPD(hi, Mem{Base: acc, Disp: 64})
+	VZEROUPPER()
+	RET()
+}
