@@ -451,6 +451,10 @@ func redOuterRange[T Numeric, A float64 | int64](op ReduceOp, out, x []T, ks, ks
 		if op == ReduceSum || op == ReduceMean {
 			a := acc[:w]
 			clear(a)
+			if len(rs) == 1 {
+				r = redAddRows16Vec(a, x[base:], rst[0], count)
+				ro.seek(r)
+			}
 			for ; r+4 <= count; r += 4 {
 				redAddRows4(a, row(), row(), row(), row())
 			}
@@ -578,6 +582,19 @@ func redAddRows4[T Numeric, A float64 | int64](acc []A, x0, x1, x2, x3 []T) {
 	for j := range acc {
 		acc[j] += (A(x0[j]) + A(x1[j])) + (A(x2[j]) + A(x3[j]))
 	}
+}
+
+// redAddRows16Vec runs redAddRows4 over the groups of four of count rows
+// of x, ld apart, with the vector loop where there is one: float32 rows of
+// 16 columns (the blocked layout's pixels), float64 sums. It returns how
+// many rows it added.
+func redAddRows16Vec[T Numeric, A float64 | int64](acc []A, x []T, ld, count int) int {
+	xf, ok := any(x).([]float32)
+	af, ok64 := any(acc).([]float64)
+	if !ok || !ok64 || len(af) != 16 {
+		return 0
+	}
+	return redAddRows16F32Vec((*[16]float64)(af), xf, ld, count)
 }
 
 // redMaxRows4 folds up to four rows into o with max; x1..x3 may be nil
