@@ -169,16 +169,50 @@ func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 // layout: x N×(C/16)×H×W×16 into out N×(C/16)×(H·fh)×(W·fw)×16, each input
 // pixel's vector repeated over an fh×fw square.
 func UpsampleNearestNCHWc(x, out []float32, n, c, h, w, fh, fw, threads int) {
+	rows := n * c / NCHWcBlock * h
+	if rows == 0 || w == 0 || fh == 0 || fw == 0 {
+		return
+	}
+	cost := fh * fw * w * NCHWcBlock
+	if nnSerial(threads, rows, cost) {
+		upsampleNearestNCHWcRows(x, out, w, fh, fw, 0, rows)
+		return
+	}
+	j := getJob[upsampleNearestNCHWcJob]()
+	j.x, j.out, j.w, j.fh, j.fw = x, out, w, fh, fw
+	nnForRanger(threads, rows, cost, j)
+	putJob(j)
+}
+
+// upsampleNearestNCHWcJob is UpsampleNearestNCHWc's parallel loop over
+// input rows.
+type upsampleNearestNCHWcJob struct {
+	x, out    []float32
+	w, fh, fw int
+}
+
+func (j *upsampleNearestNCHWcJob) run(lo, hi int) {
+	upsampleNearestNCHWcRows(j.x, j.out, j.w, j.fh, j.fw, lo, hi)
+}
+
+// upsampleNearestNCHWcRows writes the fh output rows of each input row
+// in [lo, hi) (rows of all planes in turn): the first pixel vector by
+// pixel vector, the others as copies of it.
+func upsampleNearestNCHWcRows(x, out []float32, w, fh, fw, lo, hi int) {
 	const b = NCHWcBlock
-	planes := n * c / b
-	oh, ow := h*fh, w*fw
-	for pl := 0; pl < planes; pl++ {
-		src := x[pl*h*w*b : (pl+1)*h*w*b]
-		dst := out[pl*oh*ow*b : (pl+1)*oh*ow*b]
-		for y := 0; y < oh; y++ {
-			for xo := 0; xo < ow; xo++ {
-				copy(dst[(y*ow+xo)*b:(y*ow+xo+1)*b], src[((y/fh)*w+xo/fw)*b:])
+	ow := w * fw
+	for r := lo; r < hi; r++ {
+		src := x[r*w*b : (r+1)*w*b]
+		dst := out[r*fh*ow*b : (r+1)*fh*ow*b]
+		row := dst[:ow*b]
+		for xi := range w {
+			px := *(*[b]float32)(src[xi*b:]) // a local: stores of it need no memmove
+			for k := range fw {
+				*(*[b]float32)(row[(xi*fw+k)*b:]) = px
 			}
+		}
+		for k := 1; k < fh; k++ {
+			copy(dst[k*ow*b:(k+1)*ow*b], row)
 		}
 	}
 }
