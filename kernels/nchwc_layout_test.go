@@ -97,3 +97,42 @@ func TestUpsampleNearestNCHWc(t *testing.T) {
 		}
 	}
 }
+
+// TestNCHWcLayoutThreadsNoAllocs runs the four on maps large enough to
+// split over threads: two threads give what one gives, and neither
+// allocates (the loops' jobs and the pool's scratch come from pools).
+func TestNCHWcLayoutThreadsNoAllocs(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	n, c, h, w := 2, 96, 20, 20
+	x := randsF32(r, n*c*h*w)
+	spp := Pool2DParams{N: n, C: c, H: h, W: w, KH: 13, KW: 13, SH: 1, SW: 1, PH: 6, PW: 6}
+	pool := Pool2DParams{N: n, C: c, H: h, W: w, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}
+	for _, k := range []struct {
+		name string
+		out  int
+		run  func(out []float32, threads int)
+	}{
+		{"to", len(x), func(out []float32, th int) { ReorderToNCHWc(x, out, n, c, h*w, th) }},
+		{"from", len(x), func(out []float32, th int) { ReorderFromNCHWc(x, out, n, c, h*w, th) }},
+		{"spp", len(x), func(out []float32, th int) { MaxPoolNCHWc(spp, x, out, th) }},
+		{"pool", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, x, out, th) }},
+		{"upsample", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 2, 2, th) }},
+	} {
+		one, two := make([]float32, k.out), make([]float32, k.out)
+		k.run(one, 1)
+		k.run(two, 2)
+		for i := range one {
+			if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
+				t.Fatalf("%s: element %d: two threads give %v, one %v", k.name, i, two[i], one[i])
+			}
+		}
+		for _, threads := range []int{1, 2} {
+			if raceEnabled {
+				break // the race detector makes sync.Pool drop objects at random
+			}
+			if a := testing.AllocsPerRun(20, func() { k.run(two, threads) }); a != 0 {
+				t.Fatalf("%s threads %d: %v allocations per call", k.name, threads, a)
+			}
+		}
+	}
+}
