@@ -111,28 +111,20 @@ func (j *maxPoolNCHWcJob) run(lo, hi int) { maxPoolNCHWcPlanes(&j.p, j.x, j.out,
 // maxPoolValuePlanes's separable passes: a pixel is a whole vector of 16
 // channels, so the horizontal pass takes each output pixel's window of
 // input pixels (16 lanes, one tap per pixel) and the vertical pass folds
-// whole output rows. Padding is −∞, as there.
+// whole output rows. The horizontal pass reads x in place: a window at
+// an edge of the row takes only its taps inside it, which is what −∞
+// padding gives, since −∞ never wins; the rows above and below are −∞,
+// as there.
 func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 	const b = NCHWcBlock
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W*b, oh*ow*b
-	hp, wp := p.H+2*p.PH, p.W+2*p.PW
 	s := poolScratchF32.Get().(*poolScratch[float32])
-	np := 0
-	if p.PW > 0 {
-		np = p.H * wp * b
-	}
-	s.grow(hp*ow*b, np, p.KH+p.KW)
+	s.grow((p.H+2*p.PH)*ow*b, 0, p.KH+p.KW)
 	inf := float32(math.Inf(-1))
-	rows, pad := s.rows[:hp*ow*b], s.pad[:np]
+	rows := s.rows[:(p.H+2*p.PH)*ow*b]
 	fill(rows[:p.PH*ow*b], inf)
 	fill(rows[(p.PH+p.H)*ow*b:], inf)
-	if p.PW > 0 {
-		for h := range p.H {
-			fill(pad[h*wp*b:(h*wp+p.PW)*b], inf)
-			fill(pad[(h*wp+p.PW+p.W)*b:(h+1)*wp*b], inf)
-		}
-	}
 	offH, offV := s.offs[:p.KW], s.offs[p.KW:p.KW+p.KH]
 	for j := range offH {
 		offH[j] = int64(j * b)
@@ -140,28 +132,51 @@ func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 	for t := range offV {
 		offV[t] = int64(t * ow * b)
 	}
+	// The output pixels [in0, in1) have their windows inside the row.
+	in0, in1 := min(ow, (p.PW+p.SW-1)/p.SW), 0
+	if p.W+p.PW >= p.KW {
+		in1 = min(ow, (p.W+p.PW-p.KW)/p.SW+1)
+	}
+	in1 = max(in0, in1)
 	for pl := lo; pl < hi; pl++ {
-		src, stride := x[pl*hw:(pl+1)*hw], p.W*b
-		if p.PW > 0 {
+		src, dst := x[pl*hw:(pl+1)*hw], rows[p.PH*ow*b:]
+		// Horizontal: the inner windows a whole row at a time when they
+		// step by one pixel, else a row of windows at a time.
+		switch {
+		case in1 == in0:
+		case p.SW == 1:
+			maxTaps(dst[in0*b:], src[(in0-p.PW)*b:], offH, (in1-in0)*b, p.H, ow*b, p.W*b, 1)
+		default:
 			for h := range p.H {
-				copy(pad[(h*wp+p.PW)*b:(h*wp+p.PW+p.W)*b], src[h*p.W*b:(h+1)*p.W*b])
+				maxTaps(dst[(h*ow+in0)*b:], src[(h*p.W+in0*p.SW-p.PW)*b:], offH, b, in1-in0, b, p.SW*b, 1)
 			}
-			src, stride = pad, wp*b
 		}
-		// Horizontal: each output pixel's window maxima in every input
-		// row, a whole row at a time when the pixels of the windows step
-		// by one.
-		if p.SW == 1 {
-			maxTaps(rows[p.PH*ow*b:], src, offH, ow*b, p.H, ow*b, stride, 1)
-		} else {
-			for h := range p.H {
-				maxTaps(rows[(p.PH+h)*ow*b:], src[h*stride:], offH, b, ow, b, p.SW*b, 1)
-			}
+		for xo := range in0 {
+			maxPoolNCHWcEdge(p, src, dst, offH, xo)
+		}
+		for xo := in1; xo < ow; xo++ {
+			maxPoolNCHWcEdge(p, src, dst, offH, xo)
 		}
 		// Vertical: fold each window's rows in order.
 		maxTaps(out[pl*ohw:(pl+1)*ohw], rows, offV, ow*b, oh, ow*b, p.SH*ow*b, 1)
 	}
 	poolScratchF32.Put(s)
+}
+
+// maxPoolNCHWcEdge is the horizontal pass of output pixel xo, whose
+// window crosses an edge of the row, in every row of src into dst: the
+// taps inside the row (offH[:k], one pixel apart), or −∞ when none is.
+func maxPoolNCHWcEdge(p *Pool2DParams, src, dst []float32, offH []int64, xo int) {
+	const b = NCHWcBlock
+	ow, w0 := p.OutW(), xo*p.SW-p.PW
+	k0, k1 := max(0, -w0), min(p.KW, p.W-w0)
+	if k1 <= k0 {
+		for h := range p.H {
+			fill(dst[(h*ow+xo)*b:(h*ow+xo+1)*b], float32(math.Inf(-1)))
+		}
+		return
+	}
+	maxTaps(dst[xo*b:], src[(w0+k0)*b:], offH[:k1-k0], b, p.H, ow*b, p.W*b, 1)
 }
 
 // UpsampleNearestNCHWc is resize with mode nearest, asymmetric
