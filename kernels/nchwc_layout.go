@@ -52,9 +52,8 @@ type reorderNCHWcJob struct {
 
 func (j *reorderNCHWcJob) run(lo, hi int) { reorderNCHWcUnits(j.x, j.y, j.hw, j.to, lo, hi) }
 
-// reorderNCHWcUnits moves the units [lo, hi): 16×16 transposes of whole
-// tiles of 16 pixels where there is a vector loop, the rest pixel by
-// pixel.
+// reorderNCHWcUnits moves the units [lo, hi): by 16×16 transposes where
+// there is a vector loop, else pixel by pixel.
 func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
 	const b = NCHWcBlock
 	spans := (hw + reorderSpan - 1) / reorderSpan
@@ -65,7 +64,9 @@ func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
 		if !to {
 			plain, blocked = blocked, x[blk*b*hw:(blk+1)*b*hw]
 		}
-		p0 += reorderTilesVec(plain[p0:], blocked[p0*b:], hw, (p1-p0)/b, to)
+		if reorderPixelsVec(plain[p0:], blocked[p0*b:], hw, p1-p0, to) {
+			continue
+		}
 		for p := p0; p < p1; p++ {
 			px := blocked[p*b : (p+1)*b]
 			for l := range px {

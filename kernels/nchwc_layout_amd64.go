@@ -4,19 +4,23 @@ package kernels
 
 //go:generate sh -c "cd internal/avo && go run ./layoutgen -out ../../nchwc_layout_amd64.s -stubs ../../nchwc_layout_stub_amd64.go -pkg kernels"
 
-// reorderTilesVec moves tiles of 16 pixels of one block of 16 channels
+// reorderPixelsVec moves the first px pixels of one block of 16 channels
 // between plain (rows ld apart) and blocked with the AVX-512 transposes,
-// into blocked when to is set, and returns how many pixels it moved (0
-// without AVX-512).
-func reorderTilesVec(plain, blocked []float32, ld, tiles int, to bool) int {
-	if !hasPerfAVX512 || tiles == 0 {
-		return 0
+// into blocked when to is set, and reports whether it did (not without
+// AVX-512).
+func reorderPixelsVec(plain, blocked []float32, ld, px int, to bool) bool {
+	if !hasPerfAVX512 {
+		return false
 	}
-	_, _ = plain[(NCHWcBlock-1)*ld+NCHWcBlock*tiles-1], blocked[NCHWcBlock*NCHWcBlock*tiles-1]
+	if px == 0 {
+		return true
+	}
+	_, _ = plain[(NCHWcBlock-1)*ld+px-1], blocked[NCHWcBlock*px-1]
+	tiles, rem := px/NCHWcBlock, px%NCHWcBlock
 	if to {
-		nchwcToBlockF32AVX512(&plain[0], &blocked[0], ld, tiles)
+		nchwcToBlockF32AVX512(&plain[0], &blocked[0], ld, tiles, rem)
 	} else {
-		nchwcFromBlockF32AVX512(&blocked[0], &plain[0], ld, tiles)
+		nchwcFromBlockF32AVX512(&blocked[0], &plain[0], ld, tiles, rem)
 	}
-	return NCHWcBlock * tiles
+	return true
 }

@@ -2,4 +2,4 @@
 
 package kernels
 
-func reorderTilesVec(plain, blocked []float32, ld, tiles int, to bool) int { return 0 }
+func reorderPixelsVec(plain, blocked []float32, ld, px int, to bool) bool { return false }

@@ -4,15 +4,15 @@
 
 package kernels
 
-// nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles.
+// nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles + rem, rem < 16.
 //
 //go:noescape
-func nchwcToBlockF32AVX512(x *float32, y *float32, ld int, tiles int)
+func nchwcToBlockF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
 
-// nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles.
+// nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles + rem, rem < 16.
 //
 //go:noescape
-func nchwcFromBlockF32AVX512(x *float32, y *float32, ld int, tiles int)
+func nchwcFromBlockF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
 
 // redSumRows4x16F32AVX512 adds rows 4g…4g+3 of x (16 columns, ld apart) into acc as redAddRows4 does, for g < groups.
 //

@@ -12,7 +12,11 @@ import (
 // checks that one undoes the other.
 func TestReorderNCHWc(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
-	for _, s := range [][3]int{{1, 16, 1}, {2, 32, 7}, {3, 48, 25}, {1, 64, 100}, {2, 16, 16}, {1, 32, 2*reorderSpan + 37}, {1, 16, 2048}, {8, 512, 4}} {
+	shapes := [][3]int{{1, 16, 1}, {2, 32, 7}, {3, 48, 25}, {1, 64, 100}, {2, 16, 16}, {1, 32, 2*reorderSpan + 37}, {1, 16, 2048}, {8, 512, 4}}
+	for hw := 2; hw < 34; hw++ { // every tail of a tile
+		shapes = append(shapes, [3]int{2, 32, hw})
+	}
+	for _, s := range shapes {
 		n, c, hw := s[0], s[1], s[2]
 		x := randsF32(r, n*c*hw)
 		for _, threads := range []int{1, 2} {

@@ -62,16 +62,16 @@ func rowRegs(base, base8, ld, ld3, ld5, ld7 GPPhysical) rowAddr {
 // reorder emits nchwcToBlockF32AVX512 (to) or nchwcFromBlockF32AVX512:
 // the reorders of one block of 16 channels over tiles of 16 pixels, the
 // channels' rows ld elements apart in the plain layout, each tile a
-// 16×16 transpose.
+// 16×16 transpose, then a last tile of rem < 16 pixels through masks.
 func reorder(to bool) {
 	if to {
-		emit.Func("nchwcToBlockF32AVX512", "func(x, y *float32, ld, tiles int)",
-			"nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles.")
+		emit.Func("nchwcToBlockF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
+			"nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles + rem, rem < 16.")
 	} else {
-		emit.Func("nchwcFromBlockF32AVX512", "func(x, y *float32, ld, tiles int)",
-			"nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles.")
+		emit.Func("nchwcFromBlockF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
+			"nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles + rem, rem < 16.")
 	}
-	x, y, ld, n := RSI, RDI, RDX, RCX
+	x, y, ld, n := RSI, RDI, RDX, RBX
 	emit.Params("x y ld tiles", x, y, ld, n)
 	SHLQ(U8(2), ld)
 	plain, plain8 := x, R12
@@ -79,11 +79,11 @@ func reorder(to bool) {
 	if !to {
 		plain, blocked = y, x
 	}
-	at := rowAddr(rowRegs(plain, plain8, ld, R8, R9, R10))
+	at := rowRegs(plain, plain8, ld, R8, R9, R10)
 	z := emit.Z()
 	r, t := z[:16], z[16:]
 	TESTQ(n, n)
-	JE(LabelRef("done"))
+	JE(LabelRef("tail"))
 	Label("loop")
 	LEAQ(Mem{Base: plain, Index: ld, Scale: 8}, plain8)
 	for i := range 16 {
@@ -105,6 +105,40 @@ func reorder(to bool) {
 	ADDQ(U32(1024), blocked)
 	DECQ(n)
 	JNE(LabelRef("loop"))
+
+	// The last rem pixels: the plain rows' first rem lanes (K1), the
+	// blocked layout's first rem pixel vectors.
+	Label("tail")
+	Load(Param("rem"), RCX)
+	TESTQ(RCX, RCX)
+	JE(LabelRef("done"))
+	MOVQ(U32(1), R11)
+	SHLQ(CL, R11)
+	DECQ(R11)
+	KMOVW(R11L, K1)
+	LEAQ(Mem{Base: plain, Index: ld, Scale: 8}, plain8)
+	for i := range 16 {
+		if to {
+			VMOVUPS_Z(at(i), K1, r[i])
+			continue
+		}
+		CMPQ(RCX, U8(i))
+		JE(LabelRef("loaded"))
+		VMOVUPS(Mem{Base: blocked, Disp: 64 * i}, r[i])
+	}
+	if !to {
+		Label("loaded")
+	}
+	transpose16(r, t)
+	for i := range 16 {
+		if !to {
+			VMOVUPS(r[i], K1, at(i))
+			continue
+		}
+		CMPQ(RCX, U8(i))
+		JE(LabelRef("done"))
+		VMOVUPS(r[i], Mem{Base: blocked, Disp: 64 * i})
+	}
 	Label("done")
 	VZEROUPPER()
 	RET()
