@@ -2,12 +2,14 @@ package kernels
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 )
 
 // The blocked layout's data movement beside its NCHW counterparts, on the
 // detector's and ResNet's maps: BenchmarkNCHWcLayout…/nchw is the plain
-// kernel on the same tensor, …/nchwc the blocked one.
+// kernel on the same tensor, …/nchwc the blocked one, each on
+// GOMAXPROCS threads (-cpu 2 for two).
 
 // nchwcBenchMaps are the maps the reorders are timed on: the detector's
 // (16–384 channels on 160×160 … 10×10) and ResNet's (64–512 on 32×32 …
@@ -20,6 +22,7 @@ var nchwcBenchMaps = [][3]int{
 // BenchmarkNCHWcLayoutReorder times both reorders; …/copy is a plain copy
 // of the same tensor, the floor a reorder can reach.
 func BenchmarkNCHWcLayoutReorder(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
 	for _, s := range nchwcBenchMaps {
 		n, c, hw := s[0], s[1], s[2]
 		x, y := make([]float32, n*c*hw), make([]float32, n*c*hw)
@@ -28,14 +31,15 @@ func BenchmarkNCHWcLayoutReorder(b *testing.B) {
 		}
 		name := fmt.Sprintf("%dx%dx%d", n, c, hw)
 		b.Run(name+"/copy", func(b *testing.B) { perfLoop(b, func() { copy(y, x) }) })
-		b.Run(name+"/to", func(b *testing.B) { perfLoop(b, func() { ReorderToNCHWc(x, y, n, c, hw, 1) }) })
-		b.Run(name+"/from", func(b *testing.B) { perfLoop(b, func() { ReorderFromNCHWc(x, y, n, c, hw, 1) }) })
+		b.Run(name+"/to", func(b *testing.B) { perfLoop(b, func() { ReorderToNCHWc(x, y, n, c, hw, threads) }) })
+		b.Run(name+"/from", func(b *testing.B) { perfLoop(b, func() { ReorderFromNCHWc(x, y, n, c, hw, threads) }) })
 	}
 }
 
 // BenchmarkNCHWcLayoutMaxPool times the detector's SPP pools and ResNet's
 // pools against MaxPool2DValues on the same maps.
 func BenchmarkNCHWcLayoutMaxPool(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
 	for _, c := range []struct {
 		name string
 		p    Pool2DParams
@@ -54,22 +58,23 @@ func BenchmarkNCHWcLayoutMaxPool(b *testing.B) {
 			x[i] = float32(i%29) - 14
 		}
 		out := make([]float32, p.N*p.C*p.OutH()*p.OutW())
-		b.Run(c.name+"/nchw", func(b *testing.B) { perfLoop(b, func() { MaxPool2DValues(p, x, out, 1) }) })
-		b.Run(c.name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { MaxPoolNCHWc(p, x, out, 1) }) })
+		b.Run(c.name+"/nchw", func(b *testing.B) { perfLoop(b, func() { MaxPool2DValues(p, x, out, threads) }) })
+		b.Run(c.name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { MaxPoolNCHWc(p, x, out, threads) }) })
 	}
 }
 
 // BenchmarkNCHWcLayoutUpsample times the detector's nearest ×2
 // upsamplings against Resize on the same maps.
 func BenchmarkNCHWcLayoutUpsample(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
 	s := ResizeSpec{Mode: ResizeNearest, Transform: Asymmetric, Nearest: Floor}
 	for _, m := range [][4]int{{1, 192, 10, 10}, {1, 96, 20, 20}, {8, 96, 20, 20}} {
 		n, c, h, w := m[0], m[1], m[2], m[3]
 		axes := []ResizeAxis{ResizeIdentity(n), ResizeIdentity(c), ResizeTaps(s, h, 2*h, 2, 0, 1), ResizeTaps(s, w, 2*w, 2, 0, 1)}
 		x, out := make([]float32, n*c*h*w), make([]float32, 4*n*c*h*w)
 		name := fmt.Sprintf("%dx%dx%dx%d", n, c, h, w)
-		b.Run(name+"/nchw", func(b *testing.B) { perfLoop(b, func() { Resize(axes, x, out, 0, 1) }) })
-		b.Run(name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { UpsampleNearestNCHWc(x, out, n, c, h, w, 2, 2, 1) }) })
+		b.Run(name+"/nchw", func(b *testing.B) { perfLoop(b, func() { Resize(axes, x, out, 0, threads) }) })
+		b.Run(name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { UpsampleNearestNCHWc(x, out, n, c, h, w, 2, 2, threads) }) })
 	}
 }
 
@@ -77,6 +82,7 @@ func BenchmarkNCHWcLayoutUpsample(b *testing.B) {
 // mean over the pixels, [N,C,H,W] over axes 2, 3 against
 // [N,C/16,H,W,16] over the same axes.
 func BenchmarkNCHWcLayoutMean(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
 	for _, m := range [][4]int{{1, 48, 80, 80}, {1, 96, 40, 40}, {1, 192, 20, 20}, {1, 384, 10, 10}, {8, 192, 20, 20}, {8, 512, 2, 2}} {
 		n, c, h, w := m[0], m[1], m[2], m[3]
 		x, out := make([]float32, n*c*h*w), make([]float32, n*c)
@@ -90,7 +96,7 @@ func BenchmarkNCHWcLayoutMean(b *testing.B) {
 		}{{"nchw", []int{n, c, h, w}}, {"nchwc", []int{n, c / NCHWcBlock, h, w, NCHWcBlock}}} {
 			b.Run(name+"/"+v.layout, func(b *testing.B) {
 				perfLoop(b, func() {
-					if err := Reduce(ReduceMean, 1, out, x, v.shape, []int{2, 3}); err != nil {
+					if err := Reduce(ReduceMean, threads, out, x, v.shape, []int{2, 3}); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -103,6 +109,7 @@ func BenchmarkNCHWcLayoutMean(b *testing.B) {
 // per-channel weights: [N,C,H,W]·[N,C,1,1] against
 // [N,C/16,H,W,16]·[N,C/16,1,1,16].
 func BenchmarkNCHWcLayoutGate(b *testing.B) {
+	threads := runtime.GOMAXPROCS(0)
 	for _, m := range [][4]int{{1, 48, 80, 80}, {1, 96, 40, 40}, {1, 192, 20, 20}, {1, 384, 10, 10}, {8, 192, 20, 20}} {
 		n, c, h, w := m[0], m[1], m[2], m[3]
 		x, g, out := make([]float32, n*c*h*w), make([]float32, n*c), make([]float32, n*c*h*w)
@@ -123,7 +130,7 @@ func BenchmarkNCHWcLayoutGate(b *testing.B) {
 		} {
 			b.Run(name+"/"+v.layout, func(b *testing.B) {
 				perfLoop(b, func() {
-					if err := Binary(BinMul, 1, out, v.xs, x, v.xs, g, v.gs); err != nil {
+					if err := Binary(BinMul, threads, out, v.xs, x, v.xs, g, v.gs); err != nil {
 						b.Fatal(err)
 					}
 				})
