@@ -142,11 +142,15 @@ func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 	for pl := lo; pl < hi; pl++ {
 		src, dst := x[pl*hw:(pl+1)*hw], rows[p.PH*ow*b:]
 		// Horizontal: the inner windows a whole row at a time when they
-		// step by one pixel, else a row of windows at a time.
+		// step by one pixel, else a row of windows at a time (or all).
 		switch {
 		case in1 == in0:
 		case p.SW == 1:
 			maxTaps(dst[in0*b:], src[(in0-p.PW)*b:], offH, (in1-in0)*b, p.H, ow*b, p.W*b, 1)
+		case p.PW == 0 && p.W == ow*p.SW:
+			// The windows tile each row to its end, so every row's
+			// windows follow the last row's: all in one call.
+			maxTaps(dst, src, offH, b, p.H*ow, b, p.SW*b, 1)
 		default:
 			for h := range p.H {
 				maxTaps(dst[(h*ow+in0)*b:], src[(h*p.W+in0*p.SW-p.PW)*b:], offH, b, in1-in0, b, p.SW*b, 1)

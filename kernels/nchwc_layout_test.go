@@ -53,6 +53,8 @@ func TestMaxPoolNCHWcMatchesValues(t *testing.T) {
 		{N: 1, C: 16, H: 4, W: 4, KH: 2, KW: 2, SH: 1, SW: 1, PH: 2, PW: 2},
 		{N: 1, C: 16, H: 5, W: 9, KH: 2, KW: 3, SH: 2, SW: 3, PH: 3, PW: 4},
 		{N: 1, C: 16, H: 6, W: 2, KH: 3, KW: 7, SH: 1, SW: 1, PH: 1, PW: 3},
+		{N: 2, C: 16, H: 5, W: 8, KH: 1, KW: 1, SH: 2, SW: 2},
+		{N: 1, C: 16, H: 9, W: 6, KH: 3, KW: 2, SH: 2, SW: 3, PH: 1},
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%dx%d_k%d_s%d", p.N, p.C, p.H, p.W, p.KH, p.SH), func(t *testing.T) {
 			x := randsF32(r, p.N*p.C*p.H*p.W)
