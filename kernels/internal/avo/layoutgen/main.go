@@ -93,7 +93,7 @@ func reorder(to bool) {
 			VMOVUPS(Mem{Base: blocked, Disp: 64 * i}, r[i])
 		}
 	}
-	transpose16(r, t)
+	emit.Transpose16(r, t)
 	for i := range 16 {
 		if to {
 			VMOVUPS(r[i], Mem{Base: blocked, Disp: 64 * i})
@@ -129,7 +129,7 @@ func reorder(to bool) {
 	if !to {
 		Label("loaded")
 	}
-	transpose16(r, t)
+	emit.Transpose16(r, t)
 	for i := range 16 {
 		if !to {
 			VMOVUPS(r[i], K1, at(i))
@@ -142,35 +142,6 @@ func reorder(to bool) {
 	Label("done")
 	VZEROUPPER()
 	RET()
-}
-
-// transpose16 transposes the 16×16 float32 block in r (r[i] row i) in
-// place, r[j] then column j, through the 16 registers t: asmgen's
-// (pack.go), which this module's generators do not share a package for.
-func transpose16(r, t []VecPhysical) {
-	for i := 0; i < 16; i += 2 {
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	for g := 0; g < 4; g++ {
-		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
-		VUNPCKLPD(c, a, r[4*g])
-		VUNPCKHPD(c, a, r[4*g+1])
-		VUNPCKLPD(e, b, r[4*g+2])
-		VUNPCKHPD(e, b, r[4*g+3])
-	}
-	for c := 0; c < 4; c++ {
-		VSHUFF32X4(U8(0x44), r[4+c], r[c], t[c])
-		VSHUFF32X4(U8(0xee), r[4+c], r[c], t[4+c])
-		VSHUFF32X4(U8(0x44), r[12+c], r[8+c], t[8+c])
-		VSHUFF32X4(U8(0xee), r[12+c], r[8+c], t[12+c])
-	}
-	for c := 0; c < 4; c++ {
-		VSHUFF32X4(U8(0x88), t[8+c], t[c], r[c])
-		VSHUFF32X4(U8(0xdd), t[8+c], t[c], r[4+c])
-		VSHUFF32X4(U8(0x88), t[12+c], t[4+c], r[8+c])
-		VSHUFF32X4(U8(0xdd), t[12+c], t[4+c], r[12+c])
-	}
 }
 
 // sumRows4x16 emits redSumRows4x16F32AVX512: redAddRows4 on rows of 16
