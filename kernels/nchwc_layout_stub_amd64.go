@@ -14,6 +14,16 @@ func nchwcToBlockF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
 //go:noescape
 func nchwcFromBlockF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
 
+// nchwcFromBlockLoF32AVX512 is nchwcFromBlockF32AVX512 for the channels c < 8 only.
+//
+//go:noescape
+func nchwcFromBlockLoF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
+
+// nchwcFromBlockHiF32AVX512 is nchwcFromBlockF32AVX512 for the channels 8 ≤ c < 16 only.
+//
+//go:noescape
+func nchwcFromBlockHiF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
+
 // redSumRows4x16F32AVX512 adds rows 4g…4g+3 of x (16 columns, ld apart) into acc as redAddRows4 does, for g < groups.
 //
 //go:noescape

@@ -12,7 +12,7 @@ import (
 // checks that one undoes the other.
 func TestReorderNCHWc(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
-	shapes := [][3]int{{1, 16, 1}, {2, 32, 7}, {3, 48, 25}, {1, 64, 100}, {2, 16, 16}, {1, 32, 2*reorderSpan + 37}, {1, 16, 2048}, {8, 512, 4}}
+	shapes := [][3]int{{1, 16, 1}, {2, 32, 7}, {3, 48, 25}, {1, 64, 100}, {2, 16, 16}, {1, 32, 2*reorderSpan + 37}, {1, 16, 2048}, {2, 32, 3 * 1024}, {8, 512, 4}}
 	for hw := 2; hw < 34; hw++ { // every tail of a tile
 		shapes = append(shapes, [3]int{2, 32, hw})
 	}
@@ -29,6 +29,32 @@ func TestReorderNCHWc(t *testing.T) {
 			ReorderFromNCHWc(y, back, n, c, hw, threads)
 			if !slices.Equal(back, x) {
 				t.Fatalf("%v threads %d: ReorderFromNCHWc does not undo ReorderToNCHWc", s, threads)
+			}
+		}
+	}
+}
+
+// TestReorderPixelsVecRowsApart4KB checks the reorder from the blocked
+// layout into rows a multiple of 4 KB apart, written a half block at a
+// time, on tiles and a last partial tile, against the plain copy.
+func TestReorderPixelsVecRowsApart4KB(t *testing.T) {
+	const b, ld = NCHWcBlock, 1024
+	r := rand.New(rand.NewSource(6))
+	for _, px := range []int{5, 16, 37, 1024} {
+		blocked := randsF32(r, px*b)
+		plain := make([]float32, b*ld)
+		if !reorderPixelsVec(plain, blocked, ld, px, false) {
+			t.Skip("no vector loop here")
+		}
+		for c := range b {
+			for p := range ld {
+				want := float32(0)
+				if p < px {
+					want = blocked[p*b+c]
+				}
+				if plain[c*ld+p] != want {
+					t.Fatalf("%d pixels: channel %d pixel %d: got %v, want %v", px, c, p, plain[c*ld+p], want)
+				}
 			}
 		}
 	}

@@ -18,8 +18,10 @@ import (
 
 func main() {
 	ConstraintExpr("!purego")
-	reorder(true)
-	reorder(false)
+	reorder(true, 0, 16)
+	reorder(false, 0, 16)
+	reorder(false, 0, 8)
+	reorder(false, 8, 8)
 	sumRows4x16()
 	Generate()
 }
@@ -63,13 +65,23 @@ func rowRegs(base, base8, ld, ld3, ld5, ld7 GPPhysical) rowAddr {
 // the reorders of one block of 16 channels over tiles of 16 pixels, the
 // channels' rows ld elements apart in the plain layout, each tile a
 // 16×16 transpose, then a last tile of rem < 16 pixels through masks.
-func reorder(to bool) {
-	if to {
+// From the blocked layout it may write only the channels [first,
+// first+count): nchwcFromBlock{Lo,Hi}F32AVX512, the halves that rows a
+// multiple of 4 KB apart are written in (reorderPixelsVec).
+func reorder(to bool, first, count int) {
+	switch {
+	case to:
 		emit.Func("nchwcToBlockF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
 			"nchwcToBlockF32AVX512 sets y[16·p + c] = x[c·ld + p] for c < 16, p < 16·tiles + rem, rem < 16.")
-	} else {
+	case count == 16:
 		emit.Func("nchwcFromBlockF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
 			"nchwcFromBlockF32AVX512 sets y[c·ld + p] = x[16·p + c] for c < 16, p < 16·tiles + rem, rem < 16.")
+	case first == 0:
+		emit.Func("nchwcFromBlockLoF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
+			"nchwcFromBlockLoF32AVX512 is nchwcFromBlockF32AVX512 for the channels c < 8 only.")
+	default:
+		emit.Func("nchwcFromBlockHiF32AVX512", "func(x, y *float32, ld, tiles, rem int)",
+			"nchwcFromBlockHiF32AVX512 is nchwcFromBlockF32AVX512 for the channels 8 ≤ c < 16 only.")
 	}
 	x, y, ld, n := RSI, RDI, RDX, RBX
 	emit.Params("x y ld tiles", x, y, ld, n)
@@ -97,7 +109,7 @@ func reorder(to bool) {
 	for i := range 16 {
 		if to {
 			VMOVUPS(r[i], Mem{Base: blocked, Disp: 64 * i})
-		} else {
+		} else if i >= first && i < first+count {
 			VMOVUPS(r[i], at(i))
 		}
 	}
@@ -132,7 +144,9 @@ func reorder(to bool) {
 	emit.Transpose16(r, t)
 	for i := range 16 {
 		if !to {
-			VMOVUPS(r[i], K1, at(i))
+			if i >= first && i < first+count {
+				VMOVUPS(r[i], K1, at(i))
+			}
 			continue
 		}
 		CMPQ(RCX, U8(i))
