@@ -21,7 +21,7 @@ func TestReduceBlockedPixelsSameBits(t *testing.T) {
 			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
 		}
 		for _, op := range []ReduceOp{ReduceSum, ReduceMean} {
-			want := blockedPixelSums(x, n*cb, h*w, op == ReduceMean)
+			want := rowSums(x, n*cb, h*w, NCHWcBlock, op == ReduceMean)
 			for _, threads := range []int{1, 2} {
 				got := make([]float32, n*cb*NCHWcBlock)
 				if err := Reduce(op, threads, got, x, shape, []int{2, 3}); err != nil {
@@ -37,14 +37,13 @@ func TestReduceBlockedPixelsSameBits(t *testing.T) {
 	}
 }
 
-// blockedPixelSums is the reference: each plane's 16 columns summed over
-// its count rows as redOuterRange sums them.
-func blockedPixelSums(x []float32, planes, count int, mean bool) []float32 {
-	const b = NCHWcBlock
-	out := make([]float32, planes*b)
+// rowSums is the reference: each plane's cols columns summed over its
+// count rows as redOuterRange sums them.
+func rowSums(x []float32, planes, count, cols int, mean bool) []float32 {
+	out := make([]float32, planes*cols)
 	for pl := range planes {
-		for j := range b {
-			at := func(r int) float64 { return float64(x[(pl*count+r)*b+j]) }
+		for j := range cols {
+			at := func(r int) float64 { return float64(x[(pl*count+r)*cols+j]) }
 			var acc float64
 			r := 0
 			for ; r+4 <= count; r += 4 {
@@ -56,10 +55,32 @@ func blockedPixelSums(x []float32, planes, count int, mean bool) []float32 {
 			if mean {
 				acc /= float64(count)
 			}
-			out[pl*b+j] = float32(acc)
+			out[pl*cols+j] = float32(acc)
 		}
 	}
 	return out
+}
+
+// TestReduceOuterLastBlock16SameBits checks a reduction over the middle
+// dim whose rows end in a column block of 16 (272 = 256 + 16 columns):
+// that block takes the vector loop too, the first does not.
+func TestReduceOuterLastBlock16SameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	shape := []int{3, 11, 272}
+	x := make([]float32, ewNumel(shape))
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
+	}
+	want := rowSums(x, 3, 11, 272, true)
+	got := make([]float32, len(want))
+	if err := Reduce(ReduceMean, 1, got, x, shape, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if !sameBits(got[i], want[i]) {
+			t.Fatalf("out[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
 }
 
 // TestReduceBlockedPixelsNoAllocs checks the blocked mean allocates
