@@ -63,7 +63,7 @@ func packTransposeF32(rows int) {
 			VPXORD(r[i], r[i], r[i])
 			Label(next)
 		}
-		transpose16(r, t)
+		emit.Transpose16(r, t)
 		// r[j] is column j of the block: rows rb*16.. of packed step p+j.
 		for j := 0; j < 16; j++ {
 			m := Mem{Base: d, Disp: (j*rows + rb*16) * 4}
@@ -130,35 +130,4 @@ func packCopyF32(rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
-}
-
-// transpose16 transposes the 16×16 float32 block in r (r[i] row i) in
-// place, r[j] then column j, through the 16 registers t.
-func transpose16(r, t []VecPhysical) {
-	// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
-	// of r[4g+c] then holds rows 4g..4g+3 of column 4L+c.
-	for i := 0; i < 16; i += 2 {
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	for g := 0; g < 4; g++ {
-		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
-		VUNPCKLPD(c, a, r[4*g])
-		VUNPCKHPD(c, a, r[4*g+1])
-		VUNPCKLPD(e, b, r[4*g+2])
-		VUNPCKHPD(e, b, r[4*g+3])
-	}
-	// Two rounds of 128-bit lane shuffles gather the four row groups.
-	for c := 0; c < 4; c++ {
-		VSHUFF32X4(U8(0x44), r[4+c], r[c], t[c])
-		VSHUFF32X4(U8(0xee), r[4+c], r[c], t[4+c])
-		VSHUFF32X4(U8(0x44), r[12+c], r[8+c], t[8+c])
-		VSHUFF32X4(U8(0xee), r[12+c], r[8+c], t[12+c])
-	}
-	for c := 0; c < 4; c++ {
-		VSHUFF32X4(U8(0x88), t[8+c], t[c], r[c])
-		VSHUFF32X4(U8(0xdd), t[8+c], t[c], r[4+c])
-		VSHUFF32X4(U8(0x88), t[12+c], t[4+c], r[8+c])
-		VSHUFF32X4(U8(0xdd), t[12+c], t[4+c], r[12+c])
-	}
 }

@@ -59,7 +59,7 @@ func stridedScatterF32() {
 		VMOVUPS(strideRow(row, lds, lds3, i%4), r[i])
 	}
 	Label("loaded")
-	transpose16(r, t)
+	emit.Transpose16(r, t)
 	// r[o] is channel o's 16 positions.
 	for o := 0; o < 16; o++ {
 		stepRow(o, dp, ldd, row)

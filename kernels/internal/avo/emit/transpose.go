@@ -7,8 +7,8 @@ import (
 )
 
 // Transpose16 transposes the 16×16 float32 block in r (r[i] row i) in
-// place, r[j] then column j, through the 16 registers t. It is the
-// transpose asmgen's packing (pack.go) emits.
+// place, r[j] then column j, through the 16 registers t: the transpose
+// of asmgen's packing and strided scatter and of layoutgen's reorders.
 func Transpose16(r, t []reg.VecPhysical) {
 	// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
 	// of r[4g+c] then holds rows 4g..4g+3 of column 4L+c.
