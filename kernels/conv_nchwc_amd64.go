@@ -56,7 +56,13 @@ func (j *convNCHWcJob) item(i int) {
 			continue
 		}
 		for r := r0; r < r1; r++ {
-			j.row(r/g.oh, o0, f, r%g.oh, x0, x1, c)
+			n, y := r/g.oh, r%g.oh
+			if g.pairs && r+1 < r1 && y+1 < g.oh && g.sameTaps(y, y+1) {
+				j.row(n, o0, f, y, x0, x1, c, true)
+				r++
+				continue
+			}
+			j.row(n, o0, f, y, x0, x1, c, false)
 		}
 	}
 	if j.ep.Residual32 == nil && j.ep.Act == ActNone {
@@ -74,10 +80,11 @@ func (j *convNCHWcJob) item(i int) {
 type chunk struct{ lo, hi int }
 
 // pixels is count output pixels from pixel x of row y of sample n: along
-// the row, or down the samples (the same pixel of samples n, n+1, …).
+// the row, or down the samples (the same pixel of samples n, n+1, …); with
+// two, the same count pixels of row y+1 too.
 type pixels struct {
 	n, y, x, count int
-	down           bool
+	down, two      bool
 }
 
 // at is the sample and column of pixel k.
@@ -88,28 +95,32 @@ func (px pixels) at(k int) (n, x int) {
 	return px.n, px.x + k
 }
 
-// row computes pixels [x0, x1) of output row y over the input blocks of c:
-// left border, interior, right border.
-func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk) {
+// row computes pixels [x0, x1) of output row y (and y+1, with two: rows
+// that read the same kernel rows) over the input blocks of c: left
+// border, interior, right border.
+func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk, two bool) {
 	g := &j.g
 	kh0, kh1 := g.rowTaps(y)
 	if kh1 <= kh0 {
 		if c.lo == 0 {
-			j.fill(o0, f, pixels{n, y, x0, x1 - x0, false})
+			j.fill(o0, f, pixels{n, y, x0, x1 - x0, false, two})
 		}
 		return
 	}
 	xl, xr := g.interior()
 	for x := x0; x < min(x1, xl); x++ {
-		j.border(o0, f, pixels{n, y, x, 1, false}, kh0, kh1, c)
+		j.border(o0, f, pixels{n, y, x, 1, false, two}, kh0, kh1, c)
 	}
 	lo, hi := max(x0, xl), min(x1, xr)
-	pmax := convNCHWcMaxP[f-1]
-	for x := lo; x < hi; x += pmax {
-		j.tile(o0, f, pixels{n, y, x, min(pmax, hi-x), false}, kh0, kh1, 0, g.p.KW, c)
+	wide := convNCHWcMaxP[f-1]
+	if two {
+		wide /= 2
+	}
+	for x := lo; x < hi; x += wide {
+		j.tile(o0, f, pixels{n, y, x, min(wide, hi-x), false, two}, kh0, kh1, 0, g.p.KW, c)
 	}
 	for x := max(x0, xl, xr); x < x1; x++ {
-		j.border(o0, f, pixels{n, y, x, 1, false}, kh0, kh1, c)
+		j.border(o0, f, pixels{n, y, x, 1, false, two}, kh0, kh1, c)
 	}
 }
 
@@ -120,13 +131,13 @@ func (j *convNCHWcJob) column(n0, n1, o0, f, y, x int, c chunk) {
 	kh0, kh1 := j.g.rowTaps(y)
 	if kh1 <= kh0 {
 		if c.lo == 0 {
-			j.fill(o0, f, pixels{n0, y, x, n1 - n0, true})
+			j.fill(o0, f, pixels{n0, y, x, n1 - n0, true, false})
 		}
 		return
 	}
 	pmax := convNCHWcMaxP[f-1]
 	for n := n0; n < n1; n += pmax {
-		j.border(o0, f, pixels{n, y, x, min(pmax, n1-n), true}, kh0, kh1, c)
+		j.border(o0, f, pixels{n, y, x, min(pmax, n1-n), true, false}, kh0, kh1, c)
 	}
 }
 
@@ -150,6 +161,12 @@ func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chun
 	g := &j.g
 	var a [nchwcArgs]int
 	g.args(&a, kh1-kh0, kw1-kw0, px.down)
+	rows := 1
+	if px.two {
+		rows = 2
+		a[nchwcArgInRowStep] = g.p.SH * g.p.W * g.pixStride * 4
+		a[nchwcArgOutRowStep] = g.ow * NCHWcBlock * 4
+	}
 	a[nchwcArgBlocks] = c.hi - c.lo
 	if c.lo > 0 {
 		a[nchwcArgResume] = 1
@@ -161,22 +178,28 @@ func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chun
 	if j.ep.Bias32 != nil {
 		bias = &j.ep.Bias32[o0*NCHWcBlock]
 	}
-	convNCHWcTile(g.lanes == 1, f, px.count, in, w, out, bias, &a)
+	convNCHWcTile(g.lanes == 1, f, px.count*rows, rows, in, w, out, bias, &a)
 }
 
 // fill writes px, whose kernel windows miss the input: the bias alone, or
 // zeros.
 func (j *convNCHWcJob) fill(o0, f int, px pixels) {
 	const b = NCHWcBlock
+	last := px.y
+	if px.two {
+		last++
+	}
 	for k := 0; k < px.count; k++ {
 		n, x := px.at(k)
 		for o := o0; o < o0+f; o++ {
-			v := j.out[j.g.outAt(n, o, px.y, x):][:b]
-			if j.ep.Bias32 == nil {
-				clear(v)
-				continue
+			for y := px.y; y <= last; y++ {
+				v := j.out[j.g.outAt(n, o, y, x):][:b]
+				if j.ep.Bias32 == nil {
+					clear(v)
+					continue
+				}
+				copy(v, j.ep.Bias32[o*b:(o+1)*b])
 			}
-			copy(v, j.ep.Bias32[o*b:(o+1)*b])
 		}
 	}
 }

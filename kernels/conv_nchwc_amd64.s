@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -19,6 +19,7 @@ TEXT ·convNCHWcPlainF32_1x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	JMP     start
@@ -67,12 +68,13 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -87,6 +89,7 @@ TEXT ·convNCHWcPlainF32_1x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -139,13 +142,14 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -160,6 +164,7 @@ TEXT ·convNCHWcPlainF32_1x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -216,6 +221,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -223,7 +229,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -238,6 +244,7 @@ TEXT ·convNCHWcPlainF32_1x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -298,6 +305,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -306,7 +314,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -321,6 +329,7 @@ TEXT ·convNCHWcPlainF32_1x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -385,6 +394,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -394,7 +404,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -409,6 +419,7 @@ TEXT ·convNCHWcPlainF32_1x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -477,6 +488,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -487,7 +499,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -502,6 +514,7 @@ TEXT ·convNCHWcPlainF32_1x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -574,6 +587,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -585,7 +599,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -600,6 +614,7 @@ TEXT ·convNCHWcPlainF32_1x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -676,6 +691,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -688,7 +704,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -703,6 +719,7 @@ TEXT ·convNCHWcPlainF32_2x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -758,6 +775,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -765,7 +783,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -780,6 +798,7 @@ TEXT ·convNCHWcPlainF32_2x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -844,6 +863,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -853,7 +873,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -868,6 +888,7 @@ TEXT ·convNCHWcPlainF32_2x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -941,6 +962,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -952,7 +974,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -967,6 +989,7 @@ TEXT ·convNCHWcPlainF32_2x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1049,6 +1072,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1062,7 +1086,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1077,6 +1101,7 @@ TEXT ·convNCHWcPlainF32_2x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1168,6 +1193,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1183,7 +1209,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1198,6 +1224,7 @@ TEXT ·convNCHWcPlainF32_2x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1298,6 +1325,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1315,7 +1343,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1330,6 +1358,7 @@ TEXT ·convNCHWcPlainF32_2x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1439,6 +1468,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1458,7 +1488,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1473,6 +1503,7 @@ TEXT ·convNCHWcPlainF32_2x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1591,6 +1622,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1612,7 +1644,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1627,6 +1659,7 @@ TEXT ·convNCHWcPlainF32_3x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -1688,6 +1721,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -1697,7 +1731,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1712,6 +1746,7 @@ TEXT ·convNCHWcPlainF32_3x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1786,6 +1821,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1798,7 +1834,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1813,6 +1849,7 @@ TEXT ·convNCHWcPlainF32_3x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -1900,6 +1937,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -1915,7 +1953,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -1930,6 +1968,7 @@ TEXT ·convNCHWcPlainF32_3x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2030,6 +2069,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2048,7 +2088,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2063,6 +2103,7 @@ TEXT ·convNCHWcPlainF32_3x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2176,6 +2217,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2197,7 +2239,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2212,6 +2254,7 @@ TEXT ·convNCHWcPlainF32_3x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2338,6 +2381,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2362,7 +2406,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2377,6 +2421,7 @@ TEXT ·convNCHWcPlainF32_3x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2516,6 +2561,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2543,7 +2589,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2558,6 +2604,7 @@ TEXT ·convNCHWcPlainF32_3x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2710,6 +2757,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2740,7 +2788,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2755,6 +2803,7 @@ TEXT ·convNCHWcPlainF32_4x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -2822,6 +2871,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -2833,7 +2883,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2848,6 +2898,7 @@ TEXT ·convNCHWcPlainF32_4x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -2932,6 +2983,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -2947,7 +2999,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -2962,6 +3014,7 @@ TEXT ·convNCHWcPlainF32_4x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3063,6 +3116,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -3082,7 +3136,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3097,6 +3151,7 @@ TEXT ·convNCHWcPlainF32_4x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3215,6 +3270,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -3238,7 +3294,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3253,6 +3309,7 @@ TEXT ·convNCHWcPlainF32_4x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3388,6 +3445,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -3415,7 +3473,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3430,6 +3488,7 @@ TEXT ·convNCHWcPlainF32_4x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3582,6 +3641,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -3613,7 +3673,2084 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcPlainF32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_1x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z2
+	VFMADD231PS.BCST (SI), Z2, Z0
+	VFMADD231PS.BCST (R15), Z2, Z1
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000040, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_1x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z4
+	VFMADD231PS.BCST (SI), Z4, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST (R15), Z4, Z2
+	VFMADD231PS.BCST (R15)(R8*1), Z4, Z3
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000040, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R15)
+	VMOVUPS          Z3, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_1x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z6
+	VFMADD231PS.BCST (SI), Z6, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST (R15), Z6, Z3
+	VFMADD231PS.BCST (R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST (R15)(R8*2), Z6, Z5
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000040, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R15)
+	VMOVUPS          Z4, (R15)(R8*1)
+	VMOVUPS          Z5, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_1x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z8
+	VFMADD231PS.BCST (SI), Z8, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST (SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z7
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000040, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R15)
+	VMOVUPS          Z5, (R15)(R8*1)
+	VMOVUPS          Z6, (R15)(R8*2)
+	VMOVUPS          Z7, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_2x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z4
+	VMOVUPS      (DI)(R12*1), Z5
+	VBROADCASTSS (SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_2x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z8
+	VMOVUPS      (DI)(R12*1), Z9
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS (SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS (R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS (R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_2x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (DI)(R12*1), Z13
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS (SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS (SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS (R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS (R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS (R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_2x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_2x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R15), Z12
+	VMOVUPS (R15)(R8*1), Z13
+	VMOVUPS (R15)(R8*2), Z14
+	VMOVUPS (R15)(R9*1), Z15
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVUPS 64(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVAPS Z8, Z12
+	VMOVAPS Z8, Z13
+	VMOVAPS Z8, Z14
+	VMOVAPS Z8, Z15
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      (DI)(R12*1), Z17
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS (SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS (SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS (SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS (R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS (R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS (R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS (R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R15)
+	VMOVUPS      Z5, (R15)(R8*1)
+	VMOVUPS      Z6, (R15)(R8*2)
+	VMOVUPS      Z7, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R15)
+	VMOVUPS      Z13, (R15)(R8*1)
+	VMOVUPS      Z14, (R15)(R8*2)
+	VMOVUPS      Z15, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_3x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R15), Z5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	VMOVUPS 128(R15), Z4
+	VMOVAPS Z4, Z5
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z6
+	VMOVUPS      (DI)(R12*1), Z7
+	VMOVUPS      (DI)(R12*2), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_3x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R15), Z10
+	VMOVUPS (R15)(R8*1), Z11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	VMOVUPS 128(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (DI)(R12*1), Z13
+	VMOVUPS      (DI)(R12*2), Z14
+	VBROADCASTSS (SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS (SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS (R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS (R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R15)
+	VMOVUPS      Z11, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_3x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_3x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R15), Z15
+	VMOVUPS (R15)(R8*1), Z16
+	VMOVUPS (R15)(R8*2), Z17
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	VMOVUPS 128(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	VMOVAPS Z12, Z16
+	VMOVAPS Z12, Z17
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z18
+	VMOVUPS      (DI)(R12*1), Z19
+	VMOVUPS      (DI)(R12*2), Z20
+	VBROADCASTSS (SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS (SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS (SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS (R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS (R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS (R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R15)
+	VMOVUPS      Z16, (R15)(R8*1)
+	VMOVUPS      Z17, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_3x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_3x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R15), Z12
+	VMOVUPS (R15)(R8*1), Z13
+	VMOVUPS (R15)(R8*2), Z14
+	VMOVUPS (R15)(R9*1), Z15
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z16
+	VMOVUPS (R13)(R8*1), Z17
+	VMOVUPS (R13)(R8*2), Z18
+	VMOVUPS (R13)(R9*1), Z19
+	VMOVUPS (R15), Z20
+	VMOVUPS (R15)(R8*1), Z21
+	VMOVUPS (R15)(R8*2), Z22
+	VMOVUPS (R15)(R9*1), Z23
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVUPS 64(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVAPS Z8, Z12
+	VMOVAPS Z8, Z13
+	VMOVAPS Z8, Z14
+	VMOVAPS Z8, Z15
+	VMOVUPS 128(R15), Z16
+	VMOVAPS Z16, Z17
+	VMOVAPS Z16, Z18
+	VMOVAPS Z16, Z19
+	VMOVAPS Z16, Z20
+	VMOVAPS Z16, Z21
+	VMOVAPS Z16, Z22
+	VMOVAPS Z16, Z23
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z24
+	VMOVUPS      (DI)(R12*1), Z25
+	VMOVUPS      (DI)(R12*2), Z26
+	VBROADCASTSS (SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS (SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS (SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS (SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS (R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS (R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS (R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS (R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R15)
+	VMOVUPS      Z5, (R15)(R8*1)
+	VMOVUPS      Z6, (R15)(R8*2)
+	VMOVUPS      Z7, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R15)
+	VMOVUPS      Z13, (R15)(R8*1)
+	VMOVUPS      Z14, (R15)(R8*2)
+	VMOVUPS      Z15, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z16, (R13)
+	VMOVUPS      Z17, (R13)(R8*1)
+	VMOVUPS      Z18, (R13)(R8*2)
+	VMOVUPS      Z19, (R13)(R9*1)
+	VMOVUPS      Z20, (R15)
+	VMOVUPS      Z21, (R15)(R8*1)
+	VMOVUPS      Z22, (R15)(R8*2)
+	VMOVUPS      Z23, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_4x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R15), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R15), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	VMOVUPS 128(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVUPS 192(R15), Z6
+	VMOVAPS Z6, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z8
+	VMOVUPS      (DI)(R12*1), Z9
+	VMOVUPS      (DI)(R12*2), Z10
+	VMOVUPS      (DI)(R13*1), Z11
+	VBROADCASTSS (SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS (R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_4x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_4x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R15), Z10
+	VMOVUPS (R15)(R8*1), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R15), Z14
+	VMOVUPS (R15)(R8*1), Z15
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	VMOVUPS 128(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVUPS 192(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      (DI)(R12*1), Z17
+	VMOVUPS      (DI)(R12*2), Z18
+	VMOVUPS      (DI)(R13*1), Z19
+	VBROADCASTSS (SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS (SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS (R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS (R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R15)
+	VMOVUPS      Z11, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R15)
+	VMOVUPS      Z15, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlainF32_4x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcPlainF32_4x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R15), Z15
+	VMOVUPS (R15)(R8*1), Z16
+	VMOVUPS (R15)(R8*2), Z17
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z18
+	VMOVUPS (R13)(R8*1), Z19
+	VMOVUPS (R13)(R8*2), Z20
+	VMOVUPS (R15), Z21
+	VMOVUPS (R15)(R8*1), Z22
+	VMOVUPS (R15)(R8*2), Z23
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	VMOVUPS 128(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	VMOVAPS Z12, Z16
+	VMOVAPS Z12, Z17
+	VMOVUPS 192(R15), Z18
+	VMOVAPS Z18, Z19
+	VMOVAPS Z18, Z20
+	VMOVAPS Z18, Z21
+	VMOVAPS Z18, Z22
+	VMOVAPS Z18, Z23
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z24
+	VMOVUPS      (DI)(R12*1), Z25
+	VMOVUPS      (DI)(R12*2), Z26
+	VMOVUPS      (DI)(R13*1), Z27
+	VBROADCASTSS (SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS (SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS (SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS (R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS (R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS (R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R15)
+	VMOVUPS      Z16, (R15)(R8*1)
+	VMOVUPS      Z17, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z18, (R13)
+	VMOVUPS      Z19, (R13)(R8*1)
+	VMOVUPS      Z20, (R13)(R8*2)
+	VMOVUPS      Z21, (R15)
+	VMOVUPS      Z22, (R15)(R8*1)
+	VMOVUPS      Z23, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3628,6 +5765,7 @@ TEXT ·convNCHWcF32_1x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	JMP     start
@@ -3706,12 +5844,13 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3726,6 +5865,7 @@ TEXT ·convNCHWcF32_1x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3823,13 +5963,14 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3844,6 +5985,7 @@ TEXT ·convNCHWcF32_1x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -3960,6 +6102,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -3967,7 +6110,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -3982,6 +6125,7 @@ TEXT ·convNCHWcF32_1x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -4117,6 +6261,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -4125,7 +6270,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4140,6 +6285,7 @@ TEXT ·convNCHWcF32_1x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -4294,6 +6440,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -4303,7 +6450,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4318,6 +6465,7 @@ TEXT ·convNCHWcF32_1x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -4491,6 +6639,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -4501,7 +6650,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4516,6 +6665,7 @@ TEXT ·convNCHWcF32_1x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -4708,6 +6858,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -4719,7 +6870,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4734,6 +6885,7 @@ TEXT ·convNCHWcF32_1x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -4945,6 +7097,7 @@ col:
 	LEAQ             (R8)(R8*4), R10
 	LEAQ             (R10)(R8*2), R11
 	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
 	MOVQ             R14, R13
 	VMOVUPS          Z0, (R13)
 	VMOVUPS          Z1, (R13)(R8*1)
@@ -4957,7 +7110,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -4972,6 +7125,7 @@ TEXT ·convNCHWcF32_2x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -5102,6 +7256,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -5109,7 +7264,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5124,6 +7279,7 @@ TEXT ·convNCHWcF32_2x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -5308,6 +7464,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -5317,7 +7474,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5332,6 +7489,7 @@ TEXT ·convNCHWcF32_2x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -5570,6 +7728,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -5581,7 +7740,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5596,6 +7755,7 @@ TEXT ·convNCHWcF32_2x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -5888,6 +8048,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -5901,7 +8062,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -5916,6 +8077,7 @@ TEXT ·convNCHWcF32_2x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -6262,6 +8424,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -6277,7 +8440,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6292,6 +8455,7 @@ TEXT ·convNCHWcF32_2x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -6692,6 +8856,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -6709,7 +8874,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -6724,6 +8889,7 @@ TEXT ·convNCHWcF32_2x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -7178,6 +9344,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -7197,7 +9364,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7212,6 +9379,7 @@ TEXT ·convNCHWcF32_2x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -7720,6 +9888,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -7741,7 +9910,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7756,6 +9925,7 @@ TEXT ·convNCHWcF32_3x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -7922,6 +10092,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -7931,7 +10102,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -7946,6 +10117,7 @@ TEXT ·convNCHWcF32_3x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -8185,6 +10357,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -8197,7 +10370,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8212,6 +10385,7 @@ TEXT ·convNCHWcF32_3x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -8524,6 +10698,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -8539,7 +10714,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8554,6 +10729,7 @@ TEXT ·convNCHWcF32_3x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -8939,6 +11115,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -8957,7 +11134,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -8972,6 +11149,7 @@ TEXT ·convNCHWcF32_3x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -9430,6 +11608,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -9451,7 +11630,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -9466,6 +11645,7 @@ TEXT ·convNCHWcF32_3x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -9997,6 +12177,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -10021,7 +12202,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10036,6 +12217,7 @@ TEXT ·convNCHWcF32_3x7(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -10640,6 +12822,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -10667,7 +12850,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -10682,6 +12865,7 @@ TEXT ·convNCHWcF32_3x8(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -11359,6 +13543,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -11389,7 +13574,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11404,6 +13589,7 @@ TEXT ·convNCHWcF32_4x1(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	ADDQ    R12, R13
@@ -11606,6 +13792,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	ADDQ         R12, R13
@@ -11617,7 +13804,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11632,6 +13819,7 @@ TEXT ·convNCHWcF32_4x2(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -11926,6 +14114,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -11941,7 +14130,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -11956,6 +14145,7 @@ TEXT ·convNCHWcF32_4x3(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -12342,6 +14532,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -12361,7 +14552,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12376,6 +14567,7 @@ TEXT ·convNCHWcF32_4x4(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -12854,6 +15046,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -12877,7 +15070,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -12892,6 +15085,7 @@ TEXT ·convNCHWcF32_4x5(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -13462,6 +15656,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -13489,7 +15684,7 @@ col:
 	VZEROUPPER
 	RET
 
-// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[13]int)
+// func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 // Requires: AVX, AVX512F
 TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	MOVQ    in+0(FP), SI
@@ -13504,6 +15699,7 @@ TEXT ·convNCHWcF32_4x6(SB), NOSPLIT, $0-40
 	LEAQ    (R8)(R8*4), R10
 	LEAQ    (R10)(R8*2), R11
 	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
 	MOVQ    R14, R13
 	VMOVUPS (R13), Z0
 	VMOVUPS (R13)(R8*1), Z1
@@ -14166,6 +16362,7 @@ col:
 	LEAQ         (R8)(R8*4), R10
 	LEAQ         (R10)(R8*2), R11
 	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
 	MOVQ         R14, R13
 	VMOVUPS      Z0, (R13)
 	VMOVUPS      Z1, (R13)(R8*1)
@@ -14194,5 +16391,5922 @@ col:
 	VMOVUPS      Z21, (R13)(R9*1)
 	VMOVUPS      Z22, (R13)(R8*4)
 	VMOVUPS      Z23, (R13)(R10*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_1x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z2
+	VFMADD231PS.BCST (SI), Z2, Z0
+	VFMADD231PS.BCST (R15), Z2, Z1
+	VMOVUPS          64(DI), Z2
+	VFMADD231PS.BCST 4(SI), Z2, Z0
+	VFMADD231PS.BCST 4(R15), Z2, Z1
+	VMOVUPS          128(DI), Z2
+	VFMADD231PS.BCST 8(SI), Z2, Z0
+	VFMADD231PS.BCST 8(R15), Z2, Z1
+	VMOVUPS          192(DI), Z2
+	VFMADD231PS.BCST 12(SI), Z2, Z0
+	VFMADD231PS.BCST 12(R15), Z2, Z1
+	VMOVUPS          256(DI), Z2
+	VFMADD231PS.BCST 16(SI), Z2, Z0
+	VFMADD231PS.BCST 16(R15), Z2, Z1
+	VMOVUPS          320(DI), Z2
+	VFMADD231PS.BCST 20(SI), Z2, Z0
+	VFMADD231PS.BCST 20(R15), Z2, Z1
+	VMOVUPS          384(DI), Z2
+	VFMADD231PS.BCST 24(SI), Z2, Z0
+	VFMADD231PS.BCST 24(R15), Z2, Z1
+	VMOVUPS          448(DI), Z2
+	VFMADD231PS.BCST 28(SI), Z2, Z0
+	VFMADD231PS.BCST 28(R15), Z2, Z1
+	VMOVUPS          512(DI), Z2
+	VFMADD231PS.BCST 32(SI), Z2, Z0
+	VFMADD231PS.BCST 32(R15), Z2, Z1
+	VMOVUPS          576(DI), Z2
+	VFMADD231PS.BCST 36(SI), Z2, Z0
+	VFMADD231PS.BCST 36(R15), Z2, Z1
+	VMOVUPS          640(DI), Z2
+	VFMADD231PS.BCST 40(SI), Z2, Z0
+	VFMADD231PS.BCST 40(R15), Z2, Z1
+	VMOVUPS          704(DI), Z2
+	VFMADD231PS.BCST 44(SI), Z2, Z0
+	VFMADD231PS.BCST 44(R15), Z2, Z1
+	VMOVUPS          768(DI), Z2
+	VFMADD231PS.BCST 48(SI), Z2, Z0
+	VFMADD231PS.BCST 48(R15), Z2, Z1
+	VMOVUPS          832(DI), Z2
+	VFMADD231PS.BCST 52(SI), Z2, Z0
+	VFMADD231PS.BCST 52(R15), Z2, Z1
+	VMOVUPS          896(DI), Z2
+	VFMADD231PS.BCST 56(SI), Z2, Z0
+	VFMADD231PS.BCST 56(R15), Z2, Z1
+	VMOVUPS          960(DI), Z2
+	VFMADD231PS.BCST 60(SI), Z2, Z0
+	VFMADD231PS.BCST 60(R15), Z2, Z1
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000400, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_1x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z4
+	VFMADD231PS.BCST (SI), Z4, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST (R15), Z4, Z2
+	VFMADD231PS.BCST (R15)(R8*1), Z4, Z3
+	VMOVUPS          64(DI), Z4
+	VFMADD231PS.BCST 4(SI), Z4, Z0
+	VFMADD231PS.BCST 4(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 4(R15), Z4, Z2
+	VFMADD231PS.BCST 4(R15)(R8*1), Z4, Z3
+	VMOVUPS          128(DI), Z4
+	VFMADD231PS.BCST 8(SI), Z4, Z0
+	VFMADD231PS.BCST 8(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 8(R15), Z4, Z2
+	VFMADD231PS.BCST 8(R15)(R8*1), Z4, Z3
+	VMOVUPS          192(DI), Z4
+	VFMADD231PS.BCST 12(SI), Z4, Z0
+	VFMADD231PS.BCST 12(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 12(R15), Z4, Z2
+	VFMADD231PS.BCST 12(R15)(R8*1), Z4, Z3
+	VMOVUPS          256(DI), Z4
+	VFMADD231PS.BCST 16(SI), Z4, Z0
+	VFMADD231PS.BCST 16(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 16(R15), Z4, Z2
+	VFMADD231PS.BCST 16(R15)(R8*1), Z4, Z3
+	VMOVUPS          320(DI), Z4
+	VFMADD231PS.BCST 20(SI), Z4, Z0
+	VFMADD231PS.BCST 20(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 20(R15), Z4, Z2
+	VFMADD231PS.BCST 20(R15)(R8*1), Z4, Z3
+	VMOVUPS          384(DI), Z4
+	VFMADD231PS.BCST 24(SI), Z4, Z0
+	VFMADD231PS.BCST 24(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 24(R15), Z4, Z2
+	VFMADD231PS.BCST 24(R15)(R8*1), Z4, Z3
+	VMOVUPS          448(DI), Z4
+	VFMADD231PS.BCST 28(SI), Z4, Z0
+	VFMADD231PS.BCST 28(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 28(R15), Z4, Z2
+	VFMADD231PS.BCST 28(R15)(R8*1), Z4, Z3
+	VMOVUPS          512(DI), Z4
+	VFMADD231PS.BCST 32(SI), Z4, Z0
+	VFMADD231PS.BCST 32(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 32(R15), Z4, Z2
+	VFMADD231PS.BCST 32(R15)(R8*1), Z4, Z3
+	VMOVUPS          576(DI), Z4
+	VFMADD231PS.BCST 36(SI), Z4, Z0
+	VFMADD231PS.BCST 36(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 36(R15), Z4, Z2
+	VFMADD231PS.BCST 36(R15)(R8*1), Z4, Z3
+	VMOVUPS          640(DI), Z4
+	VFMADD231PS.BCST 40(SI), Z4, Z0
+	VFMADD231PS.BCST 40(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 40(R15), Z4, Z2
+	VFMADD231PS.BCST 40(R15)(R8*1), Z4, Z3
+	VMOVUPS          704(DI), Z4
+	VFMADD231PS.BCST 44(SI), Z4, Z0
+	VFMADD231PS.BCST 44(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 44(R15), Z4, Z2
+	VFMADD231PS.BCST 44(R15)(R8*1), Z4, Z3
+	VMOVUPS          768(DI), Z4
+	VFMADD231PS.BCST 48(SI), Z4, Z0
+	VFMADD231PS.BCST 48(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 48(R15), Z4, Z2
+	VFMADD231PS.BCST 48(R15)(R8*1), Z4, Z3
+	VMOVUPS          832(DI), Z4
+	VFMADD231PS.BCST 52(SI), Z4, Z0
+	VFMADD231PS.BCST 52(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 52(R15), Z4, Z2
+	VFMADD231PS.BCST 52(R15)(R8*1), Z4, Z3
+	VMOVUPS          896(DI), Z4
+	VFMADD231PS.BCST 56(SI), Z4, Z0
+	VFMADD231PS.BCST 56(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 56(R15), Z4, Z2
+	VFMADD231PS.BCST 56(R15)(R8*1), Z4, Z3
+	VMOVUPS          960(DI), Z4
+	VFMADD231PS.BCST 60(SI), Z4, Z0
+	VFMADD231PS.BCST 60(SI)(R8*1), Z4, Z1
+	VFMADD231PS.BCST 60(R15), Z4, Z2
+	VFMADD231PS.BCST 60(R15)(R8*1), Z4, Z3
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000400, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R15)
+	VMOVUPS          Z3, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_1x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z6
+	VFMADD231PS.BCST (SI), Z6, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST (R15), Z6, Z3
+	VFMADD231PS.BCST (R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST (R15)(R8*2), Z6, Z5
+	VMOVUPS          64(DI), Z6
+	VFMADD231PS.BCST 4(SI), Z6, Z0
+	VFMADD231PS.BCST 4(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 4(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 4(R15), Z6, Z3
+	VFMADD231PS.BCST 4(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 4(R15)(R8*2), Z6, Z5
+	VMOVUPS          128(DI), Z6
+	VFMADD231PS.BCST 8(SI), Z6, Z0
+	VFMADD231PS.BCST 8(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 8(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 8(R15), Z6, Z3
+	VFMADD231PS.BCST 8(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 8(R15)(R8*2), Z6, Z5
+	VMOVUPS          192(DI), Z6
+	VFMADD231PS.BCST 12(SI), Z6, Z0
+	VFMADD231PS.BCST 12(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 12(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 12(R15), Z6, Z3
+	VFMADD231PS.BCST 12(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 12(R15)(R8*2), Z6, Z5
+	VMOVUPS          256(DI), Z6
+	VFMADD231PS.BCST 16(SI), Z6, Z0
+	VFMADD231PS.BCST 16(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 16(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 16(R15), Z6, Z3
+	VFMADD231PS.BCST 16(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 16(R15)(R8*2), Z6, Z5
+	VMOVUPS          320(DI), Z6
+	VFMADD231PS.BCST 20(SI), Z6, Z0
+	VFMADD231PS.BCST 20(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 20(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 20(R15), Z6, Z3
+	VFMADD231PS.BCST 20(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 20(R15)(R8*2), Z6, Z5
+	VMOVUPS          384(DI), Z6
+	VFMADD231PS.BCST 24(SI), Z6, Z0
+	VFMADD231PS.BCST 24(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 24(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 24(R15), Z6, Z3
+	VFMADD231PS.BCST 24(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 24(R15)(R8*2), Z6, Z5
+	VMOVUPS          448(DI), Z6
+	VFMADD231PS.BCST 28(SI), Z6, Z0
+	VFMADD231PS.BCST 28(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 28(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 28(R15), Z6, Z3
+	VFMADD231PS.BCST 28(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 28(R15)(R8*2), Z6, Z5
+	VMOVUPS          512(DI), Z6
+	VFMADD231PS.BCST 32(SI), Z6, Z0
+	VFMADD231PS.BCST 32(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 32(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 32(R15), Z6, Z3
+	VFMADD231PS.BCST 32(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 32(R15)(R8*2), Z6, Z5
+	VMOVUPS          576(DI), Z6
+	VFMADD231PS.BCST 36(SI), Z6, Z0
+	VFMADD231PS.BCST 36(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 36(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 36(R15), Z6, Z3
+	VFMADD231PS.BCST 36(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 36(R15)(R8*2), Z6, Z5
+	VMOVUPS          640(DI), Z6
+	VFMADD231PS.BCST 40(SI), Z6, Z0
+	VFMADD231PS.BCST 40(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 40(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 40(R15), Z6, Z3
+	VFMADD231PS.BCST 40(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 40(R15)(R8*2), Z6, Z5
+	VMOVUPS          704(DI), Z6
+	VFMADD231PS.BCST 44(SI), Z6, Z0
+	VFMADD231PS.BCST 44(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 44(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 44(R15), Z6, Z3
+	VFMADD231PS.BCST 44(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 44(R15)(R8*2), Z6, Z5
+	VMOVUPS          768(DI), Z6
+	VFMADD231PS.BCST 48(SI), Z6, Z0
+	VFMADD231PS.BCST 48(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 48(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 48(R15), Z6, Z3
+	VFMADD231PS.BCST 48(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 48(R15)(R8*2), Z6, Z5
+	VMOVUPS          832(DI), Z6
+	VFMADD231PS.BCST 52(SI), Z6, Z0
+	VFMADD231PS.BCST 52(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 52(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 52(R15), Z6, Z3
+	VFMADD231PS.BCST 52(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 52(R15)(R8*2), Z6, Z5
+	VMOVUPS          896(DI), Z6
+	VFMADD231PS.BCST 56(SI), Z6, Z0
+	VFMADD231PS.BCST 56(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 56(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 56(R15), Z6, Z3
+	VFMADD231PS.BCST 56(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 56(R15)(R8*2), Z6, Z5
+	VMOVUPS          960(DI), Z6
+	VFMADD231PS.BCST 60(SI), Z6, Z0
+	VFMADD231PS.BCST 60(SI)(R8*1), Z6, Z1
+	VFMADD231PS.BCST 60(SI)(R8*2), Z6, Z2
+	VFMADD231PS.BCST 60(R15), Z6, Z3
+	VFMADD231PS.BCST 60(R15)(R8*1), Z6, Z4
+	VFMADD231PS.BCST 60(R15)(R8*2), Z6, Z5
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000400, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R15)
+	VMOVUPS          Z4, (R15)(R8*1)
+	VMOVUPS          Z5, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_1x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS          (DI), Z8
+	VFMADD231PS.BCST (SI), Z8, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST (SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z7
+	VMOVUPS          64(DI), Z8
+	VFMADD231PS.BCST 4(SI), Z8, Z0
+	VFMADD231PS.BCST 4(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 4(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 4(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 4(R15), Z8, Z4
+	VFMADD231PS.BCST 4(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 4(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 4(R15)(R9*1), Z8, Z7
+	VMOVUPS          128(DI), Z8
+	VFMADD231PS.BCST 8(SI), Z8, Z0
+	VFMADD231PS.BCST 8(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 8(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 8(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 8(R15), Z8, Z4
+	VFMADD231PS.BCST 8(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 8(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 8(R15)(R9*1), Z8, Z7
+	VMOVUPS          192(DI), Z8
+	VFMADD231PS.BCST 12(SI), Z8, Z0
+	VFMADD231PS.BCST 12(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 12(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 12(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 12(R15), Z8, Z4
+	VFMADD231PS.BCST 12(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 12(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 12(R15)(R9*1), Z8, Z7
+	VMOVUPS          256(DI), Z8
+	VFMADD231PS.BCST 16(SI), Z8, Z0
+	VFMADD231PS.BCST 16(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 16(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 16(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 16(R15), Z8, Z4
+	VFMADD231PS.BCST 16(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 16(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 16(R15)(R9*1), Z8, Z7
+	VMOVUPS          320(DI), Z8
+	VFMADD231PS.BCST 20(SI), Z8, Z0
+	VFMADD231PS.BCST 20(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 20(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 20(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 20(R15), Z8, Z4
+	VFMADD231PS.BCST 20(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 20(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 20(R15)(R9*1), Z8, Z7
+	VMOVUPS          384(DI), Z8
+	VFMADD231PS.BCST 24(SI), Z8, Z0
+	VFMADD231PS.BCST 24(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 24(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 24(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 24(R15), Z8, Z4
+	VFMADD231PS.BCST 24(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 24(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 24(R15)(R9*1), Z8, Z7
+	VMOVUPS          448(DI), Z8
+	VFMADD231PS.BCST 28(SI), Z8, Z0
+	VFMADD231PS.BCST 28(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 28(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 28(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 28(R15), Z8, Z4
+	VFMADD231PS.BCST 28(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 28(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 28(R15)(R9*1), Z8, Z7
+	VMOVUPS          512(DI), Z8
+	VFMADD231PS.BCST 32(SI), Z8, Z0
+	VFMADD231PS.BCST 32(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 32(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 32(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 32(R15), Z8, Z4
+	VFMADD231PS.BCST 32(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 32(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 32(R15)(R9*1), Z8, Z7
+	VMOVUPS          576(DI), Z8
+	VFMADD231PS.BCST 36(SI), Z8, Z0
+	VFMADD231PS.BCST 36(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 36(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 36(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 36(R15), Z8, Z4
+	VFMADD231PS.BCST 36(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 36(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 36(R15)(R9*1), Z8, Z7
+	VMOVUPS          640(DI), Z8
+	VFMADD231PS.BCST 40(SI), Z8, Z0
+	VFMADD231PS.BCST 40(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 40(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 40(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 40(R15), Z8, Z4
+	VFMADD231PS.BCST 40(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 40(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 40(R15)(R9*1), Z8, Z7
+	VMOVUPS          704(DI), Z8
+	VFMADD231PS.BCST 44(SI), Z8, Z0
+	VFMADD231PS.BCST 44(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 44(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 44(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 44(R15), Z8, Z4
+	VFMADD231PS.BCST 44(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 44(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 44(R15)(R9*1), Z8, Z7
+	VMOVUPS          768(DI), Z8
+	VFMADD231PS.BCST 48(SI), Z8, Z0
+	VFMADD231PS.BCST 48(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 48(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 48(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 48(R15), Z8, Z4
+	VFMADD231PS.BCST 48(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 48(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 48(R15)(R9*1), Z8, Z7
+	VMOVUPS          832(DI), Z8
+	VFMADD231PS.BCST 52(SI), Z8, Z0
+	VFMADD231PS.BCST 52(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 52(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 52(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 52(R15), Z8, Z4
+	VFMADD231PS.BCST 52(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 52(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 52(R15)(R9*1), Z8, Z7
+	VMOVUPS          896(DI), Z8
+	VFMADD231PS.BCST 56(SI), Z8, Z0
+	VFMADD231PS.BCST 56(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 56(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 56(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 56(R15), Z8, Z4
+	VFMADD231PS.BCST 56(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 56(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 56(R15)(R9*1), Z8, Z7
+	VMOVUPS          960(DI), Z8
+	VFMADD231PS.BCST 60(SI), Z8, Z0
+	VFMADD231PS.BCST 60(SI)(R8*1), Z8, Z1
+	VFMADD231PS.BCST 60(SI)(R8*2), Z8, Z2
+	VFMADD231PS.BCST 60(SI)(R9*1), Z8, Z3
+	VFMADD231PS.BCST 60(R15), Z8, Z4
+	VFMADD231PS.BCST 60(R15)(R8*1), Z8, Z5
+	VFMADD231PS.BCST 60(R15)(R8*2), Z8, Z6
+	VFMADD231PS.BCST 60(R15)(R9*1), Z8, Z7
+	ADDQ             32(DX), SI
+	ADDQ             32(DX), R15
+	ADDQ             $0x00000400, DI
+	DECQ             CX
+	JNE              col
+	ADDQ             40(DX), SI
+	ADDQ             40(DX), R15
+	ADDQ             56(DX), DI
+	DECQ             BX
+	JNE              row
+	ADDQ             48(DX), SI
+	ADDQ             48(DX), R15
+	ADDQ             64(DX), DI
+	DECQ             AX
+	JNE              block
+	MOVQ             88(DX), R8
+	LEAQ             (R8)(R8*2), R9
+	LEAQ             (R8)(R8*4), R10
+	LEAQ             (R10)(R8*2), R11
+	MOVQ             80(DX), R12
+	MOVQ             112(DX), BX
+	MOVQ             R14, R13
+	LEAQ             (R13)(BX*1), R15
+	VMOVUPS          Z0, (R13)
+	VMOVUPS          Z1, (R13)(R8*1)
+	VMOVUPS          Z2, (R13)(R8*2)
+	VMOVUPS          Z3, (R13)(R9*1)
+	VMOVUPS          Z4, (R15)
+	VMOVUPS          Z5, (R15)(R8*1)
+	VMOVUPS          Z6, (R15)(R8*2)
+	VMOVUPS          Z7, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_2x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z4
+	VMOVUPS      (DI)(R12*1), Z5
+	VBROADCASTSS (SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      64(DI), Z4
+	VMOVUPS      64(DI)(R12*1), Z5
+	VBROADCASTSS 4(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 4(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      128(DI), Z4
+	VMOVUPS      128(DI)(R12*1), Z5
+	VBROADCASTSS 8(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 8(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      192(DI), Z4
+	VMOVUPS      192(DI)(R12*1), Z5
+	VBROADCASTSS 12(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 12(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      256(DI), Z4
+	VMOVUPS      256(DI)(R12*1), Z5
+	VBROADCASTSS 16(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 16(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      320(DI), Z4
+	VMOVUPS      320(DI)(R12*1), Z5
+	VBROADCASTSS 20(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 20(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      384(DI), Z4
+	VMOVUPS      384(DI)(R12*1), Z5
+	VBROADCASTSS 24(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 24(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      448(DI), Z4
+	VMOVUPS      448(DI)(R12*1), Z5
+	VBROADCASTSS 28(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 28(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      512(DI), Z4
+	VMOVUPS      512(DI)(R12*1), Z5
+	VBROADCASTSS 32(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 32(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      576(DI), Z4
+	VMOVUPS      576(DI)(R12*1), Z5
+	VBROADCASTSS 36(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 36(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      640(DI), Z4
+	VMOVUPS      640(DI)(R12*1), Z5
+	VBROADCASTSS 40(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 40(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      704(DI), Z4
+	VMOVUPS      704(DI)(R12*1), Z5
+	VBROADCASTSS 44(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 44(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      768(DI), Z4
+	VMOVUPS      768(DI)(R12*1), Z5
+	VBROADCASTSS 48(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 48(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      832(DI), Z4
+	VMOVUPS      832(DI)(R12*1), Z5
+	VBROADCASTSS 52(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 52(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      896(DI), Z4
+	VMOVUPS      896(DI)(R12*1), Z5
+	VBROADCASTSS 56(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 56(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	VMOVUPS      960(DI), Z4
+	VMOVUPS      960(DI)(R12*1), Z5
+	VBROADCASTSS 60(SI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 60(R15), Z7
+	VFMADD231PS  Z4, Z7, Z1
+	VFMADD231PS  Z5, Z7, Z3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_2x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z8
+	VMOVUPS      (DI)(R12*1), Z9
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS (SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS (R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS (R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      64(DI), Z8
+	VMOVUPS      64(DI)(R12*1), Z9
+	VBROADCASTSS 4(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 4(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 4(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 4(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      128(DI), Z8
+	VMOVUPS      128(DI)(R12*1), Z9
+	VBROADCASTSS 8(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 8(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 8(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 8(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      192(DI), Z8
+	VMOVUPS      192(DI)(R12*1), Z9
+	VBROADCASTSS 12(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 12(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 12(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 12(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      256(DI), Z8
+	VMOVUPS      256(DI)(R12*1), Z9
+	VBROADCASTSS 16(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 16(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 16(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 16(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      320(DI), Z8
+	VMOVUPS      320(DI)(R12*1), Z9
+	VBROADCASTSS 20(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 20(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 20(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 20(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      384(DI), Z8
+	VMOVUPS      384(DI)(R12*1), Z9
+	VBROADCASTSS 24(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 24(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 24(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 24(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      448(DI), Z8
+	VMOVUPS      448(DI)(R12*1), Z9
+	VBROADCASTSS 28(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 28(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 28(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 28(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      512(DI), Z8
+	VMOVUPS      512(DI)(R12*1), Z9
+	VBROADCASTSS 32(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 32(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 32(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 32(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      576(DI), Z8
+	VMOVUPS      576(DI)(R12*1), Z9
+	VBROADCASTSS 36(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 36(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 36(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 36(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      640(DI), Z8
+	VMOVUPS      640(DI)(R12*1), Z9
+	VBROADCASTSS 40(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 40(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 40(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 40(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      704(DI), Z8
+	VMOVUPS      704(DI)(R12*1), Z9
+	VBROADCASTSS 44(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 44(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 44(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 44(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      768(DI), Z8
+	VMOVUPS      768(DI)(R12*1), Z9
+	VBROADCASTSS 48(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 48(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 48(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 48(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      832(DI), Z8
+	VMOVUPS      832(DI)(R12*1), Z9
+	VBROADCASTSS 52(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 52(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 52(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 52(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      896(DI), Z8
+	VMOVUPS      896(DI)(R12*1), Z9
+	VBROADCASTSS 56(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 56(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 56(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 56(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	VMOVUPS      960(DI), Z8
+	VMOVUPS      960(DI)(R12*1), Z9
+	VBROADCASTSS 60(SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 60(SI)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z1
+	VFMADD231PS  Z9, Z11, Z5
+	VBROADCASTSS 60(R15), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 60(R15)(R8*1), Z11
+	VFMADD231PS  Z8, Z11, Z3
+	VFMADD231PS  Z9, Z11, Z7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_2x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (DI)(R12*1), Z13
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS (SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS (SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS (R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS (R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS (R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      64(DI), Z12
+	VMOVUPS      64(DI)(R12*1), Z13
+	VBROADCASTSS 4(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 4(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 4(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 4(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 4(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 4(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      128(DI), Z12
+	VMOVUPS      128(DI)(R12*1), Z13
+	VBROADCASTSS 8(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 8(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 8(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 8(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 8(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 8(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      192(DI), Z12
+	VMOVUPS      192(DI)(R12*1), Z13
+	VBROADCASTSS 12(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 12(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 12(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 12(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 12(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 12(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      256(DI), Z12
+	VMOVUPS      256(DI)(R12*1), Z13
+	VBROADCASTSS 16(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 16(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 16(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 16(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 16(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 16(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      320(DI), Z12
+	VMOVUPS      320(DI)(R12*1), Z13
+	VBROADCASTSS 20(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 20(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 20(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 20(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 20(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 20(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      384(DI), Z12
+	VMOVUPS      384(DI)(R12*1), Z13
+	VBROADCASTSS 24(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 24(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 24(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 24(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 24(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 24(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      448(DI), Z12
+	VMOVUPS      448(DI)(R12*1), Z13
+	VBROADCASTSS 28(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 28(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 28(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 28(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 28(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 28(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      512(DI), Z12
+	VMOVUPS      512(DI)(R12*1), Z13
+	VBROADCASTSS 32(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 32(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 32(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 32(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 32(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 32(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      576(DI), Z12
+	VMOVUPS      576(DI)(R12*1), Z13
+	VBROADCASTSS 36(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 36(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 36(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 36(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 36(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 36(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      640(DI), Z12
+	VMOVUPS      640(DI)(R12*1), Z13
+	VBROADCASTSS 40(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 40(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 40(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 40(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 40(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 40(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      704(DI), Z12
+	VMOVUPS      704(DI)(R12*1), Z13
+	VBROADCASTSS 44(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 44(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 44(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 44(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 44(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 44(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      768(DI), Z12
+	VMOVUPS      768(DI)(R12*1), Z13
+	VBROADCASTSS 48(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 48(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 48(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 48(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 48(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 48(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      832(DI), Z12
+	VMOVUPS      832(DI)(R12*1), Z13
+	VBROADCASTSS 52(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 52(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 52(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 52(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 52(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 52(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      896(DI), Z12
+	VMOVUPS      896(DI)(R12*1), Z13
+	VBROADCASTSS 56(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 56(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 56(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 56(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 56(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 56(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	VMOVUPS      960(DI), Z12
+	VMOVUPS      960(DI)(R12*1), Z13
+	VBROADCASTSS 60(SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z6
+	VBROADCASTSS 60(SI)(R8*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS 60(SI)(R8*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z8
+	VBROADCASTSS 60(R15), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z9
+	VBROADCASTSS 60(R15)(R8*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z10
+	VBROADCASTSS 60(R15)(R8*2), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	VFMADD231PS  Z13, Z15, Z11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_2x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_2x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R15), Z12
+	VMOVUPS (R15)(R8*1), Z13
+	VMOVUPS (R15)(R8*2), Z14
+	VMOVUPS (R15)(R9*1), Z15
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVUPS 64(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVAPS Z8, Z12
+	VMOVAPS Z8, Z13
+	VMOVAPS Z8, Z14
+	VMOVAPS Z8, Z15
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      (DI)(R12*1), Z17
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS (SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS (SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS (SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS (R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS (R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS (R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS (R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      64(DI), Z16
+	VMOVUPS      64(DI)(R12*1), Z17
+	VBROADCASTSS 4(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 4(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 4(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 4(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 4(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 4(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 4(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 4(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      128(DI), Z16
+	VMOVUPS      128(DI)(R12*1), Z17
+	VBROADCASTSS 8(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 8(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 8(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 8(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 8(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 8(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 8(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 8(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      192(DI), Z16
+	VMOVUPS      192(DI)(R12*1), Z17
+	VBROADCASTSS 12(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 12(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 12(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 12(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 12(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 12(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 12(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 12(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      256(DI), Z16
+	VMOVUPS      256(DI)(R12*1), Z17
+	VBROADCASTSS 16(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 16(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 16(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 16(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 16(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 16(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 16(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 16(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      320(DI), Z16
+	VMOVUPS      320(DI)(R12*1), Z17
+	VBROADCASTSS 20(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 20(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 20(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 20(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 20(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 20(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 20(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 20(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      384(DI), Z16
+	VMOVUPS      384(DI)(R12*1), Z17
+	VBROADCASTSS 24(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 24(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 24(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 24(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 24(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 24(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 24(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 24(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      448(DI), Z16
+	VMOVUPS      448(DI)(R12*1), Z17
+	VBROADCASTSS 28(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 28(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 28(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 28(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 28(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 28(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 28(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 28(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      512(DI), Z16
+	VMOVUPS      512(DI)(R12*1), Z17
+	VBROADCASTSS 32(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 32(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 32(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 32(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 32(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 32(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 32(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 32(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      576(DI), Z16
+	VMOVUPS      576(DI)(R12*1), Z17
+	VBROADCASTSS 36(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 36(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 36(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 36(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 36(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 36(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 36(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 36(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      640(DI), Z16
+	VMOVUPS      640(DI)(R12*1), Z17
+	VBROADCASTSS 40(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 40(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 40(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 40(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 40(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 40(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 40(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 40(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      704(DI), Z16
+	VMOVUPS      704(DI)(R12*1), Z17
+	VBROADCASTSS 44(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 44(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 44(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 44(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 44(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 44(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 44(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 44(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      768(DI), Z16
+	VMOVUPS      768(DI)(R12*1), Z17
+	VBROADCASTSS 48(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 48(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 48(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 48(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 48(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 48(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 48(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 48(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      832(DI), Z16
+	VMOVUPS      832(DI)(R12*1), Z17
+	VBROADCASTSS 52(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 52(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 52(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 52(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 52(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 52(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 52(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 52(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      896(DI), Z16
+	VMOVUPS      896(DI)(R12*1), Z17
+	VBROADCASTSS 56(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 56(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 56(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 56(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 56(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 56(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 56(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 56(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	VMOVUPS      960(DI), Z16
+	VMOVUPS      960(DI)(R12*1), Z17
+	VBROADCASTSS 60(SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 60(SI)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z1
+	VFMADD231PS  Z17, Z19, Z9
+	VBROADCASTSS 60(SI)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z10
+	VBROADCASTSS 60(SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z3
+	VFMADD231PS  Z17, Z19, Z11
+	VBROADCASTSS 60(R15), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z12
+	VBROADCASTSS 60(R15)(R8*1), Z19
+	VFMADD231PS  Z16, Z19, Z5
+	VFMADD231PS  Z17, Z19, Z13
+	VBROADCASTSS 60(R15)(R8*2), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z14
+	VBROADCASTSS 60(R15)(R9*1), Z19
+	VFMADD231PS  Z16, Z19, Z7
+	VFMADD231PS  Z17, Z19, Z15
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R15)
+	VMOVUPS      Z5, (R15)(R8*1)
+	VMOVUPS      Z6, (R15)(R8*2)
+	VMOVUPS      Z7, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R15)
+	VMOVUPS      Z13, (R15)(R8*1)
+	VMOVUPS      Z14, (R15)(R8*2)
+	VMOVUPS      Z15, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_3x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R15), Z5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	VMOVUPS 128(R15), Z4
+	VMOVAPS Z4, Z5
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z6
+	VMOVUPS      (DI)(R12*1), Z7
+	VMOVUPS      (DI)(R12*2), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      64(DI), Z6
+	VMOVUPS      64(DI)(R12*1), Z7
+	VMOVUPS      64(DI)(R12*2), Z8
+	VBROADCASTSS 4(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 4(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      128(DI), Z6
+	VMOVUPS      128(DI)(R12*1), Z7
+	VMOVUPS      128(DI)(R12*2), Z8
+	VBROADCASTSS 8(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 8(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      192(DI), Z6
+	VMOVUPS      192(DI)(R12*1), Z7
+	VMOVUPS      192(DI)(R12*2), Z8
+	VBROADCASTSS 12(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 12(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      256(DI), Z6
+	VMOVUPS      256(DI)(R12*1), Z7
+	VMOVUPS      256(DI)(R12*2), Z8
+	VBROADCASTSS 16(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 16(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      320(DI), Z6
+	VMOVUPS      320(DI)(R12*1), Z7
+	VMOVUPS      320(DI)(R12*2), Z8
+	VBROADCASTSS 20(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 20(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      384(DI), Z6
+	VMOVUPS      384(DI)(R12*1), Z7
+	VMOVUPS      384(DI)(R12*2), Z8
+	VBROADCASTSS 24(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 24(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      448(DI), Z6
+	VMOVUPS      448(DI)(R12*1), Z7
+	VMOVUPS      448(DI)(R12*2), Z8
+	VBROADCASTSS 28(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 28(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      512(DI), Z6
+	VMOVUPS      512(DI)(R12*1), Z7
+	VMOVUPS      512(DI)(R12*2), Z8
+	VBROADCASTSS 32(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 32(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      576(DI), Z6
+	VMOVUPS      576(DI)(R12*1), Z7
+	VMOVUPS      576(DI)(R12*2), Z8
+	VBROADCASTSS 36(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 36(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      640(DI), Z6
+	VMOVUPS      640(DI)(R12*1), Z7
+	VMOVUPS      640(DI)(R12*2), Z8
+	VBROADCASTSS 40(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 40(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      704(DI), Z6
+	VMOVUPS      704(DI)(R12*1), Z7
+	VMOVUPS      704(DI)(R12*2), Z8
+	VBROADCASTSS 44(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 44(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      768(DI), Z6
+	VMOVUPS      768(DI)(R12*1), Z7
+	VMOVUPS      768(DI)(R12*2), Z8
+	VBROADCASTSS 48(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 48(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      832(DI), Z6
+	VMOVUPS      832(DI)(R12*1), Z7
+	VMOVUPS      832(DI)(R12*2), Z8
+	VBROADCASTSS 52(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 52(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      896(DI), Z6
+	VMOVUPS      896(DI)(R12*1), Z7
+	VMOVUPS      896(DI)(R12*2), Z8
+	VBROADCASTSS 56(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 56(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	VMOVUPS      960(DI), Z6
+	VMOVUPS      960(DI)(R12*1), Z7
+	VMOVUPS      960(DI)(R12*2), Z8
+	VBROADCASTSS 60(SI), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z2
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 60(R15), Z10
+	VFMADD231PS  Z6, Z10, Z1
+	VFMADD231PS  Z7, Z10, Z3
+	VFMADD231PS  Z8, Z10, Z5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_3x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R15), Z10
+	VMOVUPS (R15)(R8*1), Z11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	VMOVUPS 128(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (DI)(R12*1), Z13
+	VMOVUPS      (DI)(R12*2), Z14
+	VBROADCASTSS (SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS (SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS (R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS (R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      64(DI), Z12
+	VMOVUPS      64(DI)(R12*1), Z13
+	VMOVUPS      64(DI)(R12*2), Z14
+	VBROADCASTSS 4(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 4(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 4(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 4(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      128(DI), Z12
+	VMOVUPS      128(DI)(R12*1), Z13
+	VMOVUPS      128(DI)(R12*2), Z14
+	VBROADCASTSS 8(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 8(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 8(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 8(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      192(DI), Z12
+	VMOVUPS      192(DI)(R12*1), Z13
+	VMOVUPS      192(DI)(R12*2), Z14
+	VBROADCASTSS 12(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 12(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 12(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 12(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      256(DI), Z12
+	VMOVUPS      256(DI)(R12*1), Z13
+	VMOVUPS      256(DI)(R12*2), Z14
+	VBROADCASTSS 16(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 16(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 16(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 16(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      320(DI), Z12
+	VMOVUPS      320(DI)(R12*1), Z13
+	VMOVUPS      320(DI)(R12*2), Z14
+	VBROADCASTSS 20(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 20(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 20(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 20(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      384(DI), Z12
+	VMOVUPS      384(DI)(R12*1), Z13
+	VMOVUPS      384(DI)(R12*2), Z14
+	VBROADCASTSS 24(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 24(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 24(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 24(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      448(DI), Z12
+	VMOVUPS      448(DI)(R12*1), Z13
+	VMOVUPS      448(DI)(R12*2), Z14
+	VBROADCASTSS 28(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 28(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 28(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 28(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      512(DI), Z12
+	VMOVUPS      512(DI)(R12*1), Z13
+	VMOVUPS      512(DI)(R12*2), Z14
+	VBROADCASTSS 32(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 32(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 32(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 32(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      576(DI), Z12
+	VMOVUPS      576(DI)(R12*1), Z13
+	VMOVUPS      576(DI)(R12*2), Z14
+	VBROADCASTSS 36(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 36(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 36(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 36(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      640(DI), Z12
+	VMOVUPS      640(DI)(R12*1), Z13
+	VMOVUPS      640(DI)(R12*2), Z14
+	VBROADCASTSS 40(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 40(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 40(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 40(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      704(DI), Z12
+	VMOVUPS      704(DI)(R12*1), Z13
+	VMOVUPS      704(DI)(R12*2), Z14
+	VBROADCASTSS 44(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 44(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 44(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 44(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      768(DI), Z12
+	VMOVUPS      768(DI)(R12*1), Z13
+	VMOVUPS      768(DI)(R12*2), Z14
+	VBROADCASTSS 48(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 48(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 48(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 48(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      832(DI), Z12
+	VMOVUPS      832(DI)(R12*1), Z13
+	VMOVUPS      832(DI)(R12*2), Z14
+	VBROADCASTSS 52(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 52(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 52(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 52(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      896(DI), Z12
+	VMOVUPS      896(DI)(R12*1), Z13
+	VMOVUPS      896(DI)(R12*2), Z14
+	VBROADCASTSS 56(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 56(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 56(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 56(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	VMOVUPS      960(DI), Z12
+	VMOVUPS      960(DI)(R12*1), Z13
+	VMOVUPS      960(DI)(R12*2), Z14
+	VBROADCASTSS 60(SI), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 60(SI)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z1
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z9
+	VBROADCASTSS 60(R15), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z6
+	VFMADD231PS  Z14, Z15, Z10
+	VBROADCASTSS 60(R15)(R8*1), Z16
+	VFMADD231PS  Z12, Z16, Z3
+	VFMADD231PS  Z13, Z16, Z7
+	VFMADD231PS  Z14, Z16, Z11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R15)
+	VMOVUPS      Z11, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_3x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_3x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R15), Z15
+	VMOVUPS (R15)(R8*1), Z16
+	VMOVUPS (R15)(R8*2), Z17
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	VMOVUPS 128(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	VMOVAPS Z12, Z16
+	VMOVAPS Z12, Z17
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z18
+	VMOVUPS      (DI)(R12*1), Z19
+	VMOVUPS      (DI)(R12*2), Z20
+	VBROADCASTSS (SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS (SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS (SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS (R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS (R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS (R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      64(DI), Z18
+	VMOVUPS      64(DI)(R12*1), Z19
+	VMOVUPS      64(DI)(R12*2), Z20
+	VBROADCASTSS 4(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 4(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 4(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 4(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 4(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 4(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      128(DI), Z18
+	VMOVUPS      128(DI)(R12*1), Z19
+	VMOVUPS      128(DI)(R12*2), Z20
+	VBROADCASTSS 8(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 8(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 8(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 8(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 8(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 8(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      192(DI), Z18
+	VMOVUPS      192(DI)(R12*1), Z19
+	VMOVUPS      192(DI)(R12*2), Z20
+	VBROADCASTSS 12(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 12(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 12(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 12(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 12(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 12(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      256(DI), Z18
+	VMOVUPS      256(DI)(R12*1), Z19
+	VMOVUPS      256(DI)(R12*2), Z20
+	VBROADCASTSS 16(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 16(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 16(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 16(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 16(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 16(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      320(DI), Z18
+	VMOVUPS      320(DI)(R12*1), Z19
+	VMOVUPS      320(DI)(R12*2), Z20
+	VBROADCASTSS 20(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 20(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 20(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 20(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 20(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 20(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      384(DI), Z18
+	VMOVUPS      384(DI)(R12*1), Z19
+	VMOVUPS      384(DI)(R12*2), Z20
+	VBROADCASTSS 24(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 24(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 24(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 24(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 24(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 24(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      448(DI), Z18
+	VMOVUPS      448(DI)(R12*1), Z19
+	VMOVUPS      448(DI)(R12*2), Z20
+	VBROADCASTSS 28(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 28(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 28(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 28(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 28(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 28(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      512(DI), Z18
+	VMOVUPS      512(DI)(R12*1), Z19
+	VMOVUPS      512(DI)(R12*2), Z20
+	VBROADCASTSS 32(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 32(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 32(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 32(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 32(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 32(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      576(DI), Z18
+	VMOVUPS      576(DI)(R12*1), Z19
+	VMOVUPS      576(DI)(R12*2), Z20
+	VBROADCASTSS 36(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 36(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 36(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 36(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 36(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 36(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      640(DI), Z18
+	VMOVUPS      640(DI)(R12*1), Z19
+	VMOVUPS      640(DI)(R12*2), Z20
+	VBROADCASTSS 40(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 40(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 40(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 40(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 40(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 40(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      704(DI), Z18
+	VMOVUPS      704(DI)(R12*1), Z19
+	VMOVUPS      704(DI)(R12*2), Z20
+	VBROADCASTSS 44(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 44(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 44(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 44(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 44(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 44(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      768(DI), Z18
+	VMOVUPS      768(DI)(R12*1), Z19
+	VMOVUPS      768(DI)(R12*2), Z20
+	VBROADCASTSS 48(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 48(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 48(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 48(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 48(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 48(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      832(DI), Z18
+	VMOVUPS      832(DI)(R12*1), Z19
+	VMOVUPS      832(DI)(R12*2), Z20
+	VBROADCASTSS 52(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 52(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 52(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 52(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 52(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 52(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      896(DI), Z18
+	VMOVUPS      896(DI)(R12*1), Z19
+	VMOVUPS      896(DI)(R12*2), Z20
+	VBROADCASTSS 56(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 56(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 56(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 56(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 56(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 56(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	VMOVUPS      960(DI), Z18
+	VMOVUPS      960(DI)(R12*1), Z19
+	VMOVUPS      960(DI)(R12*2), Z20
+	VBROADCASTSS 60(SI), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z6
+	VFMADD231PS  Z20, Z21, Z12
+	VBROADCASTSS 60(SI)(R8*1), Z22
+	VFMADD231PS  Z18, Z22, Z1
+	VFMADD231PS  Z19, Z22, Z7
+	VFMADD231PS  Z20, Z22, Z13
+	VBROADCASTSS 60(SI)(R8*2), Z21
+	VFMADD231PS  Z18, Z21, Z2
+	VFMADD231PS  Z19, Z21, Z8
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 60(R15), Z22
+	VFMADD231PS  Z18, Z22, Z3
+	VFMADD231PS  Z19, Z22, Z9
+	VFMADD231PS  Z20, Z22, Z15
+	VBROADCASTSS 60(R15)(R8*1), Z21
+	VFMADD231PS  Z18, Z21, Z4
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z16
+	VBROADCASTSS 60(R15)(R8*2), Z22
+	VFMADD231PS  Z18, Z22, Z5
+	VFMADD231PS  Z19, Z22, Z11
+	VFMADD231PS  Z20, Z22, Z17
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R15)
+	VMOVUPS      Z16, (R15)(R8*1)
+	VMOVUPS      Z17, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_3x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_3x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R13)(R9*1), Z3
+	VMOVUPS (R15), Z4
+	VMOVUPS (R15)(R8*1), Z5
+	VMOVUPS (R15)(R8*2), Z6
+	VMOVUPS (R15)(R9*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R13)(R8*2), Z10
+	VMOVUPS (R13)(R9*1), Z11
+	VMOVUPS (R15), Z12
+	VMOVUPS (R15)(R8*1), Z13
+	VMOVUPS (R15)(R8*2), Z14
+	VMOVUPS (R15)(R9*1), Z15
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z16
+	VMOVUPS (R13)(R8*1), Z17
+	VMOVUPS (R13)(R8*2), Z18
+	VMOVUPS (R13)(R9*1), Z19
+	VMOVUPS (R15), Z20
+	VMOVUPS (R15)(R8*1), Z21
+	VMOVUPS (R15)(R8*2), Z22
+	VMOVUPS (R15)(R9*1), Z23
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVUPS 64(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVAPS Z8, Z12
+	VMOVAPS Z8, Z13
+	VMOVAPS Z8, Z14
+	VMOVAPS Z8, Z15
+	VMOVUPS 128(R15), Z16
+	VMOVAPS Z16, Z17
+	VMOVAPS Z16, Z18
+	VMOVAPS Z16, Z19
+	VMOVAPS Z16, Z20
+	VMOVAPS Z16, Z21
+	VMOVAPS Z16, Z22
+	VMOVAPS Z16, Z23
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z24
+	VMOVUPS      (DI)(R12*1), Z25
+	VMOVUPS      (DI)(R12*2), Z26
+	VBROADCASTSS (SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS (SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS (SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS (SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS (R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS (R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS (R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS (R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      64(DI), Z24
+	VMOVUPS      64(DI)(R12*1), Z25
+	VMOVUPS      64(DI)(R12*2), Z26
+	VBROADCASTSS 4(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 4(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 4(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 4(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 4(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 4(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 4(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 4(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      128(DI), Z24
+	VMOVUPS      128(DI)(R12*1), Z25
+	VMOVUPS      128(DI)(R12*2), Z26
+	VBROADCASTSS 8(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 8(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 8(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 8(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 8(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 8(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 8(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 8(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      192(DI), Z24
+	VMOVUPS      192(DI)(R12*1), Z25
+	VMOVUPS      192(DI)(R12*2), Z26
+	VBROADCASTSS 12(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 12(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 12(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 12(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 12(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 12(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 12(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 12(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      256(DI), Z24
+	VMOVUPS      256(DI)(R12*1), Z25
+	VMOVUPS      256(DI)(R12*2), Z26
+	VBROADCASTSS 16(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 16(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 16(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 16(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 16(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 16(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 16(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 16(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      320(DI), Z24
+	VMOVUPS      320(DI)(R12*1), Z25
+	VMOVUPS      320(DI)(R12*2), Z26
+	VBROADCASTSS 20(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 20(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 20(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 20(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 20(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 20(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 20(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 20(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      384(DI), Z24
+	VMOVUPS      384(DI)(R12*1), Z25
+	VMOVUPS      384(DI)(R12*2), Z26
+	VBROADCASTSS 24(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 24(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 24(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 24(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 24(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 24(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 24(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 24(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      448(DI), Z24
+	VMOVUPS      448(DI)(R12*1), Z25
+	VMOVUPS      448(DI)(R12*2), Z26
+	VBROADCASTSS 28(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 28(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 28(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 28(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 28(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 28(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 28(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 28(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      512(DI), Z24
+	VMOVUPS      512(DI)(R12*1), Z25
+	VMOVUPS      512(DI)(R12*2), Z26
+	VBROADCASTSS 32(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 32(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 32(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 32(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 32(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 32(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 32(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 32(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      576(DI), Z24
+	VMOVUPS      576(DI)(R12*1), Z25
+	VMOVUPS      576(DI)(R12*2), Z26
+	VBROADCASTSS 36(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 36(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 36(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 36(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 36(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 36(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 36(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 36(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      640(DI), Z24
+	VMOVUPS      640(DI)(R12*1), Z25
+	VMOVUPS      640(DI)(R12*2), Z26
+	VBROADCASTSS 40(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 40(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 40(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 40(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 40(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 40(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 40(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 40(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      704(DI), Z24
+	VMOVUPS      704(DI)(R12*1), Z25
+	VMOVUPS      704(DI)(R12*2), Z26
+	VBROADCASTSS 44(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 44(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 44(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 44(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 44(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 44(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 44(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 44(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      768(DI), Z24
+	VMOVUPS      768(DI)(R12*1), Z25
+	VMOVUPS      768(DI)(R12*2), Z26
+	VBROADCASTSS 48(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 48(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 48(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 48(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 48(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 48(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 48(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 48(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      832(DI), Z24
+	VMOVUPS      832(DI)(R12*1), Z25
+	VMOVUPS      832(DI)(R12*2), Z26
+	VBROADCASTSS 52(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 52(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 52(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 52(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 52(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 52(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 52(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 52(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      896(DI), Z24
+	VMOVUPS      896(DI)(R12*1), Z25
+	VMOVUPS      896(DI)(R12*2), Z26
+	VBROADCASTSS 56(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 56(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 56(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 56(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 56(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 56(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 56(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 56(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	VMOVUPS      960(DI), Z24
+	VMOVUPS      960(DI)(R12*1), Z25
+	VMOVUPS      960(DI)(R12*2), Z26
+	VBROADCASTSS 60(SI), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z8
+	VFMADD231PS  Z26, Z27, Z16
+	VBROADCASTSS 60(SI)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z1
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z17
+	VBROADCASTSS 60(SI)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z2
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z18
+	VBROADCASTSS 60(SI)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z3
+	VFMADD231PS  Z25, Z28, Z11
+	VFMADD231PS  Z26, Z28, Z19
+	VBROADCASTSS 60(R15), Z27
+	VFMADD231PS  Z24, Z27, Z4
+	VFMADD231PS  Z25, Z27, Z12
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS 60(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z5
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z21
+	VBROADCASTSS 60(R15)(R8*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z14
+	VFMADD231PS  Z26, Z27, Z22
+	VBROADCASTSS 60(R15)(R9*1), Z28
+	VFMADD231PS  Z24, Z28, Z7
+	VFMADD231PS  Z25, Z28, Z15
+	VFMADD231PS  Z26, Z28, Z23
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R13)(R9*1)
+	VMOVUPS      Z4, (R15)
+	VMOVUPS      Z5, (R15)(R8*1)
+	VMOVUPS      Z6, (R15)(R8*2)
+	VMOVUPS      Z7, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R13)(R8*2)
+	VMOVUPS      Z11, (R13)(R9*1)
+	VMOVUPS      Z12, (R15)
+	VMOVUPS      Z13, (R15)(R8*1)
+	VMOVUPS      Z14, (R15)(R8*2)
+	VMOVUPS      Z15, (R15)(R9*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z16, (R13)
+	VMOVUPS      Z17, (R13)(R8*1)
+	VMOVUPS      Z18, (R13)(R8*2)
+	VMOVUPS      Z19, (R13)(R9*1)
+	VMOVUPS      Z20, (R15)
+	VMOVUPS      Z21, (R15)(R8*1)
+	VMOVUPS      Z22, (R15)(R8*2)
+	VMOVUPS      Z23, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_4x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R15), Z1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z2
+	VMOVUPS (R15), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R15), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R15), Z7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVUPS 64(R15), Z2
+	VMOVAPS Z2, Z3
+	VMOVUPS 128(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVUPS 192(R15), Z6
+	VMOVAPS Z6, Z7
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z8
+	VMOVUPS      (DI)(R12*1), Z9
+	VMOVUPS      (DI)(R12*2), Z10
+	VMOVUPS      (DI)(R13*1), Z11
+	VBROADCASTSS (SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS (R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      64(DI), Z8
+	VMOVUPS      64(DI)(R12*1), Z9
+	VMOVUPS      64(DI)(R12*2), Z10
+	VMOVUPS      64(DI)(R13*1), Z11
+	VBROADCASTSS 4(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 4(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      128(DI), Z8
+	VMOVUPS      128(DI)(R12*1), Z9
+	VMOVUPS      128(DI)(R12*2), Z10
+	VMOVUPS      128(DI)(R13*1), Z11
+	VBROADCASTSS 8(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 8(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      192(DI), Z8
+	VMOVUPS      192(DI)(R12*1), Z9
+	VMOVUPS      192(DI)(R12*2), Z10
+	VMOVUPS      192(DI)(R13*1), Z11
+	VBROADCASTSS 12(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 12(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      256(DI), Z8
+	VMOVUPS      256(DI)(R12*1), Z9
+	VMOVUPS      256(DI)(R12*2), Z10
+	VMOVUPS      256(DI)(R13*1), Z11
+	VBROADCASTSS 16(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 16(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      320(DI), Z8
+	VMOVUPS      320(DI)(R12*1), Z9
+	VMOVUPS      320(DI)(R12*2), Z10
+	VMOVUPS      320(DI)(R13*1), Z11
+	VBROADCASTSS 20(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 20(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      384(DI), Z8
+	VMOVUPS      384(DI)(R12*1), Z9
+	VMOVUPS      384(DI)(R12*2), Z10
+	VMOVUPS      384(DI)(R13*1), Z11
+	VBROADCASTSS 24(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 24(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      448(DI), Z8
+	VMOVUPS      448(DI)(R12*1), Z9
+	VMOVUPS      448(DI)(R12*2), Z10
+	VMOVUPS      448(DI)(R13*1), Z11
+	VBROADCASTSS 28(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 28(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      512(DI), Z8
+	VMOVUPS      512(DI)(R12*1), Z9
+	VMOVUPS      512(DI)(R12*2), Z10
+	VMOVUPS      512(DI)(R13*1), Z11
+	VBROADCASTSS 32(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 32(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      576(DI), Z8
+	VMOVUPS      576(DI)(R12*1), Z9
+	VMOVUPS      576(DI)(R12*2), Z10
+	VMOVUPS      576(DI)(R13*1), Z11
+	VBROADCASTSS 36(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 36(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      640(DI), Z8
+	VMOVUPS      640(DI)(R12*1), Z9
+	VMOVUPS      640(DI)(R12*2), Z10
+	VMOVUPS      640(DI)(R13*1), Z11
+	VBROADCASTSS 40(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 40(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      704(DI), Z8
+	VMOVUPS      704(DI)(R12*1), Z9
+	VMOVUPS      704(DI)(R12*2), Z10
+	VMOVUPS      704(DI)(R13*1), Z11
+	VBROADCASTSS 44(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 44(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      768(DI), Z8
+	VMOVUPS      768(DI)(R12*1), Z9
+	VMOVUPS      768(DI)(R12*2), Z10
+	VMOVUPS      768(DI)(R13*1), Z11
+	VBROADCASTSS 48(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 48(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      832(DI), Z8
+	VMOVUPS      832(DI)(R12*1), Z9
+	VMOVUPS      832(DI)(R12*2), Z10
+	VMOVUPS      832(DI)(R13*1), Z11
+	VBROADCASTSS 52(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 52(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      896(DI), Z8
+	VMOVUPS      896(DI)(R12*1), Z9
+	VMOVUPS      896(DI)(R12*2), Z10
+	VMOVUPS      896(DI)(R13*1), Z11
+	VBROADCASTSS 56(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 56(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	VMOVUPS      960(DI), Z8
+	VMOVUPS      960(DI)(R12*1), Z9
+	VMOVUPS      960(DI)(R12*2), Z10
+	VMOVUPS      960(DI)(R13*1), Z11
+	VBROADCASTSS 60(SI), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z2
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 60(R15), Z13
+	VFMADD231PS  Z8, Z13, Z1
+	VFMADD231PS  Z9, Z13, Z3
+	VFMADD231PS  Z10, Z13, Z5
+	VFMADD231PS  Z11, Z13, Z7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z2, (R13)
+	VMOVUPS      Z3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_4x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_4x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R15), Z2
+	VMOVUPS (R15)(R8*1), Z3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z4
+	VMOVUPS (R13)(R8*1), Z5
+	VMOVUPS (R15), Z6
+	VMOVUPS (R15)(R8*1), Z7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R8*1), Z9
+	VMOVUPS (R15), Z10
+	VMOVUPS (R15)(R8*1), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R15), Z14
+	VMOVUPS (R15)(R8*1), Z15
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVUPS 64(R15), Z4
+	VMOVAPS Z4, Z5
+	VMOVAPS Z4, Z6
+	VMOVAPS Z4, Z7
+	VMOVUPS 128(R15), Z8
+	VMOVAPS Z8, Z9
+	VMOVAPS Z8, Z10
+	VMOVAPS Z8, Z11
+	VMOVUPS 192(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      (DI)(R12*1), Z17
+	VMOVUPS      (DI)(R12*2), Z18
+	VMOVUPS      (DI)(R13*1), Z19
+	VBROADCASTSS (SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS (SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS (R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS (R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      64(DI), Z16
+	VMOVUPS      64(DI)(R12*1), Z17
+	VMOVUPS      64(DI)(R12*2), Z18
+	VMOVUPS      64(DI)(R13*1), Z19
+	VBROADCASTSS 4(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 4(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 4(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 4(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      128(DI), Z16
+	VMOVUPS      128(DI)(R12*1), Z17
+	VMOVUPS      128(DI)(R12*2), Z18
+	VMOVUPS      128(DI)(R13*1), Z19
+	VBROADCASTSS 8(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 8(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 8(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 8(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      192(DI), Z16
+	VMOVUPS      192(DI)(R12*1), Z17
+	VMOVUPS      192(DI)(R12*2), Z18
+	VMOVUPS      192(DI)(R13*1), Z19
+	VBROADCASTSS 12(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 12(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 12(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 12(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      256(DI), Z16
+	VMOVUPS      256(DI)(R12*1), Z17
+	VMOVUPS      256(DI)(R12*2), Z18
+	VMOVUPS      256(DI)(R13*1), Z19
+	VBROADCASTSS 16(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 16(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 16(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 16(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      320(DI), Z16
+	VMOVUPS      320(DI)(R12*1), Z17
+	VMOVUPS      320(DI)(R12*2), Z18
+	VMOVUPS      320(DI)(R13*1), Z19
+	VBROADCASTSS 20(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 20(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 20(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 20(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      384(DI), Z16
+	VMOVUPS      384(DI)(R12*1), Z17
+	VMOVUPS      384(DI)(R12*2), Z18
+	VMOVUPS      384(DI)(R13*1), Z19
+	VBROADCASTSS 24(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 24(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 24(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 24(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      448(DI), Z16
+	VMOVUPS      448(DI)(R12*1), Z17
+	VMOVUPS      448(DI)(R12*2), Z18
+	VMOVUPS      448(DI)(R13*1), Z19
+	VBROADCASTSS 28(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 28(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 28(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 28(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      512(DI), Z16
+	VMOVUPS      512(DI)(R12*1), Z17
+	VMOVUPS      512(DI)(R12*2), Z18
+	VMOVUPS      512(DI)(R13*1), Z19
+	VBROADCASTSS 32(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 32(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 32(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 32(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      576(DI), Z16
+	VMOVUPS      576(DI)(R12*1), Z17
+	VMOVUPS      576(DI)(R12*2), Z18
+	VMOVUPS      576(DI)(R13*1), Z19
+	VBROADCASTSS 36(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 36(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 36(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 36(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      640(DI), Z16
+	VMOVUPS      640(DI)(R12*1), Z17
+	VMOVUPS      640(DI)(R12*2), Z18
+	VMOVUPS      640(DI)(R13*1), Z19
+	VBROADCASTSS 40(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 40(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 40(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 40(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      704(DI), Z16
+	VMOVUPS      704(DI)(R12*1), Z17
+	VMOVUPS      704(DI)(R12*2), Z18
+	VMOVUPS      704(DI)(R13*1), Z19
+	VBROADCASTSS 44(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 44(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 44(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 44(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      768(DI), Z16
+	VMOVUPS      768(DI)(R12*1), Z17
+	VMOVUPS      768(DI)(R12*2), Z18
+	VMOVUPS      768(DI)(R13*1), Z19
+	VBROADCASTSS 48(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 48(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 48(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 48(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      832(DI), Z16
+	VMOVUPS      832(DI)(R12*1), Z17
+	VMOVUPS      832(DI)(R12*2), Z18
+	VMOVUPS      832(DI)(R13*1), Z19
+	VBROADCASTSS 52(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 52(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 52(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 52(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      896(DI), Z16
+	VMOVUPS      896(DI)(R12*1), Z17
+	VMOVUPS      896(DI)(R12*2), Z18
+	VMOVUPS      896(DI)(R13*1), Z19
+	VBROADCASTSS 56(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 56(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 56(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 56(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	VMOVUPS      960(DI), Z16
+	VMOVUPS      960(DI)(R12*1), Z17
+	VMOVUPS      960(DI)(R12*2), Z18
+	VMOVUPS      960(DI)(R13*1), Z19
+	VBROADCASTSS 60(SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z4
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z12
+	VBROADCASTSS 60(SI)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z1
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z13
+	VBROADCASTSS 60(R15), Z20
+	VFMADD231PS  Z16, Z20, Z2
+	VFMADD231PS  Z17, Z20, Z6
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z14
+	VBROADCASTSS 60(R15)(R8*1), Z21
+	VFMADD231PS  Z16, Z21, Z3
+	VFMADD231PS  Z17, Z21, Z7
+	VFMADD231PS  Z18, Z21, Z11
+	VFMADD231PS  Z19, Z21, Z15
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R15)
+	VMOVUPS      Z3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z4, (R13)
+	VMOVUPS      Z5, (R13)(R8*1)
+	VMOVUPS      Z6, (R15)
+	VMOVUPS      Z7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z8, (R13)
+	VMOVUPS      Z9, (R13)(R8*1)
+	VMOVUPS      Z10, (R15)
+	VMOVUPS      Z11, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R15)
+	VMOVUPS      Z15, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcF32_4x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, AVX512F
+TEXT ·convNCHWcF32_4x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z0
+	VMOVUPS (R13)(R8*1), Z1
+	VMOVUPS (R13)(R8*2), Z2
+	VMOVUPS (R15), Z3
+	VMOVUPS (R15)(R8*1), Z4
+	VMOVUPS (R15)(R8*2), Z5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z6
+	VMOVUPS (R13)(R8*1), Z7
+	VMOVUPS (R13)(R8*2), Z8
+	VMOVUPS (R15), Z9
+	VMOVUPS (R15)(R8*1), Z10
+	VMOVUPS (R15)(R8*2), Z11
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z12
+	VMOVUPS (R13)(R8*1), Z13
+	VMOVUPS (R13)(R8*2), Z14
+	VMOVUPS (R15), Z15
+	VMOVUPS (R15)(R8*1), Z16
+	VMOVUPS (R15)(R8*2), Z17
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Z18
+	VMOVUPS (R13)(R8*1), Z19
+	VMOVUPS (R13)(R8*2), Z20
+	VMOVUPS (R15), Z21
+	VMOVUPS (R15)(R8*1), Z22
+	VMOVUPS (R15)(R8*2), Z23
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVUPS 64(R15), Z6
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	VMOVAPS Z6, Z9
+	VMOVAPS Z6, Z10
+	VMOVAPS Z6, Z11
+	VMOVUPS 128(R15), Z12
+	VMOVAPS Z12, Z13
+	VMOVAPS Z12, Z14
+	VMOVAPS Z12, Z15
+	VMOVAPS Z12, Z16
+	VMOVAPS Z12, Z17
+	VMOVUPS 192(R15), Z18
+	VMOVAPS Z18, Z19
+	VMOVAPS Z18, Z20
+	VMOVAPS Z18, Z21
+	VMOVAPS Z18, Z22
+	VMOVAPS Z18, Z23
+	JMP     start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Z24
+	VMOVUPS      (DI)(R12*1), Z25
+	VMOVUPS      (DI)(R12*2), Z26
+	VMOVUPS      (DI)(R13*1), Z27
+	VBROADCASTSS (SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS (SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS (SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS (R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS (R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS (R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      64(DI), Z24
+	VMOVUPS      64(DI)(R12*1), Z25
+	VMOVUPS      64(DI)(R12*2), Z26
+	VMOVUPS      64(DI)(R13*1), Z27
+	VBROADCASTSS 4(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 4(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 4(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 4(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 4(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 4(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      128(DI), Z24
+	VMOVUPS      128(DI)(R12*1), Z25
+	VMOVUPS      128(DI)(R12*2), Z26
+	VMOVUPS      128(DI)(R13*1), Z27
+	VBROADCASTSS 8(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 8(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 8(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 8(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 8(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 8(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      192(DI), Z24
+	VMOVUPS      192(DI)(R12*1), Z25
+	VMOVUPS      192(DI)(R12*2), Z26
+	VMOVUPS      192(DI)(R13*1), Z27
+	VBROADCASTSS 12(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 12(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 12(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 12(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 12(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 12(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      256(DI), Z24
+	VMOVUPS      256(DI)(R12*1), Z25
+	VMOVUPS      256(DI)(R12*2), Z26
+	VMOVUPS      256(DI)(R13*1), Z27
+	VBROADCASTSS 16(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 16(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 16(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 16(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 16(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 16(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      320(DI), Z24
+	VMOVUPS      320(DI)(R12*1), Z25
+	VMOVUPS      320(DI)(R12*2), Z26
+	VMOVUPS      320(DI)(R13*1), Z27
+	VBROADCASTSS 20(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 20(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 20(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 20(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 20(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 20(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      384(DI), Z24
+	VMOVUPS      384(DI)(R12*1), Z25
+	VMOVUPS      384(DI)(R12*2), Z26
+	VMOVUPS      384(DI)(R13*1), Z27
+	VBROADCASTSS 24(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 24(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 24(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 24(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 24(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 24(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      448(DI), Z24
+	VMOVUPS      448(DI)(R12*1), Z25
+	VMOVUPS      448(DI)(R12*2), Z26
+	VMOVUPS      448(DI)(R13*1), Z27
+	VBROADCASTSS 28(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 28(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 28(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 28(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 28(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 28(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      512(DI), Z24
+	VMOVUPS      512(DI)(R12*1), Z25
+	VMOVUPS      512(DI)(R12*2), Z26
+	VMOVUPS      512(DI)(R13*1), Z27
+	VBROADCASTSS 32(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 32(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 32(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 32(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 32(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 32(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      576(DI), Z24
+	VMOVUPS      576(DI)(R12*1), Z25
+	VMOVUPS      576(DI)(R12*2), Z26
+	VMOVUPS      576(DI)(R13*1), Z27
+	VBROADCASTSS 36(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 36(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 36(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 36(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 36(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 36(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      640(DI), Z24
+	VMOVUPS      640(DI)(R12*1), Z25
+	VMOVUPS      640(DI)(R12*2), Z26
+	VMOVUPS      640(DI)(R13*1), Z27
+	VBROADCASTSS 40(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 40(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 40(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 40(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 40(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 40(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      704(DI), Z24
+	VMOVUPS      704(DI)(R12*1), Z25
+	VMOVUPS      704(DI)(R12*2), Z26
+	VMOVUPS      704(DI)(R13*1), Z27
+	VBROADCASTSS 44(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 44(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 44(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 44(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 44(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 44(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      768(DI), Z24
+	VMOVUPS      768(DI)(R12*1), Z25
+	VMOVUPS      768(DI)(R12*2), Z26
+	VMOVUPS      768(DI)(R13*1), Z27
+	VBROADCASTSS 48(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 48(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 48(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 48(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 48(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 48(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      832(DI), Z24
+	VMOVUPS      832(DI)(R12*1), Z25
+	VMOVUPS      832(DI)(R12*2), Z26
+	VMOVUPS      832(DI)(R13*1), Z27
+	VBROADCASTSS 52(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 52(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 52(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 52(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 52(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 52(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      896(DI), Z24
+	VMOVUPS      896(DI)(R12*1), Z25
+	VMOVUPS      896(DI)(R12*2), Z26
+	VMOVUPS      896(DI)(R13*1), Z27
+	VBROADCASTSS 56(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 56(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 56(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 56(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 56(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 56(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	VMOVUPS      960(DI), Z24
+	VMOVUPS      960(DI)(R12*1), Z25
+	VMOVUPS      960(DI)(R12*2), Z26
+	VMOVUPS      960(DI)(R13*1), Z27
+	VBROADCASTSS 60(SI), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z6
+	VFMADD231PS  Z26, Z28, Z12
+	VFMADD231PS  Z27, Z28, Z18
+	VBROADCASTSS 60(SI)(R8*1), Z29
+	VFMADD231PS  Z24, Z29, Z1
+	VFMADD231PS  Z25, Z29, Z7
+	VFMADD231PS  Z26, Z29, Z13
+	VFMADD231PS  Z27, Z29, Z19
+	VBROADCASTSS 60(SI)(R8*2), Z28
+	VFMADD231PS  Z24, Z28, Z2
+	VFMADD231PS  Z25, Z28, Z8
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z20
+	VBROADCASTSS 60(R15), Z29
+	VFMADD231PS  Z24, Z29, Z3
+	VFMADD231PS  Z25, Z29, Z9
+	VFMADD231PS  Z26, Z29, Z15
+	VFMADD231PS  Z27, Z29, Z21
+	VBROADCASTSS 60(R15)(R8*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z10
+	VFMADD231PS  Z26, Z28, Z16
+	VFMADD231PS  Z27, Z28, Z22
+	VBROADCASTSS 60(R15)(R8*2), Z29
+	VFMADD231PS  Z24, Z29, Z5
+	VFMADD231PS  Z25, Z29, Z11
+	VFMADD231PS  Z26, Z29, Z17
+	VFMADD231PS  Z27, Z29, Z23
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000400, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z0, (R13)
+	VMOVUPS      Z1, (R13)(R8*1)
+	VMOVUPS      Z2, (R13)(R8*2)
+	VMOVUPS      Z3, (R15)
+	VMOVUPS      Z4, (R15)(R8*1)
+	VMOVUPS      Z5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z6, (R13)
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z8, (R13)(R8*2)
+	VMOVUPS      Z9, (R15)
+	VMOVUPS      Z10, (R15)(R8*1)
+	VMOVUPS      Z11, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z12, (R13)
+	VMOVUPS      Z13, (R13)(R8*1)
+	VMOVUPS      Z14, (R13)(R8*2)
+	VMOVUPS      Z15, (R15)
+	VMOVUPS      Z16, (R15)(R8*1)
+	VMOVUPS      Z17, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Z18, (R13)
+	VMOVUPS      Z19, (R13)(R8*1)
+	VMOVUPS      Z20, (R13)(R8*2)
+	VMOVUPS      Z21, (R15)
+	VMOVUPS      Z22, (R15)(R8*1)
+	VMOVUPS      Z23, (R15)(R8*2)
 	VZEROUPPER
 	RET

@@ -55,6 +55,7 @@ type nchwcGeometry struct {
 	blocks      int          // input blocks (channels of an NCHW input)
 	chunk       int          // input blocks per pass of the kernels
 	down        bool         // tiles run down the samples; bands hold whole samples
+	pairs       bool         // tiles take two rows where their kernel rows agree
 }
 
 func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
@@ -82,6 +83,7 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 		items := (p.N + nchwcDownSamples - 1) / nchwcDownSamples
 		g.band = (p.N + items - 1) / items * g.oh
 	}
+	g.pairs = g.ow <= nchwcShortRow
 	g.bands = (rows + g.band - 1) / g.band
 	g.blocks = p.C / g.lanes
 	// Chunks of about the same size: fewest passes under the bound.
@@ -131,6 +133,14 @@ func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
 func (g *nchwcGeometry) rowTaps(y int) (kh0, kh1 int) {
 	top := y*g.p.SH - g.p.PH
 	return max(0, -top), min(g.p.KH, g.p.H-top)
+}
+
+// sameTaps reports whether output rows y0 and y1 read the same kernel
+// rows, some.
+func (g *nchwcGeometry) sameTaps(y0, y1 int) bool {
+	a0, a1 := g.rowTaps(y0)
+	b0, b1 := g.rowTaps(y1)
+	return a0 == b0 && a1 == b1 && a0 < a1
 }
 
 // colTaps is the kernel columns [kw0, kw1) output pixel x reads inside

@@ -19,143 +19,206 @@ const (
 	nchwcArgOutFilter  = 10 // bytes from one output block's outputs to the next's
 	nchwcArgOutPixStep = 11 // bytes from one output pixel to the next
 	nchwcArgResume     = 12 // non-zero: the sums start at the outputs, those of earlier input blocks
-	nchwcArgs          = 13
+	nchwcArgInRowStep  = 13 // bytes from the first row's input to the second's, for a tile of two rows
+	nchwcArgOutRowStep = 14 // bytes from the first row's outputs to the second's, for a tile of two rows
+	nchwcArgs          = 15
 )
 
 // convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.
 var convNCHWcMaxP = [...]int{8, 8, 8, 6}
 
-// convNCHWcTile runs the tile of f output blocks × p pixels, on a
-// blocked input or (plain) an NCHW one.
-func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[13]int) {
+// convNCHWcTile runs the tile of f output blocks × p pixels on rows
+// rows (1, or 2 of p/2 pixels each), on a blocked input or (plain) an
+// NCHW one.
+func convNCHWcTile(plain bool, f, p, rows int, in, w, out, bias *float32, a *[15]int) {
 	if plain {
-		switch f<<4 | p {
-		case 17:
+		switch rows<<8 | f<<4 | p {
+		case 273:
 			convNCHWcPlainF32_1x1(in, w, out, bias, a)
-		case 18:
+		case 274:
 			convNCHWcPlainF32_1x2(in, w, out, bias, a)
-		case 19:
+		case 275:
 			convNCHWcPlainF32_1x3(in, w, out, bias, a)
-		case 20:
+		case 276:
 			convNCHWcPlainF32_1x4(in, w, out, bias, a)
-		case 21:
+		case 277:
 			convNCHWcPlainF32_1x5(in, w, out, bias, a)
-		case 22:
+		case 278:
 			convNCHWcPlainF32_1x6(in, w, out, bias, a)
-		case 23:
+		case 279:
 			convNCHWcPlainF32_1x7(in, w, out, bias, a)
-		case 24:
+		case 280:
 			convNCHWcPlainF32_1x8(in, w, out, bias, a)
-		case 33:
+		case 289:
 			convNCHWcPlainF32_2x1(in, w, out, bias, a)
-		case 34:
+		case 290:
 			convNCHWcPlainF32_2x2(in, w, out, bias, a)
-		case 35:
+		case 291:
 			convNCHWcPlainF32_2x3(in, w, out, bias, a)
-		case 36:
+		case 292:
 			convNCHWcPlainF32_2x4(in, w, out, bias, a)
-		case 37:
+		case 293:
 			convNCHWcPlainF32_2x5(in, w, out, bias, a)
-		case 38:
+		case 294:
 			convNCHWcPlainF32_2x6(in, w, out, bias, a)
-		case 39:
+		case 295:
 			convNCHWcPlainF32_2x7(in, w, out, bias, a)
-		case 40:
+		case 296:
 			convNCHWcPlainF32_2x8(in, w, out, bias, a)
-		case 49:
+		case 305:
 			convNCHWcPlainF32_3x1(in, w, out, bias, a)
-		case 50:
+		case 306:
 			convNCHWcPlainF32_3x2(in, w, out, bias, a)
-		case 51:
+		case 307:
 			convNCHWcPlainF32_3x3(in, w, out, bias, a)
-		case 52:
+		case 308:
 			convNCHWcPlainF32_3x4(in, w, out, bias, a)
-		case 53:
+		case 309:
 			convNCHWcPlainF32_3x5(in, w, out, bias, a)
-		case 54:
+		case 310:
 			convNCHWcPlainF32_3x6(in, w, out, bias, a)
-		case 55:
+		case 311:
 			convNCHWcPlainF32_3x7(in, w, out, bias, a)
-		case 56:
+		case 312:
 			convNCHWcPlainF32_3x8(in, w, out, bias, a)
-		case 65:
+		case 321:
 			convNCHWcPlainF32_4x1(in, w, out, bias, a)
-		case 66:
+		case 322:
 			convNCHWcPlainF32_4x2(in, w, out, bias, a)
-		case 67:
+		case 323:
 			convNCHWcPlainF32_4x3(in, w, out, bias, a)
-		case 68:
+		case 324:
 			convNCHWcPlainF32_4x4(in, w, out, bias, a)
-		case 69:
+		case 325:
 			convNCHWcPlainF32_4x5(in, w, out, bias, a)
-		case 70:
+		case 326:
 			convNCHWcPlainF32_4x6(in, w, out, bias, a)
+		case 530:
+			convNCHWcPlainF32_1x1x2(in, w, out, bias, a)
+		case 532:
+			convNCHWcPlainF32_1x2x2(in, w, out, bias, a)
+		case 534:
+			convNCHWcPlainF32_1x3x2(in, w, out, bias, a)
+		case 536:
+			convNCHWcPlainF32_1x4x2(in, w, out, bias, a)
+		case 546:
+			convNCHWcPlainF32_2x1x2(in, w, out, bias, a)
+		case 548:
+			convNCHWcPlainF32_2x2x2(in, w, out, bias, a)
+		case 550:
+			convNCHWcPlainF32_2x3x2(in, w, out, bias, a)
+		case 552:
+			convNCHWcPlainF32_2x4x2(in, w, out, bias, a)
+		case 562:
+			convNCHWcPlainF32_3x1x2(in, w, out, bias, a)
+		case 564:
+			convNCHWcPlainF32_3x2x2(in, w, out, bias, a)
+		case 566:
+			convNCHWcPlainF32_3x3x2(in, w, out, bias, a)
+		case 568:
+			convNCHWcPlainF32_3x4x2(in, w, out, bias, a)
+		case 578:
+			convNCHWcPlainF32_4x1x2(in, w, out, bias, a)
+		case 580:
+			convNCHWcPlainF32_4x2x2(in, w, out, bias, a)
+		case 582:
+			convNCHWcPlainF32_4x3x2(in, w, out, bias, a)
 		default:
 			panic("kernels: no blocked convolution tile of that size")
 		}
 		return
 	}
-	switch f<<4 | p {
-	case 17:
+	switch rows<<8 | f<<4 | p {
+	case 273:
 		convNCHWcF32_1x1(in, w, out, bias, a)
-	case 18:
+	case 274:
 		convNCHWcF32_1x2(in, w, out, bias, a)
-	case 19:
+	case 275:
 		convNCHWcF32_1x3(in, w, out, bias, a)
-	case 20:
+	case 276:
 		convNCHWcF32_1x4(in, w, out, bias, a)
-	case 21:
+	case 277:
 		convNCHWcF32_1x5(in, w, out, bias, a)
-	case 22:
+	case 278:
 		convNCHWcF32_1x6(in, w, out, bias, a)
-	case 23:
+	case 279:
 		convNCHWcF32_1x7(in, w, out, bias, a)
-	case 24:
+	case 280:
 		convNCHWcF32_1x8(in, w, out, bias, a)
-	case 33:
+	case 289:
 		convNCHWcF32_2x1(in, w, out, bias, a)
-	case 34:
+	case 290:
 		convNCHWcF32_2x2(in, w, out, bias, a)
-	case 35:
+	case 291:
 		convNCHWcF32_2x3(in, w, out, bias, a)
-	case 36:
+	case 292:
 		convNCHWcF32_2x4(in, w, out, bias, a)
-	case 37:
+	case 293:
 		convNCHWcF32_2x5(in, w, out, bias, a)
-	case 38:
+	case 294:
 		convNCHWcF32_2x6(in, w, out, bias, a)
-	case 39:
+	case 295:
 		convNCHWcF32_2x7(in, w, out, bias, a)
-	case 40:
+	case 296:
 		convNCHWcF32_2x8(in, w, out, bias, a)
-	case 49:
+	case 305:
 		convNCHWcF32_3x1(in, w, out, bias, a)
-	case 50:
+	case 306:
 		convNCHWcF32_3x2(in, w, out, bias, a)
-	case 51:
+	case 307:
 		convNCHWcF32_3x3(in, w, out, bias, a)
-	case 52:
+	case 308:
 		convNCHWcF32_3x4(in, w, out, bias, a)
-	case 53:
+	case 309:
 		convNCHWcF32_3x5(in, w, out, bias, a)
-	case 54:
+	case 310:
 		convNCHWcF32_3x6(in, w, out, bias, a)
-	case 55:
+	case 311:
 		convNCHWcF32_3x7(in, w, out, bias, a)
-	case 56:
+	case 312:
 		convNCHWcF32_3x8(in, w, out, bias, a)
-	case 65:
+	case 321:
 		convNCHWcF32_4x1(in, w, out, bias, a)
-	case 66:
+	case 322:
 		convNCHWcF32_4x2(in, w, out, bias, a)
-	case 67:
+	case 323:
 		convNCHWcF32_4x3(in, w, out, bias, a)
-	case 68:
+	case 324:
 		convNCHWcF32_4x4(in, w, out, bias, a)
-	case 69:
+	case 325:
 		convNCHWcF32_4x5(in, w, out, bias, a)
-	case 70:
+	case 326:
 		convNCHWcF32_4x6(in, w, out, bias, a)
+	case 530:
+		convNCHWcF32_1x1x2(in, w, out, bias, a)
+	case 532:
+		convNCHWcF32_1x2x2(in, w, out, bias, a)
+	case 534:
+		convNCHWcF32_1x3x2(in, w, out, bias, a)
+	case 536:
+		convNCHWcF32_1x4x2(in, w, out, bias, a)
+	case 546:
+		convNCHWcF32_2x1x2(in, w, out, bias, a)
+	case 548:
+		convNCHWcF32_2x2x2(in, w, out, bias, a)
+	case 550:
+		convNCHWcF32_2x3x2(in, w, out, bias, a)
+	case 552:
+		convNCHWcF32_2x4x2(in, w, out, bias, a)
+	case 562:
+		convNCHWcF32_3x1x2(in, w, out, bias, a)
+	case 564:
+		convNCHWcF32_3x2x2(in, w, out, bias, a)
+	case 566:
+		convNCHWcF32_3x3x2(in, w, out, bias, a)
+	case 568:
+		convNCHWcF32_3x4x2(in, w, out, bias, a)
+	case 578:
+		convNCHWcF32_4x1x2(in, w, out, bias, a)
+	case 580:
+		convNCHWcF32_4x2x2(in, w, out, bias, a)
+	case 582:
+		convNCHWcF32_4x3x2(in, w, out, bias, a)
 	default:
 		panic("kernels: no blocked convolution tile of that size")
 	}

@@ -52,6 +52,8 @@ var args = []struct{ name, doc string }{
 	{"OutFilter", "bytes from one output block's outputs to the next's"},
 	{"OutPixStep", "bytes from one output pixel to the next"},
 	{"Resume", "non-zero: the sums start at the outputs, those of earlier input blocks"},
+	{"InRowStep", "bytes from the first row's input to the second's, for a tile of two rows"},
+	{"OutRowStep", "bytes from the first row's outputs to the second's, for a tile of two rows"},
 }
 
 // arg is the offset of the argument block's element named name.
@@ -68,13 +70,7 @@ func main() {
 	table := flag.String("table", "", "Go file listing the kernels by tile")
 	flag.Parse()
 	ConstraintExpr("!purego")
-	for _, lanes := range []int{1, 16} {
-		for f := 1; f <= maxF; f++ {
-			for p := 1; p <= maxP(f); p++ {
-				kernel(lanes, f, p)
-			}
-		}
-	}
+	eachTile(kernel)
 	if *table != "" {
 		if err := writeTable(*table); err != nil {
 			log.Fatal(err)
@@ -83,11 +79,30 @@ func main() {
 	Generate()
 }
 
-func name(lanes, f, p int) string {
-	if lanes == 1 {
-		return fmt.Sprintf("convNCHWcPlainF32_%dx%d", f, p)
+// eachTile calls fn with every tile generated: input blocks of lanes
+// channels, f output blocks, p pixels on rows rows (1, or 2 of p/2 pixels
+// each).
+func eachTile(fn func(lanes, f, p, rows int)) {
+	for _, lanes := range []int{1, 16} {
+		for rows := 1; rows <= 2; rows++ {
+			for f := 1; f <= maxF; f++ {
+				for p := rows; p <= maxP(f)/rows*rows; p += rows {
+					fn(lanes, f, p, rows)
+				}
+			}
+		}
 	}
-	return fmt.Sprintf("convNCHWcF32_%dx%d", f, p)
+}
+
+func name(lanes, f, p, rows int) string {
+	n := fmt.Sprintf("F32_%dx%d", f, p)
+	if rows == 2 {
+		n = fmt.Sprintf("F32_%dx%dx2", f, p/2)
+	}
+	if lanes == 1 {
+		return "convNCHWcPlain" + n
+	}
+	return "convNCHWc" + n
 }
 
 // sig is the kernels' signature: bias is F·16 values the sums start from,
@@ -97,18 +112,26 @@ var sig = fmt.Sprintf("func(in, w, out, bias *float32, a *[%d]int)", len(args))
 // kernel emits the tile of f output blocks × p pixels for an input whose
 // channel blocks hold lanes channels: 16 for a blocked input (a pixel's
 // channels side by side), 1 for a plain NCHW one (each channel its own
-// block).
-func kernel(lanes, f, p int) {
+// block). With rows 2 the pixels are p/2 of one row and the same p/2 of
+// the next (InRowStep and OutRowStep on): on short rows, twice the pixels
+// for each weight vector loaded.
+func kernel(lanes, f, p, rows int) {
 	layout := "a blocked input"
 	if lanes == 1 {
 		layout = "an NCHW input"
 	}
-	emit.Func(name(lanes, f, p), sig,
-		fmt.Sprintf("%s is the blocked convolution's tile of %d output blocks × %d pixels on %s.", name(lanes, f, p), f, p, layout))
+	shape := fmt.Sprintf("%d pixels", p)
+	if rows == 2 {
+		shape = fmt.Sprintf("%d pixels on each of two rows", p/2)
+	}
+	emit.Func(name(lanes, f, p, rows), sig,
+		fmt.Sprintf("%s is the blocked convolution's tile of %d output blocks × %s on %s.", name(lanes, f, p, rows), f, shape, layout))
+	q := p / rows // pixels a row
 	in, w, out, a := RSI, RDI, R14, RDX
 	ps, ps3, ps5, ps7 := R8, R9, R10, R11
 	wf, wf3 := R12, R13
-	cols, rows, blocks := RCX, RBX, RAX
+	cols, krows, blocks := RCX, RBX, RAX
+	in2 := R15 // the second row's input, once the bias is read
 	emit.Params("in w out bias a", in, w, out, R15, a)
 	at := func(name string) Mem { return Mem{Base: a, Disp: arg(name)} }
 
@@ -141,15 +164,23 @@ func kernel(lanes, f, p int) {
 		}
 	}
 	// eachOut applies op to every accumulator and the address of its
-	// output, block by block from out (R13 the block's start, R12 the
-	// blocks' stride).
+	// output, block by block from out (R13 the block's start, R15 its
+	// second row's, R12 the blocks' stride, RBX the rows').
 	eachOut := func(op func(acc VecPhysical, m Mem)) {
 		steps("OutPixStep")
 		MOVQ(at("OutFilter"), R12)
+		MOVQ(at("OutRowStep"), RBX)
 		MOVQ(out, R13)
 		for fi := 0; fi < f; fi++ {
+			if rows == 2 {
+				LEAQ(Mem{Base: R13, Index: RBX, Scale: 1}, R15)
+			}
 			for pi := 0; pi < p; pi++ {
-				op(acc(fi, pi), pixAt(R13, pi, 0))
+				base := R13
+				if pi >= q {
+					base = R15
+				}
+				op(acc(fi, pi), pixAt(base, pi%q, 0))
 			}
 			if fi+1 < f {
 				ADDQ(R12, R13)
@@ -181,11 +212,27 @@ func kernel(lanes, f, p int) {
 	Label("start")
 
 	steps("PixStep")
+	if rows == 2 {
+		MOVQ(in, in2)
+		ADDQ(at("InRowStep"), in2)
+	}
 	MOVQ(at("WFilter"), wf)
 	LEAQ(Mem{Base: wf, Index: wf, Scale: 2}, wf3)
 
 	// pix is the address of pixel pi's input, disp bytes on.
-	pix := func(pi, disp int) Mem { return pixAt(in, pi, disp) }
+	pix := func(pi, disp int) Mem {
+		if pi >= q {
+			return pixAt(in2, pi-q, disp)
+		}
+		return pixAt(in, pi, disp)
+	}
+	// next adds the step named name to the input pointers.
+	next := func(name string) {
+		ADDQ(at(name), in)
+		if rows == 2 {
+			ADDQ(at(name), in2)
+		}
+	}
 	// wts is the address of output block fi's weights, disp bytes on.
 	wts := func(fi, disp int) Mem {
 		switch fi {
@@ -200,7 +247,7 @@ func kernel(lanes, f, p int) {
 
 	MOVQ(at("Blocks"), blocks)
 	Label("block")
-	MOVQ(at("Rows"), rows)
+	MOVQ(at("Rows"), krows)
 	Label("row")
 	MOVQ(at("Cols"), cols)
 	Label("col")
@@ -222,15 +269,15 @@ func kernel(lanes, f, p int) {
 			}
 		}
 	}
-	ADDQ(at("ColStep"), in)
+	next("ColStep")
 	ADDQ(U32(64*lanes), w)
 	DECQ(cols)
 	JNE(LabelRef("col"))
-	ADDQ(at("RowAdj"), in)
+	next("RowAdj")
 	ADDQ(at("WRowAdj"), w)
-	DECQ(rows)
+	DECQ(krows)
 	JNE(LabelRef("row"))
-	ADDQ(at("BlockAdj"), in)
+	next("BlockAdj")
 	ADDQ(at("WBlockAdj"), w)
 	DECQ(blocks)
 	JNE(LabelRef("block"))
@@ -259,17 +306,17 @@ func writeTable(path string) error {
 	// A switch of direct calls rather than a table of func values: the
 	// compiler sees the kernels' noescape, so the argument block stays on
 	// the caller's stack.
-	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks × p pixels, on a\n// blocked input or (plain) an NCHW one.\n")
-	fmt.Fprintf(&b, "func convNCHWcTile(plain bool, f, p int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
-	// Constant cases on f<<4 | p, a jump table rather than a chain of
-	// comparisons.
-	sw := func(lanes int) {
-		b.WriteString("switch f<<4 | p {\n")
-		for f := 1; f <= maxF; f++ {
-			for p := 1; p <= maxP(f); p++ {
-				fmt.Fprintf(&b, "case %d:\n%s(in, w, out, bias, a)\n", f<<4|p, name(lanes, f, p))
+	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks × p pixels on rows\n// rows (1, or 2 of p/2 pixels each), on a blocked input or (plain) an\n// NCHW one.\n")
+	fmt.Fprintf(&b, "func convNCHWcTile(plain bool, f, p, rows int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
+	// Constant cases on rows<<8 | f<<4 | p, a jump table rather than a
+	// chain of comparisons.
+	sw := func(plain int) {
+		b.WriteString("switch rows<<8 | f<<4 | p {\n")
+		eachTile(func(lanes, f, p, rows int) {
+			if lanes == plain {
+				fmt.Fprintf(&b, "case %d:\n%s(in, w, out, bias, a)\n", rows<<8|f<<4|p, name(lanes, f, p, rows))
 			}
-		}
+		})
 		b.WriteString("default:\npanic(\"kernels: no blocked convolution tile of that size\")\n}\n")
 	}
 	b.WriteString("if plain {\n")
