@@ -61,7 +61,7 @@ import (
 // transposed convolution, trains.
 
 func init() {
-	register(&Def{Name: "conv2d", Infer: inferConv2D, Compute: bindConv2D, Grad: nnGradConv2D, Flops: convFlops, PerSample: perSampleFirst})
+	register(&Def{Name: "conv2d", Infer: inferConv2D, Compute: bindConv2D, Grad: nnGradConv2D, Flops: convFlops, PerSample: perSampleFirst, NCHWc: nchwcConv})
 	register(&Def{Name: "conv2d_grad_input", Grad: nnGradConvGradInput, Infer: nnInferConvGrad(true), Compute: nnBindConvGrad(true), Flops: convFlops, PerSample: perSampleFirst})
 	register(&Def{Name: "conv2d_grad_filter", Grad: nnGradConvGradFilter, Infer: nnInferConvGrad(false), Compute: nnBindConvGrad(false), Flops: convFlops, BatchSum: convGradFilterBatch})
 }

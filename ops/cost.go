@@ -55,7 +55,7 @@ func convFlops(op *ir.Op, in, out []ir.Type) int64 {
 	}
 	act, filter := in[0], in[1]
 	switch op.Name() {
-	case "conv2d", "conv2d_fused":
+	case "conv2d", "conv2d_fused", "conv2d_nchwc":
 		act = out[0]
 	case "conv2d_grad_filter":
 		filter = out[0]

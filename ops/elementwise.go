@@ -55,7 +55,7 @@ var ewArithOps = []struct {
 
 func init() {
 	for _, a := range ewArithOps {
-		d := &Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Compute: ewBindArith(a.op), Grad: a.grad}
+		d := &Def{Name: a.name, Infer: ewInferBroadcast(a.types, false), Compute: ewBindArith(a.op), Grad: a.grad, NCHWc: nchwcBinary}
 		if a.perSample {
 			d.PerSample = perSampleBroadcast
 		}

@@ -49,7 +49,7 @@ import (
 // before optimizing it (the unfused ops have gradients).
 
 func init() {
-	register(&Def{Name: "conv2d_fused", Infer: inferConvFused, Compute: bindConvFused, Grad: fusedNoGrad, Flops: convFlops})
+	register(&Def{Name: "conv2d_fused", Infer: inferConvFused, Compute: bindConvFused, Grad: fusedNoGrad, Flops: convFlops, NCHWc: nchwcConv})
 	register(&Def{Name: "matmul_fused", Infer: inferMatmulFused, Compute: bindMatmulFused, Grad: fusedNoGrad, Flops: fusedMatmulFlops})
 }
 

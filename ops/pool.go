@@ -65,7 +65,7 @@ import (
 
 func init() {
 	register(&Def{Name: "max_pool2d", Infer: inferPool(true), Compute: bindPool(true), Grad: nnGradMaxPool, PerSample: perSampleUnary})
-	register(&Def{Name: "max_pool2d_values", Infer: inferPool(false), Compute: bindMaxPoolValues, Grad: nnGradMaxPoolValues})
+	register(&Def{Name: "max_pool2d_values", Infer: inferPool(false), Compute: bindMaxPoolValues, Grad: nnGradMaxPoolValues, NCHWc: nchwcMaxPool})
 	register(&Def{Name: "avg_pool2d", Infer: inferPool(false), Compute: bindPool(false), Grad: nnGradAvgPool, PerSample: perSampleUnary})
 	register(&Def{Name: "max_pool2d_grad", Grad: noSecondOrder, Infer: nnInferMaxPoolGrad, Compute: nnBindMaxPoolGrad})
 	register(&Def{Name: "max_pool2d_grad_x", Grad: noSecondOrder, Infer: nnInferMaxPoolGradX, Compute: nnBindMaxPoolGradX, PerSample: perSampleAll})

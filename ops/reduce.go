@@ -49,7 +49,11 @@ var redOps = []struct {
 func init() {
 	for _, r := range redOps {
 		noIdentity := r.op == kernels.ReduceMax || r.op == kernels.ReduceMin
-		register(&Def{Name: r.name, Infer: redInfer(r.types, noIdentity), Compute: redBind(r.op), Grad: r.grad})
+		d := &Def{Name: r.name, Infer: redInfer(r.types, noIdentity), Compute: redBind(r.op), Grad: r.grad}
+		if r.op == kernels.ReduceMean {
+			d.NCHWc = nchwcSpatialMean
+		}
+		register(d)
 	}
 	register(&Def{Name: "argmax", Infer: redInferArgmax, Compute: redBindArgmax, NoGrad: true})
 }

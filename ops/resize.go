@@ -65,7 +65,7 @@ import (
 // every call.
 
 func init() {
-	register(&Def{Name: "resize", Infer: resizeInfer, Compute: resizeBind, Grad: resizeGrad})
+	register(&Def{Name: "resize", Infer: resizeInfer, Compute: resizeBind, Grad: resizeGrad, NCHWc: nchwcResize})
 	register(&Def{Name: "resize_grad", Infer: resizeInferGrad, Compute: resizeBindGrad, Grad: resizeGradGrad})
 }
 

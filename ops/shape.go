@@ -45,7 +45,7 @@ func init() {
 	register(&Def{Name: "unsqueeze", Infer: shpInferUnsqueeze, Compute: shpComputeUnsqueeze, Grad: shpGradUnsqueeze})
 	register(&Def{Name: "flatten", Infer: shpInferFlatten, Compute: shpComputeFlatten, Grad: shpGradView, PerSample: perSampleFlatten})
 	register(&Def{Name: "expand", Infer: shpInferExpand, Compute: shpComputeExpand, Grad: shpGradExpand})
-	register(&Def{Name: "concat", Infer: shpInferConcat, Compute: shpComputeConcat, Grad: shpGradConcat})
+	register(&Def{Name: "concat", Infer: shpInferConcat, Compute: shpComputeConcat, Grad: shpGradConcat, NCHWc: nchwcConcat})
 	register(&Def{Name: "split", Infer: shpInferSplit, Compute: shpComputeSplit, Grad: shpGradSplit})
 }
 

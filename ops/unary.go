@@ -54,14 +54,14 @@ func init() {
 		op := u.op
 		d := &Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, Compute: func(o *ir.Op) (Compute, error) {
 			return ewBindUnary(o, op)
-		}}
+		}, NCHWc: nchwcUnary}
 		if u.perSample {
 			d.PerSample = perSampleUnary
 		}
 		register(d)
 	}
-	register(&Def{Name: "gelu", Infer: ewInferGelu, Compute: ewBindGelu, Grad: ewGradGelu})
-	register(&Def{Name: "clip", Infer: ewInferClip, Compute: ewBindClip, Grad: ewGradClip})
+	register(&Def{Name: "gelu", Infer: ewInferGelu, Compute: ewBindGelu, Grad: ewGradGelu, NCHWc: nchwcUnary})
+	register(&Def{Name: "clip", Infer: ewInferClip, Compute: ewBindClip, Grad: ewGradClip, NCHWc: nchwcUnary})
 }
 
 // ewInferUnary is the Infer hook of a one-operand op that keeps its type.

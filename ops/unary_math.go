@@ -63,7 +63,7 @@ func init() {
 	for _, u := range ewMathOps {
 		op := u.op
 		register(&Def{Name: u.name, Infer: ewInferUnary(u.types), Grad: u.grad, NoGrad: u.grad == nil,
-			Compute: func(o *ir.Op) (Compute, error) { return ewBindUnary(o, op) }})
+			Compute: func(o *ir.Op) (Compute, error) { return ewBindUnary(o, op) }, NCHWc: nchwcUnary})
 	}
 	register(&Def{Name: "is_nan", Infer: ewInferClass(false), Compute: ewBindIsNaN, NoGrad: true})
 	register(&Def{Name: "is_inf", Infer: ewInferClass(true), Compute: ewBindIsInf, NoGrad: true})

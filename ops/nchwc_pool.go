@@ -1,0 +1,53 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/tensor"
+)
+
+// max_pool2d_nchwc is max_pool2d_values on the blocked layout
+// (NCHWcForm):
+//
+//	max_pool2d_nchwc {kernel_size, strides?, paddings?} (x) -> y
+//
+// x is N×Cb×H×W×16, y N×Cb×OH×OW×16 with max_pool2d_values' window rules;
+// each element is the maximum max_pool2d_values gives for its channel,
+// bit for bit (kernels.MaxPoolNCHWc). No gradient.
+
+func init() {
+	register(&Def{Name: "max_pool2d_nchwc", Infer: inferMaxPoolNCHWc, Compute: bindMaxPoolNCHWc, Grad: fusedNoGrad})
+}
+
+func inferMaxPoolNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
+	if err := wantOperands(in, 1); err != nil {
+		return nil, err
+	}
+	if err := nchwcBlockedType("x", in[0]); err != nil {
+		return nil, err
+	}
+	a, err := nnPoolDecode(attrs)
+	if err != nil {
+		return nil, err
+	}
+	dims, err := nnPoolShape(nchwcUnblock(in[0]), a)
+	if err != nil {
+		return nil, fmt.Errorf("on the blocked x's channels: %w", err)
+	}
+	return []ir.Type{nchwcBlock(ir.TensorOf(ir.F32, dims...))}, nil
+}
+
+func bindMaxPoolNCHWc(op *ir.Op) (Compute, error) {
+	a, err := nnPoolDecode(op.Attrs)
+	if err != nil {
+		return Compute{}, err
+	}
+	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
+		s := in[0].Shape()
+		p := nnPoolParams([]int{s[0], s[1] * kernels.NCHWcBlock, s[2], s[3]}, a)
+		kernels.MaxPoolNCHWc(p, in[0].F32(), out[0].F32(), nnThreads(c))
+		return nil
+	}}, nil
+}

@@ -1,0 +1,271 @@
+package ops_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/memory"
+	"github.com/gopir/gopir/ops"
+	"github.com/gopir/gopir/tensor"
+)
+
+// The blocked layout's ops give what their NCHW ops give: reorder_nchwc
+// then reorder_nchw is the identity, max_pool2d_nchwc and
+// upsample_nearest_nchwc are max_pool2d_values and resize bit for bit,
+// conv2d_nchwc is conv2d_fused within float32 rounding (it sums in
+// another order).
+
+// blocked runs reorder_nchwc on x.
+func blocked(t *testing.T, a *memory.Allocator, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	return mustRun(t, a, "reorder_nchwc", nil, x)[0]
+}
+
+// plain runs reorder_nchw on x and releases x.
+func plain(t *testing.T, a *memory.Allocator, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	defer x.Release()
+	return mustRun(t, a, "reorder_nchw", nil, x)[0]
+}
+
+func sameF32(t *testing.T, what string, got, want *tensor.Tensor) {
+	t.Helper()
+	if !equalInts(got.Shape(), want.Shape()) {
+		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
+	}
+	for i, w := range want.F32() {
+		if g := got.F32()[i]; g != w {
+			t.Fatalf("%s: element %d = %v, want %v", what, i, g, w)
+		}
+	}
+}
+
+func TestReorderNCHWcRoundTrip(t *testing.T) {
+	a := memory.New(memory.Options{})
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, shape := range [][]int{{1, 16, 1, 1}, {2, 32, 3, 5}, {3, 48, 7, 2}} {
+		x := randTensor(t, a, r, tensor.F32, shape...)
+		y := blocked(t, a, x)
+		if want := []int{shape[0], shape[1] / 16, shape[2], shape[3], 16}; !equalInts(y.Shape(), want) {
+			t.Fatalf("%v: blocked shape %v, want %v", shape, y.Shape(), want)
+		}
+		hw := shape[2] * shape[3]
+		for i, v := range x.F32() { // y[n, c/16, p, c%16] = x[n, c, p]
+			n, c, p := i/(shape[1]*hw), i/hw%shape[1], i%hw
+			if got := y.F32()[((n*shape[1]/16+c/16)*hw+p)*16+c%16]; got != v {
+				t.Fatalf("%v: x[%d,%d,%d] = %v blocked as %v", shape, n, c, p, v, got)
+			}
+		}
+		back := plain(t, a, y)
+		sameF32(t, fmt.Sprint(shape), back, x)
+		release(x, back)
+	}
+	wantAllocated(t, a, 0)
+}
+
+func TestConvNCHWcMatchesConvFused(t *testing.T) {
+	cases := []struct {
+		x, w      []int
+		strides   []int
+		pads      []int
+		bias, res bool
+		act       string
+	}{
+		{x: []int{1, 3, 9, 7}, w: []int{16, 3, 3, 3}, strides: []int{2, 2}, pads: []int{1, 1}, bias: true, act: "relu"},
+		{x: []int{2, 16, 5, 6}, w: []int{32, 16, 3, 3}, strides: []int{1, 1}, pads: []int{1, 1}, bias: true, res: true, act: "silu"},
+		{x: []int{1, 32, 4, 4}, w: []int{16, 32, 1, 1}, strides: []int{1, 1}, pads: []int{0, 0}, act: "none"},
+		{x: []int{3, 24, 6, 5}, w: []int{16, 24, 3, 1}, strides: []int{2, 1}, pads: []int{0, 1}, bias: true, act: "sigmoid"},
+		{x: []int{1, 16, 1, 1}, w: []int{48, 16, 1, 1}, strides: []int{1, 1}, pads: []int{0, 0}, bias: true, act: "clip"},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for ci, c := range cases {
+		a := memory.New(memory.Options{})
+		attrs := ir.A("strides", c.strides, "paddings", c.pads, "bias", c.bias, "residual", c.res, "activation", c.act)
+		if c.act == "clip" {
+			attrs = attrs.With("min", ir.Float(-0.5)).With("max", ir.Float(0.5))
+		}
+		x := randTensor(t, a, r, tensor.F32, c.x...)
+		w := randTensor(t, a, r, tensor.F32, c.w...)
+		in := []*tensor.Tensor{x, w}
+		if c.bias {
+			in = append(in, randTensor(t, a, r, tensor.F32, c.w[0]))
+		}
+		var res *tensor.Tensor
+		if c.res {
+			oh := (c.x[2]+2*c.pads[0]-c.w[2])/c.strides[0] + 1
+			ow := (c.x[3]+2*c.pads[1]-c.w[3])/c.strides[1] + 1
+			res = randTensor(t, a, r, tensor.F32, c.x[0], c.w[0], oh, ow)
+			in = append(in, res)
+		}
+		want := mustRun(t, a, "conv2d_fused", attrs, in...)[0]
+		bin := append([]*tensor.Tensor(nil), in...)
+		if c.x[1]%16 == 0 {
+			bin[0] = blocked(t, a, x)
+		}
+		if c.res {
+			bin[len(bin)-1] = blocked(t, a, res)
+		}
+		for rep := range 3 { // the kernel packs its weights into its workspace each time
+			got := plain(t, a, mustRun(t, a, "conv2d_nchwc", attrs, bin...)[0])
+			closeEnough(t, fmt.Sprintf("case %d run %d", ci, rep), got, toF64(want), want.Shape(), 1e-5)
+			got.Release()
+		}
+		if bin[0] != x {
+			bin[0].Release()
+		}
+		if c.res {
+			bin[len(bin)-1].Release()
+		}
+		release(in...)
+		want.Release()
+		wantAllocated(t, a, 0)
+	}
+}
+
+func toF64(x *tensor.Tensor) []float64 {
+	out := make([]float64, x.Len())
+	for i := range out {
+		out[i] = x.Float64At(i)
+	}
+	return out
+}
+
+func TestMaxPoolNCHWcMatchesMaxPoolValues(t *testing.T) {
+	a := memory.New(memory.Options{})
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, attrs := range []ir.Attrs{
+		ir.A("kernel_size", []int{2, 2}),
+		ir.A("kernel_size", []int{5, 5}, "strides", []int{1, 1}, "paddings", []int{2, 2}),
+		ir.A("kernel_size", []int{3, 2}, "strides", []int{2, 1}, "paddings", []int{1, 0}),
+	} {
+		x := randTensor(t, a, r, tensor.F32, 2, 32, 7, 6)
+		want := mustRun(t, a, "max_pool2d_values", attrs, x)[0]
+		bx := blocked(t, a, x)
+		got := plain(t, a, mustRun(t, a, "max_pool2d_nchwc", attrs, bx)[0])
+		sameF32(t, attrs.String(), got, want)
+		release(x, bx, want, got)
+	}
+	wantAllocated(t, a, 0)
+}
+
+func TestUpsampleNCHWcMatchesResize(t *testing.T) {
+	a := memory.New(memory.Options{})
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, f := range [][2]int{{2, 2}, {3, 1}, {1, 1}} {
+		x := randTensor(t, a, r, tensor.F32, 2, 16, 3, 5)
+		attrs := ir.A("axes", []int{2, 3}, "sizes", []int{3 * f[0], 5 * f[1]}, "scales", []float64{float64(f[0]), float64(f[1])},
+			"mode", "nearest", "coordinate_transformation_mode", "asymmetric", "nearest_mode", "floor")
+		want := mustRun(t, a, "resize", attrs, x)[0]
+		bx := blocked(t, a, x)
+		got := plain(t, a, mustRun(t, a, "upsample_nearest_nchwc", ir.A("factors", f[:]), bx)[0])
+		sameF32(t, fmt.Sprint(f), got, want)
+		release(x, bx, want, got)
+	}
+	wantAllocated(t, a, 0)
+}
+
+func TestNCHWcOpsRefuse(t *testing.T) {
+	f32 := func(d ...int) ir.Type { return ir.TensorOf(ir.F32, d...) }
+	cases := []struct {
+		name  string
+		attrs ir.Attrs
+		in    []ir.Type
+		want  string
+	}{
+		{"reorder_nchwc", nil, []ir.Type{f32(1, 24, 4, 4)}, "multiple of 16"},
+		{"reorder_nchwc", nil, []ir.Type{ir.TensorOf(ir.F64, 1, 16, 4, 4)}, "f32"},
+		{"reorder_nchwc", nil, []ir.Type{f32(1, 16, 4)}, "N×C×H×W"},
+		{"reorder_nchw", nil, []ir.Type{f32(1, 1, 4, 4, 8)}, "blocked"},
+		{"reorder_nchw", nil, []ir.Type{f32(1, 16, 4, 4)}, "blocked"},
+		{"conv2d_nchwc", nil, []ir.Type{f32(1, 1, 4, 4, 16), f32(24, 16, 3, 3)}, "24 output channels"},
+		{"conv2d_nchwc", ir.A("groups", 2), []ir.Type{f32(1, 2, 4, 4, 16), f32(32, 16, 3, 3)}, "groups"},
+		{"conv2d_nchwc", nil, []ir.Type{f32(1, 1, 4, 4, 16), f32(16, 8, 3, 3)}, "channels"},
+		{"conv2d_nchwc", ir.A("pool", "max2x2"), []ir.Type{f32(1, 1, 4, 4, 16), f32(16, 16, 3, 3)}, "pool"},
+		{"conv2d_nchwc", ir.A("residual", true), []ir.Type{f32(1, 1, 4, 4, 16), f32(16, 16, 1, 1), f32(1, 16, 4, 4)}, "residual"},
+		{"conv2d_nchwc", nil, []ir.Type{f32(4, 4, 16), f32(16, 16, 1, 1)}, "rank"},
+		{"max_pool2d_nchwc", ir.A("kernel_size", []int{2, 2}), []ir.Type{f32(1, 32, 4, 4)}, "blocked"},
+		{"max_pool2d_nchwc", nil, []ir.Type{f32(1, 2, 4, 4, 16)}, "kernel_size"},
+		{"upsample_nearest_nchwc", ir.A("factors", []int{0, 2}), []ir.Type{f32(1, 2, 4, 4, 16)}, "factors"},
+		{"upsample_nearest_nchwc", nil, []ir.Type{f32(1, 2, 4, 4, 16)}, "factors"},
+	}
+	for _, c := range cases {
+		_, err := buildOp(t, c.name, c.attrs, c.in...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s%v: error %v, want one that mentions %q", c.name, c.in, err, c.want)
+		}
+	}
+	op, err := buildOp(t, "reorder_nchwc", nil, f32(1, 16, 2, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"reorder_nchwc", "reorder_nchw", "conv2d_nchwc", "max_pool2d_nchwc", "upsample_nearest_nchwc"} {
+		d, _ := ops.Lookup(name)
+		if _, err := d.Grad(&ops.GradContext{Op: op}); err == nil || !strings.Contains(err.Error(), "no gradient") {
+			t.Errorf("%s's gradient: %v, want an error that says it has none", name, err)
+		}
+	}
+}
+
+// The ops' NCHWc hooks give a form exactly where the blocked layout holds
+// the op's operands.
+func TestNCHWcForms(t *testing.T) {
+	f32 := func(d ...int) ir.Type { return ir.TensorOf(ir.F32, d...) }
+	resize := func(s float64, size int) ir.Attrs {
+		return ir.A("axes", []int{2, 3}, "sizes", []int{size, size}, "scales", []float64{s, s},
+			"mode", "nearest", "coordinate_transformation_mode", "asymmetric", "nearest_mode", "floor")
+	}
+	cases := []struct {
+		name    string
+		attrs   ir.Attrs
+		in      []ir.Type
+		form    string // "" for none
+		blocked []int
+	}{
+		{"relu", nil, []ir.Type{f32(1, 32, 4, 4)}, "relu", []int{0}},
+		{"relu", nil, []ir.Type{f32(1, 24, 4, 4)}, "", nil},
+		{"relu", nil, []ir.Type{ir.TensorOf(ir.F64, 1, 32, 4, 4)}, "", nil},
+		{"add", nil, []ir.Type{f32(-1, 32, 4, 4), f32(-1, 32, 4, 4)}, "add", []int{0, 1}},
+		{"multiply", nil, []ir.Type{f32(2, 32, 4, 4), f32(2, 32, 1, 1)}, "multiply", []int{0, 1}},
+		{"multiply", nil, []ir.Type{f32(2, 32, 4, 4), f32(32, 1, 1)}, "", nil},
+		{"add", nil, []ir.Type{f32(2, 32, 4, 4), f32(2, 1, 4, 4)}, "", nil},
+		{"concat", ir.A("axis", 1), []ir.Type{f32(1, 32, 4, 4), f32(1, 16, 4, 4)}, "concat", []int{0, 1}},
+		{"concat", ir.A("axis", -3), []ir.Type{f32(1, 32, 4, 4), f32(1, 16, 4, 4)}, "concat", []int{0, 1}},
+		{"concat", ir.A("axis", 1), []ir.Type{f32(1, 32, 4, 4), f32(1, 8, 4, 4)}, "", nil},
+		{"concat", ir.A("axis", 2), []ir.Type{f32(1, 32, 4, 4), f32(1, 32, 4, 4)}, "", nil},
+		{"reduce_mean", ir.A("axes", []int{2, 3}, "keepdim", true), []ir.Type{f32(1, 32, 4, 4)}, "reduce_mean", []int{0}},
+		{"reduce_mean", ir.A("axes", []int{-2, -1}, "keepdim", true), []ir.Type{f32(1, 32, 4, 4)}, "reduce_mean", []int{0}},
+		{"reduce_mean", ir.A("axes", []int{2, 3}), []ir.Type{f32(1, 32, 4, 4)}, "", nil},
+		{"reduce_mean", ir.A("axes", []int{1}, "keepdim", true), []ir.Type{f32(1, 32, 4, 4)}, "", nil},
+		{"conv2d", ir.A("paddings", []int{1, 1}), []ir.Type{f32(1, 3, 8, 8), f32(16, 3, 3, 3)}, "conv2d_nchwc", nil},
+		{"conv2d", nil, []ir.Type{f32(1, 32, 8, 8), f32(16, 32, 3, 3)}, "conv2d_nchwc", []int{0}},
+		{"conv2d", nil, []ir.Type{f32(1, 32, 8, 8), f32(24, 32, 3, 3)}, "", nil},
+		{"conv2d", ir.A("groups", 2), []ir.Type{f32(1, 32, 8, 8), f32(32, 16, 3, 3)}, "", nil},
+		{"conv2d_fused", ir.A("residual", true), []ir.Type{f32(1, 32, 8, 8), f32(16, 32, 1, 1), f32(1, 16, 8, 8)}, "conv2d_nchwc", []int{0, 2}},
+		{"conv2d_fused", ir.A("pool", "max2x2"), []ir.Type{f32(1, 32, 8, 8), f32(16, 32, 1, 1)}, "", nil},
+		{"max_pool2d_values", ir.A("kernel_size", []int{2, 2}), []ir.Type{f32(1, 32, 8, 8)}, "max_pool2d_nchwc", []int{0}},
+		{"resize", resize(2, 8), []ir.Type{f32(1, 32, 4, 4)}, "upsample_nearest_nchwc", []int{0}},
+		{"resize", resize(1.5, 6), []ir.Type{f32(1, 32, 4, 4)}, "", nil},
+		{"reshape", ir.A("shape", []int{1, -1}), []ir.Type{f32(1, 32, 4, 4)}, "", nil},
+	}
+	for _, c := range cases {
+		op, err := buildOp(t, c.name, c.attrs, c.in...)
+		if err != nil {
+			t.Fatalf("%s%v: %v", c.name, c.in, err)
+		}
+		d, _ := ops.Lookup(c.name)
+		var f ops.NCHWcForm
+		ok := d.NCHWc != nil
+		if ok {
+			f, ok = d.NCHWc(op)
+		}
+		switch {
+		case ok != (c.form != ""):
+			t.Errorf("%s%v %s: form %v, want one: %v", c.name, c.in, c.attrs, ok, c.form != "")
+		case ok && (f.Op != c.form || !equalInts(f.Blocked, c.blocked) || f.Anchor != (c.form == "conv2d_nchwc")):
+			t.Errorf("%s%v %s: form %s blocked %v anchor %v, want %s %v", c.name, c.in, c.attrs, f.Op, f.Blocked, f.Anchor, c.form, c.blocked)
+		}
+	}
+}
