@@ -79,10 +79,12 @@ func inferConvNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 // convNCHWcParams is the kernels' description of conv2d_nchwc for
 // operands of shapes xs and ws, and whether x is blocked.
 func convNCHWcParams(xs, ws []int, a nnConvAttrs) (kernels.Conv2DParams, bool) {
+	p := nnConvParams(xs, ws, a)
 	if len(xs) == 5 {
-		return nnConvParams([]int{xs[0], xs[1] * kernels.NCHWcBlock, xs[2], xs[3]}, ws, a), true
+		p.C *= kernels.NCHWcBlock
+		return p, true
 	}
-	return nnConvParams(xs, ws, a), false
+	return p, false
 }
 
 func bindConvNCHWc(op *ir.Op) (Compute, error) {

@@ -45,8 +45,8 @@ func bindMaxPoolNCHWc(op *ir.Op) (Compute, error) {
 		return Compute{}, err
 	}
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
-		s := in[0].Shape()
-		p := nnPoolParams([]int{s[0], s[1] * kernels.NCHWcBlock, s[2], s[3]}, a)
+		p := nnPoolParams(in[0].Shape(), a)
+		p.C *= kernels.NCHWcBlock
 		kernels.MaxPoolNCHWc(p, in[0].F32(), out[0].F32(), nnThreads(c))
 		return nil
 	}}, nil

@@ -14,22 +14,28 @@ type Pass struct {
 	// Run returns the rewritten program (p is not changed) and how many
 	// rewrites it made; params are the values it may read and add to.
 	Run func(p *ir.Program, params *Params) (*ir.Program, int, error)
+	// OptIn keeps the pass out of Inference's default list: it runs only
+	// when named.
+	OptIn bool
 }
 
 // Passes are the passes Inference runs, in order: identities first, so
 // that the patterns after them are contiguous; the folds before the
 // fusion, which then takes the folded bias into the fused op; the
 // pools without indices before the fusion of a pool into the fused
-// convolution that feeds it; softmax's float32 form last, as it changes
-// no pattern the others look for.
+// convolution that feeds it; softmax's float32 form after them, as it
+// changes no pattern the others look for; the blocked layout last, on the
+// fused convolutions (it does nothing where kernels.NCHWcVector is false;
+// OptIn: true takes it out of the default list).
 var Passes = []Pass{
-	{"identities", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
-	{"fold_batch_norm", FoldBatchNorm},
-	{"fold_scale_shift", FoldScaleShift},
-	{"fuse_epilogue", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FuseEpilogue(p) }},
-	{"drop_pool_indices", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
-	{"fuse_pool", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
-	{"softmax_f32", func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
+	{Name: "identities", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
+	{Name: "fold_batch_norm", Run: FoldBatchNorm},
+	{Name: "fold_scale_shift", Run: FoldScaleShift},
+	{Name: "fuse_epilogue", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FuseEpilogue(p) }},
+	{Name: "drop_pool_indices", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
+	{Name: "fuse_pool", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
+	{Name: "softmax_f32", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
+	{Name: "nchwc", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return NCHWc(p) }, OptIn: false},
 }
 
 // PassNames lists the passes' names, in order.
@@ -63,7 +69,7 @@ func (r *Result) Summary() string {
 }
 
 // Inference checks that p is an inference program (CheckInference), runs
-// the passes named by only (all of them when only is empty) in the order
+// the passes named by only (all but the OptIn ones when only is empty) in the order
 // of Passes, verifies the result and drops from params the parameters it
 // no longer reads. p is not changed.
 func Inference(p *ir.Program, params *Params, only ...string) (*Result, error) {
@@ -77,7 +83,7 @@ func Inference(p *ir.Program, params *Params, only ...string) (*Result, error) {
 	}
 	res := &Result{Program: p}
 	for _, pass := range Passes {
-		if len(only) > 0 && !contains(only, pass.Name) {
+		if len(only) > 0 && !contains(only, pass.Name) || len(only) == 0 && pass.OptIn {
 			continue
 		}
 		q, n, err := pass.Run(res.Program, params)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gopir/gopir/kernels"
 )
 
 // run optimizes inference programs by default: the CNN's output is within
@@ -55,7 +57,7 @@ func TestPrintOptimize(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	first, _, _ := strings.Cut(r.stdout, "\n")
-	if first != "// optimized for inference: identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0" {
+	if first != "// optimized for inference: identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0, nchwc 0" {
 		t.Errorf("first line %q", first)
 	}
 	for _, want := range []string{`"conv2d_fused"`, `activation:"relu"`, `"matmul_fused"`, `name:"conv1.weight:folded"`, `pool:"max2x2"`} {
@@ -87,5 +89,35 @@ func TestPrintOptimize(t *testing.T) {
 	}
 	if r := gopir("print", "--optimize", "--model", "lenet"); r.code != 0 || !strings.Contains(r.stdout, "conv2d_fused") {
 		t.Errorf("print --optimize --model lenet: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// The blocked layout's pass is one of --passes' list, printed like the
+// others: where this machine has the blocked convolution's vector
+// kernels, the ResNet's convolutions go blocked (the CNN's carry their
+// pools, which the blocked kernel has not); elsewhere it leaves the
+// program NCHW.
+func TestPrintOptimizeNCHWc(t *testing.T) {
+	if r := gopir("print", "--help"); !strings.Contains(r.stdout, "softmax_f32,nchwc)") {
+		t.Errorf("print --help does not list the nchwc pass:\n%s", r.stdout)
+	}
+	model := filepath.Join(models, "resnet18ish.onnx")
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("%s absent", model)
+	}
+	r := gopir("print", "--optimize", "--passes", "fold_batch_norm,fuse_epilogue,nchwc", model)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	want, blocked := "// optimized for inference: fold_batch_norm 20, fuse_epilogue 21, nchwc 0", false
+	if kernels.NCHWcVector() {
+		want, blocked = "// optimized for inference: fold_batch_norm 20, fuse_epilogue 21, nchwc 22", true
+	}
+	if first != want {
+		t.Errorf("first line %q, want %q", first, want)
+	}
+	if got := strings.Contains(r.stdout, `"conv2d_nchwc"`) && strings.Contains(r.stdout, `"reorder_nchw"`); got != blocked {
+		t.Errorf("blocked convolutions and reorders printed: %v, want %v", got, blocked)
 	}
 }
