@@ -2,6 +2,7 @@ package optimize
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gopir/gopir/ir"
 	"github.com/gopir/gopir/kernels"
@@ -148,9 +149,7 @@ func rewriteNCHWc(q *ir.Program, forms map[*ir.Op]ops.NCHWcForm) error {
 			r.ReplaceAllUsesWith(back)
 		}
 	}
-	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-		order[i], order[j] = order[j], order[i]
-	}
+	slices.Reverse(order) // each op's readers go first
 	return erase(order...)
 }
 
