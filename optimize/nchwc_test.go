@@ -256,3 +256,50 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 		t.Errorf("a repeated run makes %v Go heap allocations, want 0", allocs)
 	}
 }
+
+// The planner predicts the blocked programs' peaks to the byte: the
+// reorders, the blocked ops' results and conv2d_nchwc's workspace (its
+// weights packed there when there is no packed copy) are sized from
+// their Infer and Work, the packed copies from Pack.Bytes. With the pack
+// cache it is measured on a run after the one that packs: on that first
+// run the plan is above the measured peak, with or without the pass.
+func TestNCHWcPlannerExact(t *testing.T) {
+	defer optimize.ForceNCHWc()()
+	m := loadModel(t, "resnet18ish")
+	for _, packCache := range []int64{0, 64 << 20} {
+		for _, batch := range []int{1, 2} {
+			a := memory.New(memory.Options{})
+			user := copyStore(t, m.store, a)
+			x, res, err := optimize.Compile(m.prog, user, exec.Options{Alloc: a, Threads: 2, PackCache: packCache})
+			user.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nchwcSummary(res.Program)[0] == 0 {
+				t.Fatalf("nothing blocked: %s", res.Summary())
+			}
+			feeds := map[string]*tensor.Tensor{"x": rebatch(t, m.cases[0].inputs["x"], batch)}
+			if packCache > 0 { // the packed copies made, as the plan counts them
+				warm := run(t, x, feeds)
+				warm.Release()
+			}
+			a.ResetPeak()
+			out, err := x.Run(context.Background(), feeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak, end := a.Stats().Allocated.Peak, a.Stats().Allocated.Current
+			out.Release()
+			plan, err := x.Plan(exec.PlanOptions{Feeds: map[string]ir.Type{"x": ir.TensorOf(ir.F32, feeds["x"].Shape()...)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Peak != peak || plan.End != end {
+				t.Errorf("pack cache %d batch %d: planned peak %d end %d, measured %d %d", packCache, batch, plan.Peak, plan.End, peak, end)
+			}
+			releaseAll(feeds)
+			x.ReleasePacked()
+			x.Store().Release()
+		}
+	}
+}
