@@ -167,6 +167,8 @@ func TestUpsampleNCHWcMatchesResize(t *testing.T) {
 	wantAllocated(t, a, 0)
 }
 
+// Their Infer refuses what the layout does not hold; conv2d_nchwc counts
+// conv2d_fused's work; none has a gradient.
 func TestNCHWcOpsRefuse(t *testing.T) {
 	f32 := func(d ...int) ir.Type { return ir.TensorOf(ir.F32, d...) }
 	cases := []struct {
@@ -196,6 +198,24 @@ func TestNCHWcOpsRefuse(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s%v: error %v, want one that mentions %q", c.name, c.in, err, c.want)
 		}
+	}
+	fused, err := buildOp(t, "conv2d_fused", ir.A("strides", []int{2, 2}), f32(2, 32, 9, 9), f32(16, 32, 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked, err := buildOp(t, "conv2d_nchwc", ir.A("strides", []int{2, 2}), f32(2, 2, 9, 9, 16), f32(16, 32, 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := func(vs []*ir.Value) []ir.Type {
+		var ts []ir.Type
+		for _, v := range vs {
+			ts = append(ts, v.Type())
+		}
+		return ts
+	}
+	if f, b := ops.Flops(fused, types(fused.Operands()), types(fused.Results())), ops.Flops(blocked, types(blocked.Operands()), types(blocked.Results())); f != b || f == 0 {
+		t.Errorf("conv2d_nchwc's work %d, conv2d_fused's %d", b, f)
 	}
 	op, err := buildOp(t, "reorder_nchwc", nil, f32(1, 16, 2, 2))
 	if err != nil {
