@@ -20,8 +20,9 @@ import (
 // without pool; kernels.ConvNCHWcCheck says which convolutions the
 // layout takes (groups 1, dilations 1, O a multiple of 16, for a blocked
 // x its C too). The weights are packed once for the kernel
-// (kernels.PackConvNCHWc) through Compute.Pack, or into the workspace
-// when the executor has no packed copy. No gradient.
+// (kernels.PackConvNCHWc) through Compute.Pack; without a packed copy
+// the kernel packs one block of 16 filters at a time into its workspace
+// (convNCHWcByBlock). No gradient.
 
 func init() {
 	register(&Def{Name: "conv2d_nchwc", Infer: inferConvNCHWc, Compute: bindConvNCHWc, Grad: fusedNoGrad, Flops: convNCHWcFlops})
@@ -109,8 +110,8 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 			p.Epilogue = ep
 			packed := convPacked(c, true)
 			if packed == nil {
-				packed = Scratch[float32](c, kernels.PackConvNCHWcLen(p))
-				kernels.PackConvNCHWc(p, blockedIn, w.F32(), packed)
+				convNCHWcByBlock(c, p, blockedIn, x.F32(), w.F32(), out[0].F32(), th)
+				return nil
 			}
 			ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(p, blockedIn, th))
 			kernels.ConvNCHWc(p, blockedIn, x.F32(), packed, out[0].F32(), ws, th)
@@ -118,10 +119,49 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 		},
 		Work: func(shapes [][]int, threads int) int64 {
 			p, blockedIn := convNCHWcParams(shapes[0], shapes[1], a)
-			return WorkBytes(kernels.PackConvNCHWcLen(p), 4, kernels.ConvNCHWcWorkspace(p, blockedIn, max(threads, 1)), 4)
+			p.Epilogue = e.shape()
+			th := max(threads, 1)
+			q := convNCHWcBlockParams(p)
+			whole := WorkBytes(kernels.ConvNCHWcWorkspace(p, blockedIn, th), 4)
+			byBlock := WorkBytes(kernels.PackConvNCHWcLen(q), 4, kernels.ConvNCHWcWorkspace(q, blockedIn, th), 4)
+			return max(whole, byBlock)
 		},
 		Pack: convNCHWcPack(a),
 	}, nil
+}
+
+// convNCHWcBlockParams is p for one sample and one block of output
+// channels: what convNCHWcByBlock runs.
+func convNCHWcBlockParams(p kernels.Conv2DParams) kernels.Conv2DParams {
+	p.N, p.O = 1, kernels.NCHWcBlock
+	return p
+}
+
+// convNCHWcByBlock is ConvNCHWc without a packed copy of the weights
+// (no pack cache, or no room in it): block by block of output channels,
+// each block's filters packed into the workspace, then each sample's
+// plane of that block, so that the scratch holds one block's weights
+// rather than all of them (9.4 MB for a 512→512 3×3 layer, over the
+// peak of the NCHW convolution, which packs panel by panel).
+func convNCHWcByBlock(c *Ctx, p kernels.Conv2DParams, blockedIn bool, x, w, out []float32, th int) {
+	const b = kernels.NCHWcBlock
+	q := convNCHWcBlockParams(p)
+	packed := Scratch[float32](c, kernels.PackConvNCHWcLen(q))
+	ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(q, blockedIn, th))
+	filters, plane, sample := len(packed), p.OutH()*p.OutW()*b, p.C*p.H*p.W
+	for ob := range p.O / b {
+		kernels.PackConvNCHWc(q, blockedIn, w[ob*filters:(ob+1)*filters], packed)
+		if p.Epilogue.Bias32 != nil {
+			q.Epilogue.Bias32 = p.Epilogue.Bias32[ob*b : (ob+1)*b]
+		}
+		for n := range p.N {
+			at := (n*p.O/b + ob) * plane
+			if p.Epilogue.Residual32 != nil {
+				q.Epilogue.Residual32 = p.Epilogue.Residual32[at : at+plane]
+			}
+			kernels.ConvNCHWc(q, blockedIn, x[n*sample:(n+1)*sample], packed, out[at:at+plane], ws, th)
+		}
+	}
 }
 
 // convNCHWcPack is conv2d_nchwc's Compute.Pack: the weights reordered by

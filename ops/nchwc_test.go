@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gopir/gopir/ir"
+	"github.com/gopir/gopir/kernels"
 	"github.com/gopir/gopir/memory"
 	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/tensor"
@@ -108,11 +109,15 @@ func TestConvNCHWcMatchesConvFused(t *testing.T) {
 		if c.res {
 			bin[len(bin)-1] = blocked(t, a, res)
 		}
-		for rep := range 3 { // the kernel packs its weights into its workspace each time
-			got := plain(t, a, mustRun(t, a, "conv2d_nchwc", attrs, bin...)[0])
-			closeEnough(t, fmt.Sprintf("case %d run %d", ci, rep), got, toF64(want), want.Shape(), 1e-5)
+		byBlock := mustRun(t, a, "conv2d_nchwc", attrs, bin...)[0] // no packed copy: block by block
+		for rep := range 3 {
+			got := runConvNCHWcPacked(t, a, attrs, bin...)
+			sameF32(t, fmt.Sprintf("case %d run %d: packed vs block by block", ci, rep), got, byBlock)
 			got.Release()
 		}
+		got := plain(t, a, byBlock)
+		closeEnough(t, fmt.Sprintf("case %d", ci), got, toF64(want), want.Shape(), 1e-5)
+		got.Release()
 		if bin[0] != x {
 			bin[0].Release()
 		}
@@ -123,6 +128,39 @@ func TestConvNCHWcMatchesConvFused(t *testing.T) {
 		want.Release()
 		wantAllocated(t, a, 0)
 	}
+}
+
+// runConvNCHWcPacked runs conv2d_nchwc on in with its weights packed
+// whole beforehand, as the executor's pack cache hands them.
+func runConvNCHWcPacked(t *testing.T, a *memory.Allocator, attrs ir.Attrs, in ...*tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	types := make([]ir.Type, len(in))
+	for i, x := range in {
+		types[i] = ir.TensorOf(ir.DType(x.DType()), x.Shape()...)
+	}
+	op, err := buildOp(t, "conv2d_nchwc", attrs, types...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ops.Bind(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := in[1].Shape()
+	p := kernels.Conv2DParams{C: ws[1], O: ws[0], KH: ws[2], KW: ws[3]}
+	packed, err := tensor.New(a, tensor.F32, kernels.PackConvNCHWcLen(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer packed.Release()
+	kernels.PackConvNCHWc(p, in[0].Rank() == 5, in[1].F32(), packed.F32())
+	c := &ops.Ctx{Alloc: a, Threads: 2, Seed: 1}
+	c.SetPacked(packed.Raw())
+	outs, err := k(c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs[0]
 }
 
 func toF64(x *tensor.Tensor) []float64 {
