@@ -50,10 +50,12 @@ func TestNCHWcChoosesParts(t *testing.T) {
 		ops.Fetch(b, "y", y)
 		return b.Program()
 	}
+	restore := optimize.ForceNCHWc(false)
 	if _, n, err := optimize.NCHWc(build(2, 32)); err != nil || n != 0 {
 		t.Fatalf("without vector kernels: %d ops replaced, %v; want none", n, err)
 	}
-	defer optimize.ForceNCHWc()()
+	restore()
+	defer optimize.ForceNCHWc(true)()
 	for _, c := range []struct {
 		convs, channels int
 		want            [3]int
@@ -91,7 +93,7 @@ var nchwcModels = []struct {
 // give without it within 1e-5 (the blocked convolution sums in another
 // order), at batches 1 and 3, with 1 and 2 threads.
 func TestNCHWcModels(t *testing.T) {
-	defer optimize.ForceNCHWc()()
+	defer optimize.ForceNCHWc(true)()
 	without := slices.DeleteFunc(optimize.PassNames(), func(n string) bool { return n == "nchwc" })
 	for _, mm := range nchwcModels {
 		t.Run(mm.name, func(t *testing.T) {
@@ -178,7 +180,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the blocked reference kernels take seconds on the detector")
 	}
-	defer optimize.ForceNCHWc()()
+	defer optimize.ForceNCHWc(true)()
 	a := memory.New(memory.Options{})
 	prog, store, img := deployedDetector(t, a)
 	defer img.Release()
@@ -264,7 +266,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 // cache it is measured on a run after the one that packs: on that first
 // run the plan is above the measured peak, with or without the pass.
 func TestNCHWcPlannerExact(t *testing.T) {
-	defer optimize.ForceNCHWc()()
+	defer optimize.ForceNCHWc(true)()
 	m := loadModel(t, "resnet18ish")
 	for _, packCache := range []int64{0, 64 << 20} {
 		for _, batch := range []int{1, 2} {
