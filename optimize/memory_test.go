@@ -94,28 +94,35 @@ func TestPlannerExactOnOptimized(t *testing.T) {
 						t.Fatal(err)
 					}
 					feeds := map[string]*tensor.Tensor{"x": rebatch(t, m.cases[0].inputs["x"], batch)}
-					a.ResetPeak()
-					out, err := x.Run(context.Background(), feeds)
-					if err != nil {
-						t.Fatal(err)
-					}
-					peak, end := a.Stats().Allocated.Peak, a.Stats().Allocated.Current
-					out.Release()
-					plan, err := x.Plan(exec.PlanOptions{Feeds: map[string]ir.Type{"x": ir.TensorOf(ir.F32, feeds["x"].Shape()...)}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					what := fmt.Sprintf("threads %d batch %d", threads, batch)
-					if plan.Peak != peak || plan.End != end {
-						t.Errorf("%s: planned peak %d end %d, measured %d %d", what, plan.Peak, plan.End, peak, end)
-					} else {
-						t.Logf("%s: peak %d bytes planned and measured", what, peak)
-					}
+					checkPlanExact(t, fmt.Sprintf("threads %d batch %d", threads, batch), x, a, feeds)
 					releaseAll(feeds)
 					x.Store().Release()
 				}
 			}
 		})
+	}
+}
+
+// checkPlanExact runs x, whose allocator is a, on feeds (an "x") and
+// fails unless x's plan for the feeds' types has the peak and the end
+// of allocated bytes the run had.
+func checkPlanExact(t *testing.T, what string, x *exec.Executable, a *memory.Allocator, feeds map[string]*tensor.Tensor) {
+	t.Helper()
+	a.ResetPeak()
+	out, err := x.Run(context.Background(), feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, end := a.Stats().Allocated.Peak, a.Stats().Allocated.Current
+	out.Release()
+	plan, err := x.Plan(exec.PlanOptions{Feeds: map[string]ir.Type{"x": ir.TensorOf(ir.F32, feeds["x"].Shape()...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Peak != peak || plan.End != end {
+		t.Errorf("%s: planned peak %d end %d, measured %d %d", what, plan.Peak, plan.End, peak, end)
+	} else {
+		t.Logf("%s: peak %d bytes planned and measured", what, peak)
 	}
 }
 

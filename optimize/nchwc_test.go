@@ -285,20 +285,7 @@ func TestNCHWcPlannerExact(t *testing.T) {
 				warm := run(t, x, feeds)
 				warm.Release()
 			}
-			a.ResetPeak()
-			out, err := x.Run(context.Background(), feeds)
-			if err != nil {
-				t.Fatal(err)
-			}
-			peak, end := a.Stats().Allocated.Peak, a.Stats().Allocated.Current
-			out.Release()
-			plan, err := x.Plan(exec.PlanOptions{Feeds: map[string]ir.Type{"x": ir.TensorOf(ir.F32, feeds["x"].Shape()...)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if plan.Peak != peak || plan.End != end {
-				t.Errorf("pack cache %d batch %d: planned peak %d end %d, measured %d %d", packCache, batch, plan.Peak, plan.End, peak, end)
-			}
+			checkPlanExact(t, fmt.Sprintf("pack cache %d batch %d", packCache, batch), x, a, feeds)
 			releaseAll(feeds)
 			x.ReleasePacked()
 			x.Store().Release()
