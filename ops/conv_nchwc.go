@@ -89,11 +89,7 @@ func convNCHWcParams(xs, ws []int, a nnConvAttrs) (kernels.Conv2DParams, bool) {
 }
 
 func bindConvNCHWc(op *ir.Op) (Compute, error) {
-	e, err := fusedDecode(op.Attrs)
-	if err != nil {
-		return Compute{}, err
-	}
-	a, err := nnConvDecode(op.Attrs)
+	e, a, err := convFusedDecode(op.Attrs)
 	if err != nil {
 		return Compute{}, err
 	}

@@ -289,12 +289,19 @@ func inferConvFused(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	return []ir.Type{ir.TensorOf(out[0].DType, dims...)}, nil
 }
 
-func bindConvFused(op *ir.Op) (Compute, error) {
-	e, err := fusedDecode(op.Attrs)
+// convFusedDecode decodes a fused convolution's epilogue and
+// convolution attributes (conv2d_fused's, conv2d_nchwc's).
+func convFusedDecode(attrs ir.Attrs) (fusedEpi, nnConvAttrs, error) {
+	e, err := fusedDecode(attrs)
 	if err != nil {
-		return Compute{}, err
+		return e, nnConvAttrs{}, err
 	}
-	a, err := nnConvDecode(op.Attrs)
+	a, err := nnConvDecode(attrs)
+	return e, a, err
+}
+
+func bindConvFused(op *ir.Op) (Compute, error) {
+	e, a, err := convFusedDecode(op.Attrs)
 	if err != nil {
 		return Compute{}, err
 	}

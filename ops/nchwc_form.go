@@ -140,11 +140,7 @@ func nchwcConv(op *ir.Op) (NCHWcForm, bool) {
 		!w.IsStatic() || w.Rank() != 4 {
 		return NCHWcForm{}, false
 	}
-	a, err := nnConvDecode(op.Attrs)
-	if err != nil {
-		return NCHWcForm{}, false
-	}
-	e, err := fusedDecode(op.Attrs)
+	e, a, err := convFusedDecode(op.Attrs)
 	if err != nil {
 		return NCHWcForm{}, false
 	}
