@@ -8,6 +8,14 @@ import (
 	"github.com/gopir/gopir/kernels"
 )
 
+// NCHWcBlock is the channel block of the blocked layout (NCHWcForm).
+const NCHWcBlock = kernels.NCHWcBlock
+
+// NCHWcVector reports whether the blocked convolution runs on vector
+// kernels on this machine and build; where it does not, the layout
+// computes the same values, only slower.
+func NCHWcVector() bool { return kernels.NCHWcVector() }
+
 // NCHWcForm is how an op computes its result on the blocked channel
 // layout (NCHWc): a float32 value N×C×H×W, C a multiple of
 // kernels.NCHWcBlock (16), held as N×(C/16)×H×W×16, each pixel's channels

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gopir/gopir/exec"
-	"github.com/gopir/gopir/kernels"
+	"github.com/gopir/gopir/ops"
 	"github.com/gopir/gopir/optimize"
 	"github.com/gopir/gopir/tensor"
 )
@@ -54,7 +54,7 @@ func TestModelsOptimized(t *testing.T) {
 					counts = append(counts, c.Rewrites)
 					want = append(want, mp.counts[slices.Index(optimize.PassNames(), c.Pass)])
 				}
-				if !kernels.NCHWcVector() && len(want) == len(mp.counts) {
+				if !ops.NCHWcVector() && len(want) == len(mp.counts) {
 					want[len(want)-1] = 0
 				}
 				if !slices.Equal(counts, want) {

@@ -5,14 +5,13 @@ import (
 	"slices"
 
 	"github.com/gopir/gopir/ir"
-	"github.com/gopir/gopir/kernels"
 	"github.com/gopir/gopir/ops"
 )
 
 // NCHWc puts the convolutions of p, and the values between them, in the
 // blocked channel layout (ops.NCHWcForm): each op of the top-level block
 // that has a blocked form (ops.Def.NCHWc) is replaced by that form when
-// it is a convolution kernels.ConvNCHWcCheck accepts (an anchor) or when
+// it is a convolution the blocked kernel accepts (kernels.ConvNCHWcCheck) (an anchor) or when
 // it reads a value the pass has made blocked; a blocked form whose
 // operand is still NCHW reads it through a reorder_nchwc (a convolution
 // whose input channels are not whole blocks reads it as it is), and every
@@ -26,7 +25,7 @@ import (
 // The reorders move elements; the blocked ops compute what the NCHW ops
 // do (conv2d_nchwc within float32 rounding: it sums in another order).
 // The pass does nothing where the blocked convolution has no vector
-// kernels (kernels.NCHWcVector): there the layout only costs. It returns
+// kernels (ops.NCHWcVector): there the layout only costs. It returns
 // the new program and how many ops it replaced.
 func NCHWc(p *ir.Program) (*ir.Program, int, error) {
 	q := clone(p)
@@ -41,7 +40,7 @@ func NCHWc(p *ir.Program) (*ir.Program, int, error) {
 }
 
 // nchwcOn reports whether NCHWc rewrites; tests force it.
-var nchwcOn = kernels.NCHWcVector
+var nchwcOn = ops.NCHWcVector
 
 // nchwcMinAnchors is the fewest convolutions a blocked part of a program
 // must hold (see NCHWc).
@@ -177,6 +176,6 @@ func firstPlainReader(body *ir.Block, v *ir.Value, forms map[*ir.Op]ops.NCHWcFor
 // nchwcBlocked is the blocked type of t, an f32 NCHW type whose channels
 // are whole blocks.
 func nchwcBlocked(t ir.Type) ir.Type {
-	const b = kernels.NCHWcBlock
+	const b = ops.NCHWcBlock
 	return ir.TensorOf(t.DType, t.Dims[0], t.Dims[1]/b, t.Dims[2], t.Dims[3], b)
 }

@@ -25,7 +25,7 @@ type Pass struct {
 // pools without indices before the fusion of a pool into the fused
 // convolution that feeds it; softmax's float32 form after them, as it
 // changes no pattern the others look for; the blocked layout last, on the
-// fused convolutions (it does nothing where kernels.NCHWcVector is false).
+// fused convolutions (it does nothing where ops.NCHWcVector is false).
 // nchwc is OptIn for now: with it resnet18ish is 8% slower at batch 1 on
 // one thread and 10% at batch 8 on two, faster elsewhere
 // (docs/benchmarks.md); OptIn: false makes it a default pass.
