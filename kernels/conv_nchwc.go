@@ -81,15 +81,18 @@ func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
 // O values, Residual32 is laid out like out. p must pass ConvNCHWcCheck.
 // It needs ConvNCHWcWorkspace(p, blockedIn, threads) elements of ws.
 func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) {
-	if convNCHWcVec(p, blockedIn, x, packed, out, threads) {
+	if convNCHWcVec(p, blockedIn, x, packed, out, ws, threads) {
 		return
 	}
 	convNCHWcRef(p, blockedIn, x, packed, out)
 }
 
 // ConvNCHWcWorkspace is the number of float32 elements of scratch
-// ConvNCHWc needs for p with the given thread count.
-func ConvNCHWcWorkspace(p Conv2DParams, blockedIn bool, threads int) int { return 0 }
+// ConvNCHWc needs for p with the given thread count: a zero-padded copy
+// of a single sample's input where its output plane is small (16 pixels
+// or fewer) and the vector kernels run, shared by the threads; none
+// otherwise. Given less, ConvNCHWc runs without the copy, slower.
+func ConvNCHWcWorkspace(p Conv2DParams, blockedIn bool, threads int) int { return nchwcPadLen(p) }
 
 // convNCHWcRef is ConvNCHWc one output element at a time, in float32,
 // each sum started at the bias and run over input channel blocks (single

@@ -12,9 +12,14 @@ func NCHWcVector() bool { return hasPerfAVX512 }
 
 // convNCHWcVec runs ConvNCHWc with the AVX-512 tiles of
 // conv_nchwc_amd64.s and reports whether it did (not without AVX-512).
-func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out []float32, threads int) bool {
+// Small planes run on a zero-padded copy of the input in ws where ws
+// holds it (nchwcPadLen elements), else on x in place.
+func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) bool {
 	if !hasPerfAVX512 {
 		return false
+	}
+	if n := nchwcPadLen(p); n > 0 && len(ws) >= n && len(x) >= p.N*p.C*p.H*p.W {
+		p, x = padNCHWc(p, blockedIn, x, ws[:n])
 	}
 	g := newNCHWcGeometry(p, blockedIn)
 	g.checkLens(&p.Epilogue, x, packed, out)

@@ -8,6 +8,8 @@ package kernels
 // leaves the program in NCHW.
 func NCHWcVector() bool { return false }
 
-func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out []float32, threads int) bool {
+func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) bool {
 	return false
 }
+
+func nchwcPadLen(p Conv2DParams) int { return 0 }

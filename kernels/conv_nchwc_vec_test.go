@@ -11,7 +11,9 @@ import (
 // tile width, borders on both sides, windows that miss the input, strides
 // 1 to 3, uneven groups of output blocks, NCHW inputs of odd depth,
 // pointwise planes cut into segments, and batches of short rows in tiles
-// down the samples (with tails, and in more than one item).
+// down the samples (with tails, and in more than one item); single
+// samples of small planes on their padded copy, blocked and NCHW, odd
+// and strided.
 var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 16, H: 5, W: 1, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 2, C: 32, H: 9, W: 23, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
@@ -30,10 +32,16 @@ var nchwcVecCases = []Conv2DParams{
 	{N: 2, C: 16, H: 2, W: 2, O: 32, KH: 1, KW: 1, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 3, C: 3, H: 7, W: 7, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 	{N: 17, C: 16, H: 2, W: 2, O: 32, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 3, H: 7, W: 7, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 1, C: 32, H: 3, W: 5, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 48, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 1, C: 16, H: 3, W: 3, O: 48, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 32, H: 1, W: 7, O: 16, KH: 1, KW: 3, SH: 1, SW: 1, PW: 1},
 }
 
 // TestConvNCHWcVecMatchesRef holds ConvNCHWc to convNCHWcRef bit for bit,
-// with every epilogue and on 1 to 3 threads.
+// with every epilogue and on 1 to 3 threads, with its workspace and
+// without (no padded copy).
 func TestConvNCHWcVecMatchesRef(t *testing.T) {
 	if !NCHWcVector() {
 		t.Skip("no vector kernels here")
@@ -66,11 +74,13 @@ func checkConvNCHWcVec(t *testing.T) {
 				want := make([]float32, p.N*p.O*oh*ow)
 				convNCHWcRef(q, blockedIn, x, packed, want)
 				for threads := 1; threads <= 3; threads++ {
-					out := randsF32(r, len(want))
-					ConvNCHWc(q, blockedIn, x, packed, out, nil, threads)
-					for j := range want {
-						if math.Float32bits(out[j]) != math.Float32bits(want[j]) {
-							t.Fatalf("threads %d: element %d: got %v, want %v", threads, j, out[j], want[j])
+					for _, ws := range [][]float32{nil, randsF32(r, ConvNCHWcWorkspace(q, blockedIn, threads))} {
+						out := randsF32(r, len(want))
+						ConvNCHWc(q, blockedIn, x, packed, out, ws, threads)
+						for j := range want {
+							if math.Float32bits(out[j]) != math.Float32bits(want[j]) {
+								t.Fatalf("threads %d, workspace %d: element %d: got %v, want %v", threads, len(ws), j, out[j], want[j])
+							}
 						}
 					}
 				}
@@ -80,32 +90,66 @@ func checkConvNCHWcVec(t *testing.T) {
 }
 
 // TestConvNCHWcAllocs checks that repeated calls, serial and parallel,
-// make no Go allocation, also after a call refused for short slices.
+// make no Go allocation, also after a call refused for short slices: on
+// a batch in place and on a single small plane through its padded copy.
 func TestConvNCHWcAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
-	p := Conv2DParams{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}
-	r := rand.New(rand.NewSource(3))
-	x := randsF32(r, p.N*p.C*p.H*p.W)
+	for _, p := range []Conv2DParams{
+		{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+	} {
+		r := rand.New(rand.NewSource(3))
+		x := randsF32(r, p.N*p.C*p.H*p.W)
+		packed := make([]float32, PackConvNCHWcLen(p))
+		PackConvNCHWc(p, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
+		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
+		ws := make([]float32, ConvNCHWcWorkspace(p, true, 2))
+		if NCHWcVector() {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("a short output did not panic")
+					}
+				}()
+				ConvNCHWc(p, true, x, packed, out[:len(out)-1], ws, 2)
+			}()
+		}
+		for _, th := range []int{1, 2} {
+			ConvNCHWc(p, true, x, packed, out, ws, th)
+			if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, true, x, packed, out, ws, th) }); a > 0.5 {
+				t.Errorf("N %d, threads %d: %.1f allocations per call, want 0", p.N, th, a)
+			}
+		}
+	}
+}
+
+// TestConvNCHWcPadSignedZero pins the one way the padded copy's sums may
+// differ from the reference's: a -0 bias over zero inputs, where the
+// padded taps' 0·w products can turn a -0 sum into +0. The values stay
+// equal; every other bit is held by TestConvNCHWcVecMatchesRef.
+func TestConvNCHWcPadSignedZero(t *testing.T) {
+	if !NCHWcVector() {
+		t.Skip("no vector kernels here")
+	}
+	p := Conv2DParams{N: 1, C: 16, H: 2, W: 2, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}
+	r := rand.New(rand.NewSource(4))
 	packed := make([]float32, PackConvNCHWcLen(p))
 	PackConvNCHWc(p, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
-	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-	p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
-	if NCHWcVector() {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("a short output did not panic")
-				}
-			}()
-			ConvNCHWc(p, true, x, packed, out[:len(out)-1], nil, 2)
-		}()
+	bias := make([]float32, p.O)
+	for i := range bias {
+		bias[i] = float32(math.Copysign(0, -1))
 	}
-	for _, th := range []int{1, 2} {
-		ConvNCHWc(p, true, x, packed, out, nil, th)
-		if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, true, x, packed, out, nil, th) }); a > 0.5 {
-			t.Errorf("threads %d: %.1f allocations per call, want 0", th, a)
+	p.Epilogue.Bias32 = bias
+	x := make([]float32, p.C*p.H*p.W)
+	want, out := make([]float32, p.O*p.H*p.W), make([]float32, p.O*p.H*p.W)
+	convNCHWcRef(p, true, x, packed, want)
+	ConvNCHWc(p, true, x, packed, out, make([]float32, ConvNCHWcWorkspace(p, true, 1)), 1)
+	for i := range want {
+		if out[i] != want[i] || out[i] != 0 {
+			t.Fatalf("element %d: got %v, want %v", i, out[i], want[i])
 		}
 	}
 }
