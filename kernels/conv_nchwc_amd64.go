@@ -21,7 +21,7 @@ func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, 
 	if n := nchwcPadLen(p); n > 0 && len(ws) >= n && len(x) >= p.N*p.C*p.H*p.W {
 		p, x = padNCHWc(p, blockedIn, x, ws[:n])
 	}
-	g := newNCHWcGeometry(p, blockedIn)
+	g := newNCHWcGeometry(p, blockedIn, threads)
 	g.checkLens(&p.Epilogue, x, packed, out)
 	j := getJob[convNCHWcJob]()
 	j.g, j.ep, j.x, j.packed, j.out = g, p.Epilogue, x, packed, out
@@ -50,10 +50,11 @@ func (j *convNCHWcJob) run(lo, hi int) {
 func (j *convNCHWcJob) item(i int) {
 	g := &j.g
 	o0, f, r0, r1, x0, x1 := g.item(i)
+	y0, y1 := g.partRows(i)
 	for c0 := 0; c0 < g.blocks; c0 += g.chunk {
 		c := chunk{c0, min(c0+g.chunk, g.blocks)}
 		if g.down {
-			for y := 0; y < g.oh; y++ {
+			for y := y0; y < y1; y++ {
 				for x := 0; x < g.ow; x++ {
 					j.column(r0/g.oh, r1/g.oh, o0, f, y, x, c)
 				}
@@ -74,6 +75,9 @@ func (j *convNCHWcJob) item(i int) {
 		return
 	}
 	for r := r0; r < r1; r++ {
+		if y := r % g.oh; y < y0 || y >= y1 {
+			continue
+		}
 		for o := o0; o < o0+f; o++ {
 			off := g.outAt(r/g.oh, o, r%g.oh, x0)
 			epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*NCHWcBlock], off)

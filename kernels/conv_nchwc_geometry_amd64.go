@@ -55,10 +55,17 @@ type nchwcGeometry struct {
 	blocks      int          // input blocks (channels of an NCHW input)
 	chunk       int          // input blocks per pass of the kernels
 	down        bool         // tiles run down the samples; bands hold whole samples
+	parts       int          // items per band down the samples, each some of the plane's rows
+	partLen     int          // output rows of each such item
 	pairs       bool         // tiles take two rows where their kernel rows agree
 }
 
-func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
+// newNCHWcGeometry lays out p for threads: in tiles down the samples,
+// with at least one item per thread, the planes' rows split where there
+// are fewer groups of output blocks × bands of samples (resnet18ish's l1
+// at batch 8: one group, one band, which left the second thread idle);
+// not further, as each part reads its group's weights again.
+func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry {
 	const b = NCHWcBlock
 	g := nchwcGeometry{p: p, lanes: 1, pixStride: 1}
 	if p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PH == 0 && p.PW == 0 {
@@ -72,7 +79,7 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 	g.oh, g.ow = g.p.OutH(), g.p.OutW()
 	g.ob = p.O / b
 	g.groups = (g.ob + 3) / 4
-	g.segLen = g.ow
+	g.segLen, g.partLen = g.ow, g.oh
 	if g.oh == 1 && g.ow > nchwcSegment {
 		g.segLen = nchwcSegment
 	}
@@ -82,7 +89,11 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 	if g.down = p.N > 1 && g.ow <= nchwcDownRow; g.down {
 		items := (p.N + nchwcDownSamples - 1) / nchwcDownSamples
 		g.band = (p.N + items - 1) / items * g.oh
+		if want := (threads + g.groups*items - 1) / (g.groups * items); want > 1 {
+			g.partLen = (g.oh + want - 1) / want
+		}
 	}
+	g.parts = (g.oh + g.partLen - 1) / max(g.partLen, 1)
 	g.pairs = g.ow <= nchwcShortRow
 	g.bands = (rows + g.band - 1) / g.band
 	g.blocks = p.C / g.lanes
@@ -102,17 +113,19 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool) nchwcGeometry {
 // weights. A band's rows run on from one sample into the next: on small
 // planes a band covers several samples, which share each chunk of
 // weights while it is in cache.
-func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs }
+func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs * g.parts }
 
 // itemCost is an item's multiply-adds, for nnForRanger.
 func (g *nchwcGeometry) itemCost() int {
-	return 4 * NCHWcBlock * g.band * g.segLen * g.p.C * g.p.KH * g.p.KW
+	return 4 * NCHWcBlock * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
 }
 
 // item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
 // samples' rows (row r is row r%OH of sample r/OH), pixels [x0, x1) of
-// each.
+// each; of those rows, down the samples, only rows partRows(i) of each
+// sample.
 func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
+	i /= g.parts
 	s := i % g.segs
 	i /= g.segs
 	r0 = i % g.bands * g.band
@@ -126,6 +139,13 @@ func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
 	}
 	x0 = s * g.segLen
 	return o0, f, r0, min(r0+g.band, g.p.N*g.oh), x0, min(x0+g.segLen, g.ow)
+}
+
+// partRows is the rows [y0, y1) of each sample that item i covers: all
+// but where tiles run down the samples.
+func (g *nchwcGeometry) partRows(i int) (y0, y1 int) {
+	y0 = i % g.parts * g.partLen
+	return y0, min(y0+g.partLen, g.oh)
 }
 
 // rowTaps is the kernel rows [kh0, kh1) output row y reads inside the
