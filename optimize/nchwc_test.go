@@ -103,7 +103,7 @@ func TestNCHWcModels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				blocked, res, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads}, optimize.PassNames()...)
+				blocked, res, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -198,7 +198,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 			cancel()
 		}
 	}
-	blocked, res, err := optimize.Compile(prog, store, exec.Options{Alloc: a, Threads: 2, MemoryLog: log, CheckLeaks: true}, optimize.PassNames()...)
+	blocked, res, err := optimize.Compile(prog, store, exec.Options{Alloc: a, Threads: 2, MemoryLog: log, CheckLeaks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 	blocked.Store().Release()
 	// Without the memory log and the leak check, which allocate, as
 	// bench's inference runs it.
-	bare, _, err := optimize.Compile(prog, store, exec.Options{Alloc: a, Threads: 2, PackCache: 64 << 20}, optimize.PassNames()...)
+	bare, _, err := optimize.Compile(prog, store, exec.Options{Alloc: a, Threads: 2, PackCache: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestNCHWcPlannerExact(t *testing.T) {
 		for _, batch := range []int{1, 2} {
 			a := memory.New(memory.Options{})
 			user := copyStore(t, m.store, a)
-			x, res, err := optimize.Compile(m.prog, user, exec.Options{Alloc: a, Threads: 2, PackCache: packCache}, optimize.PassNames()...)
+			x, res, err := optimize.Compile(m.prog, user, exec.Options{Alloc: a, Threads: 2, PackCache: packCache})
 			user.Release()
 			if err != nil {
 				t.Fatal(err)

@@ -14,9 +14,6 @@ type Pass struct {
 	// Run returns the rewritten program (p is not changed) and how many
 	// rewrites it made; params are the values it may read and add to.
 	Run func(p *ir.Program, params *Params) (*ir.Program, int, error)
-	// OptIn keeps the pass out of Inference's default list: it runs only
-	// when named.
-	OptIn bool
 }
 
 // Passes are the passes Inference runs, in order: identities first, so
@@ -26,9 +23,6 @@ type Pass struct {
 // convolution that feeds it; softmax's float32 form after them, as it
 // changes no pattern the others look for; the blocked layout last, on the
 // fused convolutions (it does nothing where ops.NCHWcVector is false).
-// nchwc is OptIn for now: with it resnet18ish is 8% slower at batch 1 on
-// one thread and 10% at batch 8 on two, faster elsewhere
-// (docs/benchmarks.md); OptIn: false makes it a default pass.
 var Passes = []Pass{
 	{Name: "identities", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{Name: "fold_batch_norm", Run: FoldBatchNorm},
@@ -37,7 +31,7 @@ var Passes = []Pass{
 	{Name: "drop_pool_indices", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
 	{Name: "fuse_pool", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
 	{Name: "softmax_f32", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
-	{Name: "nchwc", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return NCHWc(p) }, OptIn: true},
+	{Name: "nchwc", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return NCHWc(p) }},
 }
 
 // PassNames lists the passes' names, in order.
@@ -71,7 +65,7 @@ func (r *Result) Summary() string {
 }
 
 // Inference checks that p is an inference program (CheckInference), runs
-// the passes named by only (all but the OptIn ones when only is empty) in the order
+// the passes named by only (all of them when only is empty) in the order
 // of Passes, verifies the result and drops from params the parameters it
 // no longer reads. p is not changed.
 func Inference(p *ir.Program, params *Params, only ...string) (*Result, error) {
@@ -85,7 +79,7 @@ func Inference(p *ir.Program, params *Params, only ...string) (*Result, error) {
 	}
 	res := &Result{Program: p}
 	for _, pass := range Passes {
-		if len(only) > 0 && !contains(only, pass.Name) || len(only) == 0 && pass.OptIn {
+		if len(only) > 0 && !contains(only, pass.Name) {
 			continue
 		}
 		q, n, err := pass.Run(res.Program, params)

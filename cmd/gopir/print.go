@@ -37,8 +37,7 @@ noted with what it recomputes. With --deploy it prints the forward
 program's inference form, for models that have one (ppyoloe_s: every
 RepVGG block and batch norm folded into a convolution). With --optimize it
 prints the program gopir run --optimize runs: rewritten for inference by
-the passes (the default ones, or those --passes names: the blocked
-layout's nchwc runs only when named), after a comment line saying what
+the passes (all, or those --passes names), after a comment line saying what
 each pass did; folding needs parameter values, which MODEL.onnx and DIR
 carry.`,
 		Args: cobra.MaximumNArgs(1),
