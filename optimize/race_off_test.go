@@ -1,0 +1,5 @@
+//go:build !race
+
+package optimize_test
+
+const raceEnabled = false
