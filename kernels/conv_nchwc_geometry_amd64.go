@@ -61,9 +61,11 @@ type nchwcGeometry struct {
 }
 
 // newNCHWcGeometry lays out p for threads: in tiles down the samples,
-// with at least one item per thread, the planes' rows split where there
-// are fewer groups of output blocks × bands of samples (resnet18ish's l1
-// at batch 8: one group, one band, which left the second thread idle);
+// the planes' rows split into as few parts as make groups of output
+// blocks × bands of samples × parts a multiple of the threads, so that
+// each thread gets as many items (resnet18ish's l1 at batch 8: one group,
+// one band, which left the second thread idle; ppyoloe_s's 192-channel
+// convolutions: three groups, which left it a third idle on two threads);
 // not further, as each part reads its group's weights again.
 func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry {
 	const b = NCHWcBlock
@@ -89,7 +91,7 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry
 	if g.down = p.N > 1 && g.ow <= nchwcDownRow; g.down {
 		items := (p.N + nchwcDownSamples - 1) / nchwcDownSamples
 		g.band = (p.N + items - 1) / items * g.oh
-		if want := (threads + g.groups*items - 1) / (g.groups * items); want > 1 {
+		if want := threads / max(1, gcd(g.groups*items, threads)); want > 1 {
 			g.partLen = (g.oh + want - 1) / want
 		}
 	}
@@ -106,6 +108,14 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry
 	passes := (g.blocks + most - 1) / most
 	g.chunk = (g.blocks + passes - 1) / passes
 	return g
+}
+
+// gcd is a and b's greatest common divisor (a when b is 0).
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // items is how many items the parallel loop runs: groups × bands of rows

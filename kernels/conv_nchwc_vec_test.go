@@ -12,7 +12,8 @@ import (
 // 1 to 3, uneven groups of output blocks, NCHW inputs of odd depth,
 // pointwise planes cut into segments, and batches of short rows in tiles
 // down the samples (with tails, in more than one item, and with planes
-// split into parts of rows, the last short); single
+// split into parts of rows, the last short, also for three groups on
+// two threads); single
 // samples of small planes on their padded copy, blocked and NCHW, odd
 // and strided.
 var nchwcVecCases = []Conv2DParams{
@@ -34,6 +35,7 @@ var nchwcVecCases = []Conv2DParams{
 	{N: 3, C: 3, H: 7, W: 7, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 	{N: 17, C: 16, H: 2, W: 2, O: 32, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 2, C: 16, H: 7, W: 5, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 4, C: 16, H: 5, W: 6, O: 160, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 1, C: 3, H: 7, W: 7, O: 16, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 	{N: 1, C: 32, H: 3, W: 5, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 1, C: 48, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
