@@ -5,30 +5,38 @@ import (
 	"math"
 )
 
-// NCHWcBlock is the channel block of the blocked activation layout
-// (NCHWc): a tensor of N×C×H×W float32 values is held as
-// N×(C/NCHWcBlock)×H×W×NCHWcBlock, each pixel's channels of one block
-// side by side, one AVX-512 vector. A convolution on that layout keeps a
-// tile of output pixels × blocks of output channels in registers and adds
-// one broadcast input value times one vector of weights per multiply-add,
-// reading its input in place whatever the stride, with no im2col.
-const NCHWcBlock = 16
+// The blocked activation layout (NCHWc) with channel block b holds a
+// tensor of N×C×H×W float32 values as N×(C/b)×H×W×b, each pixel's
+// channels of one block side by side: one vector register, 16 lanes with
+// AVX-512, 8 with AVX2. A convolution on that layout keeps a tile of
+// output pixels × blocks of output channels in registers and adds one
+// broadcast input value times one vector of weights per multiply-add,
+// reading its input in place whatever the stride, with no im2col. Every
+// function on the layout takes b; NCHWcBlock says which b this machine's
+// vector kernels run, and any b that NCHWcBlockOK accepts gives the same
+// values through plain Go loops.
 
-// ConvNCHWcCheck reports why p cannot run as ConvNCHWc: the blocked
-// convolution takes float32 groups of 1, unit dilations, output channels
-// in whole blocks and, for a blocked input (blockedIn), input channels in
-// whole blocks too. A plain NCHW input (the first layer of a network, 3
-// channels) may have any depth.
-func ConvNCHWcCheck(p Conv2DParams, blockedIn bool) error {
+// NCHWcBlockOK reports whether b is a channel block the layout takes: 8
+// or 16.
+func NCHWcBlockOK(b int) bool { return b == 8 || b == 16 }
+
+// ConvNCHWcCheck reports why p cannot run as ConvNCHWc with block b: the
+// blocked convolution takes float32 groups of 1, unit dilations, output
+// channels in whole blocks and, for a blocked input (blockedIn), input
+// channels in whole blocks too. A plain NCHW input (the first layer of a
+// network, 3 channels) may have any depth.
+func ConvNCHWcCheck(p Conv2DParams, b int, blockedIn bool) error {
 	switch {
+	case !NCHWcBlockOK(b):
+		return fmt.Errorf("channel block %d: the blocked layout takes 8 or 16", b)
 	case p.Groups != 1:
 		return fmt.Errorf("groups %d: the blocked convolution takes groups 1", p.Groups)
 	case p.DH != 1 || p.DW != 1:
 		return fmt.Errorf("dilations [%d,%d]: the blocked convolution takes dilations 1", p.DH, p.DW)
-	case p.O%NCHWcBlock != 0:
-		return fmt.Errorf("%d output channels: the blocked convolution takes a multiple of %d", p.O, NCHWcBlock)
-	case blockedIn && p.C%NCHWcBlock != 0:
-		return fmt.Errorf("%d input channels: a blocked input holds a multiple of %d", p.C, NCHWcBlock)
+	case p.O%b != 0:
+		return fmt.Errorf("%d output channels: the blocked convolution takes a multiple of %d", p.O, b)
+	case blockedIn && p.C%b != 0:
+		return fmt.Errorf("%d input channels: a blocked input holds a multiple of %d", p.C, b)
 	case p.Pool2:
 		return fmt.Errorf("the blocked convolution has no fused pool")
 	}
@@ -40,12 +48,11 @@ func ConvNCHWcCheck(p Conv2DParams, blockedIn bool) error {
 func PackConvNCHWcLen(p Conv2DParams) int { return p.O * p.C * p.KH * p.KW }
 
 // PackConvNCHWc reorders w (O×C×KH×KW, OIHW) into dst, the layout
-// ConvNCHWc reads: for a blocked input
-// [O/16][C/16][KH][KW][16 input channels][16 output channels], for an
-// NCHW input [O/16][C][KH][KW][16 output channels]. Each innermost run is
-// the vector of weights one broadcast input value multiplies.
-func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
-	const b = NCHWcBlock
+// ConvNCHWc reads with block b: for a blocked input
+// [O/b][C/b][KH][KW][b input channels][b output channels], for an NCHW
+// input [O/b][C][KH][KW][b output channels]. Each innermost run is the
+// vector of weights one broadcast input value multiplies.
+func PackConvNCHWc(p Conv2DParams, b int, blockedIn bool, w, dst []float32) {
 	kk := p.KH * p.KW
 	w, dst = w[:p.O*p.C*kk], dst[:p.O*p.C*kk]
 	i := 0
@@ -74,33 +81,35 @@ func PackConvNCHWc(p Conv2DParams, blockedIn bool, w, dst []float32) {
 	}
 }
 
-// ConvNCHWc is the convolution p of x into out in the blocked layout: x is
-// N×(C/16)×H×W×16 when blockedIn, else N×C×H×W; out is
-// N×(O/16)×OH×OW×16; packed is w as PackConvNCHWc writes it. p.Epilogue
+// ConvNCHWc is the convolution p of x into out in the blocked layout with
+// block b: x is N×(C/b)×H×W×b when blockedIn, else N×C×H×W; out is
+// N×(O/b)×OH×OW×b; packed is w as PackConvNCHWc writes it. p.Epilogue
 // is applied to every output element once its sum is complete: Bias32 has
-// O values, Residual32 is laid out like out. p must pass ConvNCHWcCheck.
-// It needs ConvNCHWcWorkspace(p, blockedIn, threads) elements of ws.
-func ConvNCHWc(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) {
-	if convNCHWcVec(p, blockedIn, x, packed, out, ws, threads) {
+// O values, Residual32 is laid out like out. p and b must pass
+// ConvNCHWcCheck. It needs ConvNCHWcWorkspace(p, b, blockedIn, threads)
+// elements of ws.
+func ConvNCHWc(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []float32, threads int) {
+	if convNCHWcVec(p, b, blockedIn, x, packed, out, ws, threads) {
 		return
 	}
-	convNCHWcRef(p, blockedIn, x, packed, out)
+	convNCHWcRef(p, b, blockedIn, x, packed, out)
 }
 
 // ConvNCHWcWorkspace is the number of float32 elements of scratch
-// ConvNCHWc needs for p with the given thread count: a zero-padded copy
-// of a single sample's input where its output plane is small (16 pixels
-// or fewer) and the vector kernels run, shared by the threads; none
-// otherwise. Given less, ConvNCHWc runs without the copy, slower.
-func ConvNCHWcWorkspace(p Conv2DParams, blockedIn bool, threads int) int { return nchwcPadLen(p) }
+// ConvNCHWc needs for p and b with the given thread count: a zero-padded
+// copy of a single sample's input where its output plane is small (16
+// pixels or fewer) and the vector kernels run, shared by the threads;
+// none otherwise. Given less, ConvNCHWc runs without the copy, slower.
+func ConvNCHWcWorkspace(p Conv2DParams, b int, blockedIn bool, threads int) int {
+	return nchwcPadLen(p, b)
+}
 
 // convNCHWcRef is ConvNCHWc one output element at a time, in float32,
 // each sum started at the bias and run over input channel blocks (single
 // channels of an NCHW input), then kernel rows, then columns, then the
 // block's channels, as the vector kernels sum (they fuse each multiply
 // and add); the reference the tests hold the fast paths to.
-func convNCHWcRef(p Conv2DParams, blockedIn bool, x, packed, out []float32) {
-	const b = NCHWcBlock
+func convNCHWcRef(p Conv2DParams, b int, blockedIn bool, x, packed, out []float32) {
 	oh, ow := p.OutH(), p.OutW()
 	ob := p.O / b
 	kk := p.KH * p.KW

@@ -4,21 +4,32 @@ package kernels
 
 //go:generate sh -c "cd internal/avo && go run ./nchwcgen -out ../../conv_nchwc_amd64.s -stubs ../../conv_nchwc_stub_amd64.go -table ../../conv_nchwc_table_amd64.go -pkg kernels"
 
-// NCHWcVector reports whether this build and machine run ConvNCHWc with
-// vector kernels; where it does not, the blocked layout still gives the
-// same results through plain Go loops, only slower, and a layout pass
-// leaves the program in NCHW.
-func NCHWcVector() bool { return hasPerfAVX512 }
+// NCHWcBlock is the channel block this build and machine run the blocked
+// layout's vector kernels with: 16 with AVX-512, 0 where there are none.
+// Where it is 0 the blocked layout still gives the same results through
+// plain Go loops, only slower, and a layout pass leaves the program in
+// NCHW.
+func NCHWcBlock() int {
+	if hasPerfAVX512 {
+		return zmmBlock
+	}
+	return 0
+}
+
+// zmmBlock is the channel block of the AVX-512 kernels: one zmm register
+// of float32.
+const zmmBlock = 16
 
 // convNCHWcVec runs ConvNCHWc with the AVX-512 tiles of
-// conv_nchwc_amd64.s and reports whether it did (not without AVX-512).
-// Small planes run on a zero-padded copy of the input in ws where ws
-// holds it (nchwcPadLen elements), else on x in place.
-func convNCHWcVec(p Conv2DParams, blockedIn bool, x, packed, out, ws []float32, threads int) bool {
-	if !hasPerfAVX512 {
+// conv_nchwc_amd64.s and reports whether it did (not without AVX-512, nor
+// for another block than theirs). Small planes run on a zero-padded copy
+// of the input in ws where ws holds it (nchwcPadLen elements), else on x
+// in place.
+func convNCHWcVec(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []float32, threads int) bool {
+	if !hasPerfAVX512 || b != zmmBlock {
 		return false
 	}
-	if n := nchwcPadLen(p); n > 0 && len(ws) >= n && len(x) >= p.N*p.C*p.H*p.W {
+	if n := nchwcPadLen(p, b); n > 0 && len(ws) >= n && len(x) >= p.N*p.C*p.H*p.W {
 		p, x = padNCHWc(p, blockedIn, x, ws[:n])
 	}
 	g := newNCHWcGeometry(p, blockedIn, threads)
@@ -80,7 +91,7 @@ func (j *convNCHWcJob) item(i int) {
 		}
 		for o := o0; o < o0+f; o++ {
 			off := g.outAt(r/g.oh, o, r%g.oh, x0)
-			epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*NCHWcBlock], off)
+			epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*zmmBlock], off)
 		}
 	}
 }
@@ -174,18 +185,18 @@ func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chun
 	if px.two {
 		rows = 2
 		a[nchwcArgInRowStep] = g.p.SH * g.p.W * g.pixStride * 4
-		a[nchwcArgOutRowStep] = g.ow * NCHWcBlock * 4
+		a[nchwcArgOutRowStep] = g.ow * zmmBlock * 4
 	}
 	a[nchwcArgBlocks] = c.hi - c.lo
 	if c.lo > 0 {
 		a[nchwcArgResume] = 1
 	}
 	in := &j.x[g.inAt(px.n, px.y, px.x, kh0, kw0)+c.lo*g.blockStride]
-	w := &j.packed[g.wAt(o0, kh0, kw0)+c.lo*g.p.KH*g.p.KW*g.lanes*NCHWcBlock]
+	w := &j.packed[g.wAt(o0, kh0, kw0)+c.lo*g.p.KH*g.p.KW*g.lanes*zmmBlock]
 	out := &j.out[g.outAt(px.n, o0, px.y, px.x)]
 	var bias *float32
 	if j.ep.Bias32 != nil {
-		bias = &j.ep.Bias32[o0*NCHWcBlock]
+		bias = &j.ep.Bias32[o0*zmmBlock]
 	}
 	convNCHWcTile(g.lanes == 1, f, px.count*rows, rows, in, w, out, bias, &a)
 }
@@ -193,7 +204,7 @@ func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chun
 // fill writes px, whose kernel windows miss the input: the bias alone, or
 // zeros.
 func (j *convNCHWcJob) fill(o0, f int, px pixels) {
-	const b = NCHWcBlock
+	const b = zmmBlock
 	last := px.y
 	if px.two {
 		last++
@@ -218,7 +229,7 @@ func (j *convNCHWcJob) fill(o0, f int, px pixels) {
 func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int, down bool) {
 	const f32 = 4
 	col, row := g.pixStride*f32, g.p.W*g.pixStride*f32
-	wCol, wRow := g.lanes*NCHWcBlock*f32, g.p.KW*g.lanes*NCHWcBlock*f32
+	wCol, wRow := g.lanes*zmmBlock*f32, g.p.KW*g.lanes*zmmBlock*f32
 	a[nchwcArgRows] = rows
 	a[nchwcArgCols] = cols
 	a[nchwcArgPixStep] = g.p.SW * col
@@ -228,8 +239,8 @@ func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int, down bool) {
 	a[nchwcArgWRowAdj] = wRow - cols*wCol
 	a[nchwcArgWBlockAdj] = g.p.KH*wRow - rows*wRow
 	a[nchwcArgWFilter] = g.filterLen * f32
-	a[nchwcArgOutFilter] = g.oh * g.ow * NCHWcBlock * f32
-	a[nchwcArgOutPixStep] = NCHWcBlock * f32
+	a[nchwcArgOutFilter] = g.oh * g.ow * zmmBlock * f32
+	a[nchwcArgOutPixStep] = zmmBlock * f32
 	if down {
 		a[nchwcArgPixStep] = g.p.C * g.p.H * g.p.W * f32
 		a[nchwcArgOutPixStep] = g.ob * a[nchwcArgOutFilter]

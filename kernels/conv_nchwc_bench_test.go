@@ -13,7 +13,7 @@ import (
 // resnet18ish (convBenchLayers' r18 layers; bias and ReLU).
 func nchwcBenchLayers() (names []string, ps []Conv2DParams) {
 	for _, l := range ppyoloeDeployConvs {
-		if l.p.O%NCHWcBlock == 0 && (l.p.C%NCHWcBlock == 0 || l.p.C == 3) {
+		if b := nchwcBenchBlock(); l.p.O%b == 0 && (l.p.C%b == 0 || l.p.C == 3) {
 			names, ps = append(names, "det_"+l.name), append(ps, l.p)
 		}
 	}
@@ -33,19 +33,20 @@ func nchwcBenchLayers() (names []string, ps []Conv2DParams) {
 // 'ConvNCHWc/b=<N>/<layer>/<nchw|nchwc>'.
 func BenchmarkConvNCHWc(b *testing.B) {
 	names, ps := nchwcBenchLayers()
+	blk := nchwcBenchBlock()
 	for _, n := range []int{1, 8} {
 		for i, l := range ps {
 			p, x, w, out := convDeployLayer(l, n)
 			if strings.HasPrefix(names[i], "r18") {
 				p.Epilogue.Act = ActRelu
 			}
-			blockedIn := p.C%NCHWcBlock == 0
+			blockedIn := p.C%blk == 0
 			xc := x
 			if blockedIn {
-				xc = toNCHWc(x, p.N, p.C, p.H*p.W)
+				xc = toNCHWc(x, p.N, p.C, p.H*p.W, blk)
 			}
 			packed := make([]float32, PackConvNCHWcLen(p))
-			PackConvNCHWc(p, blockedIn, w, packed)
+			PackConvNCHWc(p, blk, blockedIn, w, packed)
 			flops := 2 * float64(p.N*p.O*p.OutH()*p.OutW()*p.C*p.KH*p.KW)
 			threads := runtime.GOMAXPROCS(0)
 			b.Run(fmt.Sprintf("b=%d/%s/nchw", n, names[i]), func(b *testing.B) {
@@ -54,10 +55,19 @@ func BenchmarkConvNCHWc(b *testing.B) {
 				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
 			})
 			b.Run(fmt.Sprintf("b=%d/%s/nchwc", n, names[i]), func(b *testing.B) {
-				ws := make([]float32, ConvNCHWcWorkspace(p, blockedIn, threads))
-				ns := perfLoopCPU(b, func() { ConvNCHWc(p, blockedIn, xc, packed, out, ws, threads) })
+				ws := make([]float32, ConvNCHWcWorkspace(p, blk, blockedIn, threads))
+				ns := perfLoopCPU(b, func() { ConvNCHWc(p, blk, blockedIn, xc, packed, out, ws, threads) })
 				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
 			})
 		}
 	}
+}
+
+// nchwcBenchBlock is the channel block the benchmarks run the blocked
+// layout with: this machine's, or 16 where it has no vector kernels.
+func nchwcBenchBlock() int {
+	if b := NCHWcBlock(); b != 0 {
+		return b
+	}
+	return 16
 }

@@ -68,7 +68,7 @@ type nchwcGeometry struct {
 // convolutions: three groups, which left it a third idle on two threads);
 // not further, as each part reads its group's weights again.
 func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry {
-	const b = NCHWcBlock
+	const b = zmmBlock
 	g := nchwcGeometry{p: p, lanes: 1, pixStride: 1}
 	if p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PH == 0 && p.PW == 0 {
 		g.p.W, g.p.H = p.H*p.W, 1
@@ -127,7 +127,7 @@ func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs * g.par
 
 // itemCost is an item's multiply-adds, for nnForRanger.
 func (g *nchwcGeometry) itemCost() int {
-	return 4 * NCHWcBlock * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
+	return 4 * zmmBlock * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
 }
 
 // item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
@@ -202,13 +202,13 @@ func (g *nchwcGeometry) inAt(n, y, x, kh, kw int) int {
 // wAt is the element of the packed weights of output block o at kernel
 // tap (kh, kw), input channel 0.
 func (g *nchwcGeometry) wAt(o, kh, kw int) int {
-	return o*g.filterLen + (kh*g.p.KW+kw)*g.lanes*NCHWcBlock
+	return o*g.filterLen + (kh*g.p.KW+kw)*g.lanes*zmmBlock
 }
 
 // outAt is the element of the output of sample n, block o at pixel x of
 // row y.
 func (g *nchwcGeometry) outAt(n, o, y, x int) int {
-	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * NCHWcBlock
+	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * zmmBlock
 }
 
 // checkLens panics unless the slices hold what the kernels will read and

@@ -16,8 +16,8 @@ const nchwcPadPixels = 16
 // takes: none where p has no padding, a large plane, or a batch (whose
 // small planes run in tiles down the samples, which share the weights
 // already and would only add the zeros' multiply-adds).
-func nchwcPadLen(p Conv2DParams) int {
-	if !hasPerfAVX512 || p.N != 1 || p.PH == 0 && p.PW == 0 || p.OutH()*p.OutW() > nchwcPadPixels {
+func nchwcPadLen(p Conv2DParams, b int) int {
+	if !hasPerfAVX512 || b != zmmBlock || p.N != 1 || p.PH == 0 && p.PW == 0 || p.OutH()*p.OutW() > nchwcPadPixels {
 		return 0
 	}
 	return p.C * (p.H + 2*p.PH) * (p.W + 2*p.PW)
@@ -32,7 +32,7 @@ func nchwcPadLen(p Conv2DParams) int {
 func padNCHWc(p Conv2DParams, blockedIn bool, x, ws []float32) (Conv2DParams, []float32) {
 	lanes := 1
 	if blockedIn {
-		lanes = NCHWcBlock
+		lanes = zmmBlock
 	}
 	q := p
 	q.H, q.W, q.PH, q.PW = p.H+2*p.PH, p.W+2*p.PW, 0, 0

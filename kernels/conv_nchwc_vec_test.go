@@ -47,24 +47,26 @@ var nchwcVecCases = []Conv2DParams{
 // with every epilogue and on 1 to 3 threads, with its workspace and
 // without (no padded copy).
 func TestConvNCHWcVecMatchesRef(t *testing.T) {
-	if !NCHWcVector() {
+	if NCHWcBlock() == 0 {
 		t.Skip("no vector kernels here")
 	}
 	checkConvNCHWcVec(t)
 }
 
 // checkConvNCHWcVec runs nchwcVecCases through ConvNCHWc and
-// convNCHWcRef and fails t where a bit differs.
+// convNCHWcRef with this machine's block and fails t where a bit
+// differs.
 func checkConvNCHWcVec(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
+	b := NCHWcBlock()
 	for i, p := range nchwcVecCases {
 		p.DH, p.DW, p.Groups = 1, 1, 1
-		blockedIn := p.C%NCHWcBlock == 0
+		blockedIn := p.C%b == 0
 		oh, ow := p.OutH(), p.OutW()
 		x := randsF32(r, p.N*p.C*p.H*p.W)
 		w := randsF32(r, p.O*p.C*p.KH*p.KW)
 		packed := make([]float32, PackConvNCHWcLen(p))
-		PackConvNCHWc(p, blockedIn, w, packed)
+		PackConvNCHWc(p, b, blockedIn, w, packed)
 		for _, ep := range []Epilogue{
 			{},
 			{Bias32: randsF32(r, p.O)},
@@ -76,11 +78,11 @@ func checkConvNCHWcVec(t *testing.T) {
 			name := fmt.Sprintf("%d/bias%v_res%v_act%d", i, ep.Bias32 != nil, ep.Residual32 != nil, ep.Act)
 			t.Run(name, func(t *testing.T) {
 				want := make([]float32, p.N*p.O*oh*ow)
-				convNCHWcRef(q, blockedIn, x, packed, want)
+				convNCHWcRef(q, b, blockedIn, x, packed, want)
 				for threads := 1; threads <= 3; threads++ {
-					for _, ws := range [][]float32{nil, randsF32(r, ConvNCHWcWorkspace(q, blockedIn, threads))} {
+					for _, ws := range [][]float32{nil, randsF32(r, ConvNCHWcWorkspace(q, b, blockedIn, threads))} {
 						out := randsF32(r, len(want))
-						ConvNCHWc(q, blockedIn, x, packed, out, ws, threads)
+						ConvNCHWc(q, b, blockedIn, x, packed, out, ws, threads)
 						for j := range want {
 							if math.Float32bits(out[j]) != math.Float32bits(want[j]) {
 								t.Fatalf("threads %d, workspace %d: element %d: got %v, want %v", threads, len(ws), j, out[j], want[j])
@@ -100,6 +102,7 @@ func TestConvNCHWcAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
+	b := max(NCHWcBlock(), 16) // the Go loops' block where there are no vector kernels
 	for _, p := range []Conv2DParams{
 		{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
@@ -107,23 +110,23 @@ func TestConvNCHWcAllocs(t *testing.T) {
 		r := rand.New(rand.NewSource(3))
 		x := randsF32(r, p.N*p.C*p.H*p.W)
 		packed := make([]float32, PackConvNCHWcLen(p))
-		PackConvNCHWc(p, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
+		PackConvNCHWc(p, b, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
 		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
 		p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
-		ws := make([]float32, ConvNCHWcWorkspace(p, true, 2))
-		if NCHWcVector() {
+		ws := make([]float32, ConvNCHWcWorkspace(p, b, true, 2))
+		if NCHWcBlock() != 0 {
 			func() {
 				defer func() {
 					if recover() == nil {
 						t.Error("a short output did not panic")
 					}
 				}()
-				ConvNCHWc(p, true, x, packed, out[:len(out)-1], ws, 2)
+				ConvNCHWc(p, b, true, x, packed, out[:len(out)-1], ws, 2)
 			}()
 		}
 		for _, th := range []int{1, 2} {
-			ConvNCHWc(p, true, x, packed, out, ws, th)
-			if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, true, x, packed, out, ws, th) }); a > 0.5 {
+			ConvNCHWc(p, b, true, x, packed, out, ws, th)
+			if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, b, true, x, packed, out, ws, th) }); a > 0.5 {
 				t.Errorf("N %d, threads %d: %.1f allocations per call, want 0", p.N, th, a)
 			}
 		}
@@ -135,13 +138,14 @@ func TestConvNCHWcAllocs(t *testing.T) {
 // padded taps' 0·w products can turn a -0 sum into +0. The values stay
 // equal; every other bit is held by TestConvNCHWcVecMatchesRef.
 func TestConvNCHWcPadSignedZero(t *testing.T) {
-	if !NCHWcVector() {
+	b := NCHWcBlock()
+	if b == 0 {
 		t.Skip("no vector kernels here")
 	}
 	p := Conv2DParams{N: 1, C: 16, H: 2, W: 2, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1}
 	r := rand.New(rand.NewSource(4))
 	packed := make([]float32, PackConvNCHWcLen(p))
-	PackConvNCHWc(p, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
+	PackConvNCHWc(p, b, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
 	bias := make([]float32, p.O)
 	for i := range bias {
 		bias[i] = float32(math.Copysign(0, -1))
@@ -149,8 +153,8 @@ func TestConvNCHWcPadSignedZero(t *testing.T) {
 	p.Epilogue.Bias32 = bias
 	x := make([]float32, p.C*p.H*p.W)
 	want, out := make([]float32, p.O*p.H*p.W), make([]float32, p.O*p.H*p.W)
-	convNCHWcRef(p, true, x, packed, want)
-	ConvNCHWc(p, true, x, packed, out, make([]float32, ConvNCHWcWorkspace(p, true, 1)), 1)
+	convNCHWcRef(p, b, true, x, packed, want)
+	ConvNCHWc(p, b, true, x, packed, out, make([]float32, ConvNCHWcWorkspace(p, b, true, 1)), 1)
 	for i := range want {
 		if out[i] != want[i] || out[i] != 0 {
 			t.Fatalf("element %d: got %v, want %v", i, out[i], want[i])

@@ -5,19 +5,20 @@ import "math"
 // The ops around a blocked convolution (conv_nchwc.go) on the same
 // layout: the reorders at the edges of a blocked part of a program, and
 // the pooling and resizing that sit between its convolutions. Each takes
-// tensors N×(C/16)×H×W×16 (C a multiple of NCHWcBlock) and gives, element
-// for element, what its NCHW counterpart gives.
+// tensors N×(C/b)×H×W×b (C a multiple of the block b, which
+// NCHWcBlockOK accepts) and gives, element for element, what its NCHW
+// counterpart gives.
 
 // ReorderToNCHWc writes x (N×C×H×W, hw = H·W) into y in the blocked
-// layout, N×(C/16)×H×W×16. c must be a multiple of NCHWcBlock.
-func ReorderToNCHWc(x, y []float32, n, c, hw, threads int) {
-	reorderNCHWc(x, y, n, c, hw, threads, true)
+// layout with block b, N×(C/b)×H×W×b. c must be a multiple of b.
+func ReorderToNCHWc(x, y []float32, n, c, hw, b, threads int) {
+	reorderNCHWc(x, y, n, c, hw, b, threads, true)
 }
 
 // ReorderFromNCHWc is ReorderToNCHWc's inverse: x in the blocked layout
-// into y, N×C×H×W.
-func ReorderFromNCHWc(x, y []float32, n, c, hw, threads int) {
-	reorderNCHWc(x, y, n, c, hw, threads, false)
+// with block b into y, N×C×H×W.
+func ReorderFromNCHWc(x, y []float32, n, c, hw, b, threads int) {
+	reorderNCHWc(x, y, n, c, hw, b, threads, false)
 }
 
 // reorderSpan is the pixels of one block a reorder's unit of work moves:
@@ -25,37 +26,36 @@ func ReorderFromNCHWc(x, y []float32, n, c, hw, threads int) {
 const reorderSpan = 1024
 
 // reorderNCHWc runs either reorder (to: into the blocked layout) over
-// units of one block of 16 channels and up to reorderSpan pixels.
-func reorderNCHWc(x, y []float32, n, c, hw, threads int, to bool) {
-	blocks, spans := n*c/NCHWcBlock, (hw+reorderSpan-1)/reorderSpan
+// units of one block of b channels and up to reorderSpan pixels.
+func reorderNCHWc(x, y []float32, n, c, hw, b, threads int, to bool) {
+	blocks, spans := n*c/b, (hw+reorderSpan-1)/reorderSpan
 	if blocks == 0 || hw == 0 {
 		return
 	}
-	x, y = x[:blocks*NCHWcBlock*hw], y[:blocks*NCHWcBlock*hw]
-	cost := min(hw, reorderSpan) * NCHWcBlock
+	x, y = x[:blocks*b*hw], y[:blocks*b*hw]
+	cost := min(hw, reorderSpan) * b
 	if nnSerial(threads, blocks*spans, cost) {
-		reorderNCHWcUnits(x, y, hw, to, 0, blocks*spans)
+		reorderNCHWcUnits(x, y, hw, b, to, 0, blocks*spans)
 		return
 	}
 	j := getJob[reorderNCHWcJob]()
-	j.x, j.y, j.hw, j.to = x, y, hw, to
+	j.x, j.y, j.hw, j.b, j.to = x, y, hw, b, to
 	nnForRanger(threads, blocks*spans, cost, j)
 	putJob(j)
 }
 
 // reorderNCHWcJob is reorderNCHWc's parallel loop.
 type reorderNCHWcJob struct {
-	x, y []float32
-	hw   int
-	to   bool
+	x, y  []float32
+	hw, b int
+	to    bool
 }
 
-func (j *reorderNCHWcJob) run(lo, hi int) { reorderNCHWcUnits(j.x, j.y, j.hw, j.to, lo, hi) }
+func (j *reorderNCHWcJob) run(lo, hi int) { reorderNCHWcUnits(j.x, j.y, j.hw, j.b, j.to, lo, hi) }
 
-// reorderNCHWcUnits moves the units [lo, hi): by 16×16 transposes where
+// reorderNCHWcUnits moves the units [lo, hi): by b×b transposes where
 // there is a vector loop, else pixel by pixel.
-func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
-	const b = NCHWcBlock
+func reorderNCHWcUnits(x, y []float32, hw, b int, to bool, lo, hi int) {
 	spans := (hw + reorderSpan - 1) / reorderSpan
 	for u := lo; u < hi; u++ {
 		blk, p0 := u/spans, (u%spans)*reorderSpan
@@ -64,7 +64,7 @@ func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
 		if !to {
 			plain, blocked = blocked, x[blk*b*hw:(blk+1)*b*hw]
 		}
-		if reorderPixelsVec(plain[p0:], blocked[p0*b:], hw, p1-p0, to) {
+		if reorderPixelsVec(plain[p0:], blocked[p0*b:], hw, p1-p0, b, to) {
 			continue
 		}
 		for p := p0; p < p1; p++ {
@@ -80,22 +80,22 @@ func reorderNCHWcUnits(x, y []float32, hw int, to bool, lo, hi int) {
 	}
 }
 
-// MaxPoolNCHWc is MaxPool2DValues on the blocked layout: p.C channels (a
-// multiple of NCHWcBlock), x and out N×(C/16)×H×W×16 and
-// N×(C/16)×OH×OW×16. Padding never wins, as in MaxPool2DValues.
-func MaxPoolNCHWc(p Pool2DParams, x, out []float32, threads int) {
-	planes := p.N * p.C / NCHWcBlock
+// MaxPoolNCHWc is MaxPool2DValues on the blocked layout with block b:
+// p.C channels (a multiple of b), x and out N×(C/b)×H×W×b and
+// N×(C/b)×OH×OW×b. Padding never wins, as in MaxPool2DValues.
+func MaxPoolNCHWc(p Pool2DParams, b int, x, out []float32, threads int) {
+	planes := p.N * p.C / b
 	oh, ow := p.OutH(), p.OutW()
 	if planes == 0 || oh == 0 || ow == 0 {
 		return
 	}
-	cost := (p.H*ow*p.KW + oh*ow*p.KH + poolPlaneCost) * NCHWcBlock
+	cost := (p.H*ow*p.KW + oh*ow*p.KH + poolPlaneCost) * b
 	if nnSerial(threads, planes, cost) {
-		maxPoolNCHWcPlanes(&p, x, out, 0, planes)
+		maxPoolNCHWcPlanes(&p, b, x, out, 0, planes)
 		return
 	}
 	j := getJob[maxPoolNCHWcJob]()
-	j.p, j.x, j.out = p, x, out
+	j.p, j.b, j.x, j.out = p, b, x, out
 	nnForRanger(threads, planes, cost, j)
 	putJob(j)
 }
@@ -103,10 +103,11 @@ func MaxPoolNCHWc(p Pool2DParams, x, out []float32, threads int) {
 // maxPoolNCHWcJob is MaxPoolNCHWc's parallel loop over blocked planes.
 type maxPoolNCHWcJob struct {
 	p      Pool2DParams
+	b      int
 	x, out []float32
 }
 
-func (j *maxPoolNCHWcJob) run(lo, hi int) { maxPoolNCHWcPlanes(&j.p, j.x, j.out, lo, hi) }
+func (j *maxPoolNCHWcJob) run(lo, hi int) { maxPoolNCHWcPlanes(&j.p, j.b, j.x, j.out, lo, hi) }
 
 // maxPoolNCHWcPlanes is MaxPoolNCHWc on the blocked planes [lo, hi), by
 // maxPoolValuePlanes's separable passes: a pixel is a whole vector of 16
@@ -116,8 +117,7 @@ func (j *maxPoolNCHWcJob) run(lo, hi int) { maxPoolNCHWcPlanes(&j.p, j.x, j.out,
 // an edge of the row takes only its taps inside it, which is what −∞
 // padding gives, since −∞ never wins; the rows above and below are −∞,
 // as there.
-func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
-	const b = NCHWcBlock
+func maxPoolNCHWcPlanes(p *Pool2DParams, b int, x, out []float32, lo, hi int) {
 	oh, ow := p.OutH(), p.OutW()
 	hw, ohw := p.H*p.W*b, oh*ow*b
 	s := poolScratchF32.Get().(*poolScratch[float32])
@@ -157,10 +157,10 @@ func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 			}
 		}
 		for xo := range in0 {
-			maxPoolNCHWcEdge(p, src, dst, offH, xo)
+			maxPoolNCHWcEdge(p, b, src, dst, offH, xo)
 		}
 		for xo := in1; xo < ow; xo++ {
-			maxPoolNCHWcEdge(p, src, dst, offH, xo)
+			maxPoolNCHWcEdge(p, b, src, dst, offH, xo)
 		}
 		// Vertical: fold each window's rows in order.
 		maxTaps(out[pl*ohw:(pl+1)*ohw], rows, offV, ow*b, oh, ow*b, p.SH*ow*b, 1)
@@ -171,8 +171,7 @@ func maxPoolNCHWcPlanes(p *Pool2DParams, x, out []float32, lo, hi int) {
 // maxPoolNCHWcEdge is the horizontal pass of output pixel xo, whose
 // window crosses an edge of the row, in every row of src into dst: the
 // taps inside the row (offH[:k], one pixel apart), or −∞ when none is.
-func maxPoolNCHWcEdge(p *Pool2DParams, src, dst []float32, offH []int64, xo int) {
-	const b = NCHWcBlock
+func maxPoolNCHWcEdge(p *Pool2DParams, b int, src, dst []float32, offH []int64, xo int) {
 	ow, w0 := p.OutW(), xo*p.SW-p.PW
 	k0, k1 := max(0, -w0), min(p.KW, p.W-w0)
 	if k1 <= k0 {
@@ -186,20 +185,20 @@ func maxPoolNCHWcEdge(p *Pool2DParams, src, dst []float32, offH []int64, xo int)
 
 // UpsampleNearestNCHWc is resize with mode nearest, asymmetric
 // coordinates and floor rounding by whole factors fh, fw on the blocked
-// layout: x N×(C/16)×H×W×16 into out N×(C/16)×(H·fh)×(W·fw)×16, each input
-// pixel's vector repeated over an fh×fw square.
-func UpsampleNearestNCHWc(x, out []float32, n, c, h, w, fh, fw, threads int) {
-	rows := n * c / NCHWcBlock * h
+// layout with block b: x N×(C/b)×H×W×b into out N×(C/b)×(H·fh)×(W·fw)×b,
+// each input pixel's vector repeated over an fh×fw square.
+func UpsampleNearestNCHWc(x, out []float32, n, c, h, w, b, fh, fw, threads int) {
+	rows := n * c / b * h
 	if rows == 0 || w == 0 || fh == 0 || fw == 0 {
 		return
 	}
-	cost := fh * fw * w * NCHWcBlock
+	cost := fh * fw * w * b
 	if nnSerial(threads, rows, cost) {
-		upsampleNearestNCHWcRows(x, out, w, fh, fw, 0, rows)
+		upsampleNearestNCHWcRows(x, out, w, b, fh, fw, 0, rows)
 		return
 	}
 	j := getJob[upsampleNearestNCHWcJob]()
-	j.x, j.out, j.w, j.fh, j.fw = x, out, w, fh, fw
+	j.x, j.out, j.w, j.b, j.fh, j.fw = x, out, w, b, fh, fw
 	nnForRanger(threads, rows, cost, j)
 	putJob(j)
 }
@@ -207,28 +206,33 @@ func UpsampleNearestNCHWc(x, out []float32, n, c, h, w, fh, fw, threads int) {
 // upsampleNearestNCHWcJob is UpsampleNearestNCHWc's parallel loop over
 // input rows.
 type upsampleNearestNCHWcJob struct {
-	x, out    []float32
-	w, fh, fw int
+	x, out       []float32
+	w, b, fh, fw int
 }
 
 func (j *upsampleNearestNCHWcJob) run(lo, hi int) {
-	upsampleNearestNCHWcRows(j.x, j.out, j.w, j.fh, j.fw, lo, hi)
+	upsampleNearestNCHWcRows(j.x, j.out, j.w, j.b, j.fh, j.fw, lo, hi)
 }
 
 // upsampleNearestNCHWcRows writes the fh output rows of each input row
 // in [lo, hi) (rows of all planes in turn): the first pixel vector by
 // pixel vector, the others as copies of it.
-func upsampleNearestNCHWcRows(x, out []float32, w, fh, fw, lo, hi int) {
-	const b = NCHWcBlock
+func upsampleNearestNCHWcRows(x, out []float32, w, b, fh, fw, lo, hi int) {
 	ow := w * fw
 	for r := lo; r < hi; r++ {
 		src := x[r*w*b : (r+1)*w*b]
 		dst := out[r*fh*ow*b : (r+1)*fh*ow*b]
 		row := dst[:ow*b]
 		for xi := range w {
-			px := *(*[b]float32)(src[xi*b:]) // a local: stores of it need no memmove
+			if b == 16 {
+				px := *(*[16]float32)(src[xi*16:]) // a local: stores of it need no memmove
+				for k := range fw {
+					*(*[16]float32)(row[(xi*fw+k)*16:]) = px
+				}
+				continue
+			}
 			for k := range fw {
-				*(*[b]float32)(row[(xi*fw+k)*b:]) = px
+				copy(row[(xi*fw+k)*b:(xi*fw+k+1)*b], src[xi*b:(xi+1)*b])
 			}
 		}
 		for k := 1; k < fh; k++ {

@@ -4,19 +4,19 @@ package kernels
 
 //go:generate sh -c "cd internal/avo && go run ./layoutgen -out ../../nchwc_layout_amd64.s -stubs ../../nchwc_layout_stub_amd64.go -pkg kernels"
 
-// reorderPixelsVec moves the first px pixels of one block of 16 channels
+// reorderPixelsVec moves the first px pixels of one block of b channels
 // between plain (rows ld apart) and blocked with the AVX-512 transposes,
 // into blocked when to is set, and reports whether it did (not without
-// AVX-512).
-func reorderPixelsVec(plain, blocked []float32, ld, px int, to bool) bool {
-	if !hasPerfAVX512 {
+// AVX-512, nor for blocks of 8).
+func reorderPixelsVec(plain, blocked []float32, ld, px, b int, to bool) bool {
+	if !hasPerfAVX512 || b != zmmBlock {
 		return false
 	}
 	if px == 0 {
 		return true
 	}
-	_, _ = plain[(NCHWcBlock-1)*ld+px-1], blocked[NCHWcBlock*px-1]
-	tiles, rem := px/NCHWcBlock, px%NCHWcBlock
+	_, _ = plain[(b-1)*ld+px-1], blocked[b*px-1]
+	tiles, rem := px/b, px%b
 	switch {
 	case to:
 		nchwcToBlockF32AVX512(&plain[0], &blocked[0], ld, tiles, rem)

@@ -31,8 +31,10 @@ func BenchmarkNCHWcLayoutReorder(b *testing.B) {
 		}
 		name := fmt.Sprintf("%dx%dx%d", n, c, hw)
 		b.Run(name+"/copy", func(b *testing.B) { perfLoop(b, func() { copy(y, x) }) })
-		b.Run(name+"/to", func(b *testing.B) { perfLoop(b, func() { ReorderToNCHWc(x, y, n, c, hw, threads) }) })
-		b.Run(name+"/from", func(b *testing.B) { perfLoop(b, func() { ReorderFromNCHWc(x, y, n, c, hw, threads) }) })
+		b.Run(name+"/to", func(b *testing.B) { perfLoop(b, func() { ReorderToNCHWc(x, y, n, c, hw, nchwcBenchBlock(), threads) }) })
+		b.Run(name+"/from", func(b *testing.B) {
+			perfLoop(b, func() { ReorderFromNCHWc(x, y, n, c, hw, nchwcBenchBlock(), threads) })
+		})
 	}
 }
 
@@ -59,7 +61,7 @@ func BenchmarkNCHWcLayoutMaxPool(b *testing.B) {
 		}
 		out := make([]float32, p.N*p.C*p.OutH()*p.OutW())
 		b.Run(c.name+"/nchw", func(b *testing.B) { perfLoop(b, func() { MaxPool2DValues(p, x, out, threads) }) })
-		b.Run(c.name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { MaxPoolNCHWc(p, x, out, threads) }) })
+		b.Run(c.name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { MaxPoolNCHWc(p, nchwcBenchBlock(), x, out, threads) }) })
 	}
 }
 
@@ -74,7 +76,9 @@ func BenchmarkNCHWcLayoutUpsample(b *testing.B) {
 		x, out := make([]float32, n*c*h*w), make([]float32, 4*n*c*h*w)
 		name := fmt.Sprintf("%dx%dx%dx%d", n, c, h, w)
 		b.Run(name+"/nchw", func(b *testing.B) { perfLoop(b, func() { Resize(axes, x, out, 0, threads) }) })
-		b.Run(name+"/nchwc", func(b *testing.B) { perfLoop(b, func() { UpsampleNearestNCHWc(x, out, n, c, h, w, 2, 2, threads) }) })
+		b.Run(name+"/nchwc", func(b *testing.B) {
+			perfLoop(b, func() { UpsampleNearestNCHWc(x, out, n, c, h, w, nchwcBenchBlock(), 2, 2, threads) })
+		})
 	}
 }
 
@@ -93,7 +97,7 @@ func BenchmarkNCHWcLayoutMean(b *testing.B) {
 		for _, v := range []struct {
 			layout string
 			shape  []int
-		}{{"nchw", []int{n, c, h, w}}, {"nchwc", []int{n, c / NCHWcBlock, h, w, NCHWcBlock}}} {
+		}{{"nchw", []int{n, c, h, w}}, {"nchwc", []int{n, c / nchwcBenchBlock(), h, w, nchwcBenchBlock()}}} {
 			b.Run(name+"/"+v.layout, func(b *testing.B) {
 				perfLoop(b, func() {
 					if err := Reduce(ReduceMean, threads, out, x, v.shape, []int{2, 3}); err != nil {
@@ -120,7 +124,7 @@ func BenchmarkNCHWcLayoutGate(b *testing.B) {
 			g[i] = float32(i%5) * 0.25
 		}
 		name := fmt.Sprintf("%dx%dx%dx%d", n, c, h, w)
-		const b16 = NCHWcBlock
+		b16 := nchwcBenchBlock()
 		for _, v := range []struct {
 			layout string
 			xs, gs []int

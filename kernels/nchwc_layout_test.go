@@ -16,19 +16,25 @@ func TestReorderNCHWc(t *testing.T) {
 	for hw := 2; hw < 34; hw++ { // every tail of a tile
 		shapes = append(shapes, [3]int{2, 32, hw})
 	}
+	shapes = append(shapes, [3]int{2, 24, 37}) // blocks of 8 only
 	for _, s := range shapes {
 		n, c, hw := s[0], s[1], s[2]
 		x := randsF32(r, n*c*hw)
-		for _, threads := range []int{1, 2} {
-			y := make([]float32, len(x))
-			ReorderToNCHWc(x, y, n, c, hw, threads)
-			if want := toNCHWc(x, n, c, hw); !slices.Equal(y, want) {
-				t.Fatalf("%v threads %d: ReorderToNCHWc differs from the layout change", s, threads)
+		for _, b := range nchwcBlocks {
+			if c%b != 0 {
+				continue
 			}
-			back := make([]float32, len(x))
-			ReorderFromNCHWc(y, back, n, c, hw, threads)
-			if !slices.Equal(back, x) {
-				t.Fatalf("%v threads %d: ReorderFromNCHWc does not undo ReorderToNCHWc", s, threads)
+			for _, threads := range []int{1, 2} {
+				y := make([]float32, len(x))
+				ReorderToNCHWc(x, y, n, c, hw, b, threads)
+				if want := toNCHWc(x, n, c, hw, b); !slices.Equal(y, want) {
+					t.Fatalf("%v block %d threads %d: ReorderToNCHWc differs from the layout change", s, b, threads)
+				}
+				back := make([]float32, len(x))
+				ReorderFromNCHWc(y, back, n, c, hw, b, threads)
+				if !slices.Equal(back, x) {
+					t.Fatalf("%v block %d threads %d: ReorderFromNCHWc does not undo ReorderToNCHWc", s, b, threads)
+				}
 			}
 		}
 	}
@@ -38,12 +44,12 @@ func TestReorderNCHWc(t *testing.T) {
 // layout into rows a multiple of 4 KB apart, written a half block at a
 // time, on tiles and a last partial tile, against the plain copy.
 func TestReorderPixelsVecRowsApart4KB(t *testing.T) {
-	const b, ld = NCHWcBlock, 1024
+	const b, ld = 16, 1024
 	r := rand.New(rand.NewSource(6))
 	for _, px := range []int{5, 16, 37, 1024} {
 		blocked := randsF32(r, px*b)
 		plain := make([]float32, b*ld)
-		if !reorderPixelsVec(plain, blocked, ld, px, false) {
+		if !reorderPixelsVec(plain, blocked, ld, px, b, false) {
 			t.Skip("no vector loop here")
 		}
 		for c := range b {
@@ -97,13 +103,15 @@ func TestMaxPoolNCHWcMatchesValues(t *testing.T) {
 			hw, ohw := p.H*p.W, p.OutH()*p.OutW()
 			want := make([]float32, p.N*p.C*ohw)
 			MaxPool2DValues(p, x, want, 1)
-			for _, threads := range []int{1, 2} {
-				out := make([]float32, len(want))
-				MaxPoolNCHWc(p, toNCHWc(x, p.N, p.C, hw), out, threads)
-				got := fromNCHWc(out, p.N, p.C, ohw)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("threads %d: element %d: got %v, want %v", threads, i, got[i], want[i])
+			for _, b := range nchwcBlocks {
+				for _, threads := range []int{1, 2} {
+					out := make([]float32, len(want))
+					MaxPoolNCHWc(p, b, toNCHWc(x, p.N, p.C, hw, b), out, threads)
+					got := fromNCHWc(out, p.N, p.C, ohw, b)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+							t.Fatalf("block %d threads %d: element %d: got %v, want %v", b, threads, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -117,15 +125,17 @@ func TestUpsampleNearestNCHWc(t *testing.T) {
 	r := rand.New(rand.NewSource(4))
 	n, c, h, w, fh, fw := 2, 32, 5, 7, 2, 3
 	x := randsF32(r, n*c*h*w)
-	for _, threads := range []int{1, 2} {
-		out := make([]float32, n*c*h*w*fh*fw)
-		UpsampleNearestNCHWc(toNCHWc(x, n, c, h*w), out, n, c, h, w, fh, fw, threads)
-		got := fromNCHWc(out, n, c, h*fh*w*fw)
-		for i := 0; i < n*c; i++ {
-			for y := 0; y < h*fh; y++ {
-				for xo := 0; xo < w*fw; xo++ {
-					if g, want := got[(i*h*fh+y)*w*fw+xo], x[(i*h+y/fh)*w+xo/fw]; g != want {
-						t.Fatalf("threads %d: plane %d (%d,%d): got %v, want %v", threads, i, y, xo, g, want)
+	for _, b := range nchwcBlocks {
+		for _, threads := range []int{1, 2} {
+			out := make([]float32, n*c*h*w*fh*fw)
+			UpsampleNearestNCHWc(toNCHWc(x, n, c, h*w, b), out, n, c, h, w, b, fh, fw, threads)
+			got := fromNCHWc(out, n, c, h*fh*w*fw, b)
+			for i := 0; i < n*c; i++ {
+				for y := 0; y < h*fh; y++ {
+					for xo := 0; xo < w*fw; xo++ {
+						if g, want := got[(i*h*fh+y)*w*fw+xo], x[(i*h+y/fh)*w+xo/fw]; g != want {
+							t.Fatalf("block %d threads %d: plane %d (%d,%d): got %v, want %v", b, threads, i, y, xo, g, want)
+						}
 					}
 				}
 			}
@@ -147,11 +157,14 @@ func TestNCHWcLayoutThreadsNoAllocs(t *testing.T) {
 		out  int
 		run  func(out []float32, threads int)
 	}{
-		{"to", len(x), func(out []float32, th int) { ReorderToNCHWc(x, out, n, c, h*w, th) }},
-		{"from", len(x), func(out []float32, th int) { ReorderFromNCHWc(x, out, n, c, h*w, th) }},
-		{"spp", len(x), func(out []float32, th int) { MaxPoolNCHWc(spp, x, out, th) }},
-		{"pool", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, x, out, th) }},
-		{"upsample", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 2, 2, th) }},
+		{"to", len(x), func(out []float32, th int) { ReorderToNCHWc(x, out, n, c, h*w, 16, th) }},
+		{"from", len(x), func(out []float32, th int) { ReorderFromNCHWc(x, out, n, c, h*w, 16, th) }},
+		{"spp", len(x), func(out []float32, th int) { MaxPoolNCHWc(spp, 16, x, out, th) }},
+		{"pool", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, 16, x, out, th) }},
+		{"upsample", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 16, 2, 2, th) }},
+		{"to8", len(x), func(out []float32, th int) { ReorderToNCHWc(x, out, n, c, h*w, 8, th) }},
+		{"pool8", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, 8, x, out, th) }},
+		{"upsample8", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 8, 2, 2, th) }},
 	} {
 		one, two := make([]float32, k.out), make([]float32, k.out)
 		k.run(one, 1)

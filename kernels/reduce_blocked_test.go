@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// pixelBlock is the channel block of the maps these tests reduce: the
+// columns of redAddRows16Vec's vector loop.
+const pixelBlock = 16
+
 // TestReduceBlockedPixelsSameBits holds the sum and mean over a blocked
 // map's pixels, [N,C/16,H,W,16] over axes 2 and 3, to redOuterRange's
 // column sums in float64 (groups of four rows pairwise, then the rest
@@ -15,15 +19,15 @@ func TestReduceBlockedPixelsSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, s := range [][4]int{{1, 1, 1, 1}, {1, 2, 1, 3}, {2, 1, 2, 2}, {1, 3, 1, 5}, {2, 2, 3, 3}, {1, 1, 10, 10}, {1, 3, 80, 80}, {2, 2, 7, 11}} {
 		n, cb, h, w := s[0], s[1], s[2], s[3]
-		shape := []int{n, cb, h, w, NCHWcBlock}
+		shape := []int{n, cb, h, w, pixelBlock}
 		x := make([]float32, ewNumel(shape))
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(12)-6)))
 		}
 		for _, op := range []ReduceOp{ReduceSum, ReduceMean} {
-			want := rowSums(x, n*cb, h*w, NCHWcBlock, op == ReduceMean)
+			want := rowSums(x, n*cb, h*w, pixelBlock, op == ReduceMean)
 			for _, threads := range []int{1, 2} {
-				got := make([]float32, n*cb*NCHWcBlock)
+				got := make([]float32, n*cb*pixelBlock)
 				if err := Reduce(op, threads, got, x, shape, []int{2, 3}); err != nil {
 					t.Fatal(err)
 				}
@@ -86,8 +90,8 @@ func TestReduceOuterLastBlock16SameBits(t *testing.T) {
 // TestReduceBlockedPixelsNoAllocs checks the blocked mean allocates
 // nothing.
 func TestReduceBlockedPixelsNoAllocs(t *testing.T) {
-	shape := []int{1, 12, 20, 20, NCHWcBlock}
-	x, out := make([]float32, ewNumel(shape)), make([]float32, 12*NCHWcBlock)
+	shape := []int{1, 12, 20, 20, pixelBlock}
+	x, out := make([]float32, ewNumel(shape)), make([]float32, 12*pixelBlock)
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop objects at random")
 	}

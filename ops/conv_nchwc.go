@@ -10,37 +10,47 @@ import (
 
 // conv2d_nchwc is conv2d_fused on the blocked layout (NCHWcForm):
 //
-//	conv2d_nchwc {strides, paddings, dilations, groups, bias, residual, activation, min, max}
+//	conv2d_nchwc {strides, paddings, dilations, groups, bias, residual, activation, min, max, block?}
 //	    (x, w[, b][, r]) -> out
 //
-// x is blocked, N×(C/16)×H×W×16, or NCHW, N×C×H×W of any depth (the
-// first layer's colours); w is OIHW; out is N×(O/16)×OH×OW×16, the
+// x is blocked, N×(C/k)×H×W×k, or NCHW, N×C×H×W of any depth (the
+// first layer's colours); w is OIHW; out is N×(O/k)×OH×OW×k, the
 // convolution of x's NCHW values by w with conv2d_fused's epilogue: b has
-// O values, r is laid out like out. The attributes are conv2d_fused's
-// without pool; kernels.ConvNCHWcCheck says which convolutions the
-// layout takes (groups 1, dilations 1, O a multiple of 16, for a blocked
-// x its C too). The weights are packed once for the kernel
-// (kernels.PackConvNCHWc) through Compute.Pack; without a packed copy
-// the kernel packs one block of 16 filters at a time into its workspace
-// (convNCHWcByBlock). No gradient.
+// O values, r is laid out like out. The channel block k is a blocked x's;
+// an NCHW x needs the attribute block to say it. The other attributes
+// are conv2d_fused's without pool; kernels.ConvNCHWcCheck says which
+// convolutions the layout takes (groups 1, dilations 1, O a multiple of
+// k, for a blocked x its C too). The weights are packed once for the
+// kernel (kernels.PackConvNCHWc) through Compute.Pack; without a packed
+// copy the kernel packs one block of k filters at a time into its
+// workspace (convNCHWcByBlock). No gradient.
 
 func init() {
 	register(&Def{Name: "conv2d_nchwc", Infer: inferConvNCHWc, Compute: bindConvNCHWc, Grad: fusedNoGrad, Flops: convNCHWcFlops})
 }
 
-// convNCHWcPlain is the NCHW type of conv2d_nchwc's x and whether x is
-// blocked.
-func convNCHWcPlain(x ir.Type) (ir.Type, bool, error) {
+// convNCHWcPlain is the NCHW type of conv2d_nchwc's x, its channel
+// block and whether x is blocked.
+func convNCHWcPlain(x ir.Type, attrs ir.Attrs) (ir.Type, int, bool, error) {
 	if x.Rank() == 5 {
 		if err := nchwcBlockedType("x", x); err != nil {
-			return ir.Type{}, false, err
+			return ir.Type{}, 0, false, err
 		}
-		return nchwcUnblock(x), true, nil
+		if attrs.Has("block") {
+			if b, err := nchwcBlockAttr(attrs); err != nil || b != x.Dims[4] {
+				return ir.Type{}, 0, false, fmt.Errorf("attribute block: x %s is blocked by %d", x, x.Dims[4])
+			}
+		}
+		return nchwcUnblock(x), x.Dims[4], true, nil
 	}
 	if x.IsStack() || x.Unranked || x.DType != ir.F32 || x.Rank() != 4 {
-		return ir.Type{}, false, fmt.Errorf("x %s must be f32, blocked (rank 5) or NCHW (rank 4)", x)
+		return ir.Type{}, 0, false, fmt.Errorf("x %s must be f32, blocked (rank 5) or NCHW (rank 4)", x)
 	}
-	return x, false, nil
+	b, err := nchwcBlockAttr(attrs)
+	if err != nil {
+		return ir.Type{}, 0, false, fmt.Errorf("an NCHW x needs the output's channel block: %w", err)
+	}
+	return x, b, false, nil
 }
 
 func inferConvNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
@@ -54,7 +64,7 @@ func inferConvNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if len(in) < 2 {
 		return nil, fmt.Errorf("takes %d operands, got %d", e.operands(), len(in))
 	}
-	x, blockedIn, err := convNCHWcPlain(in[0])
+	x, b, blockedIn, err := convNCHWcPlain(in[0], attrs)
 	if err != nil {
 		return nil, err
 	}
@@ -67,25 +77,43 @@ func inferConvNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if p.C == ir.Dynamic || p.O == ir.Dynamic {
 		return nil, fmt.Errorf("x %s and w %s must have static channels", in[0], in[1])
 	}
-	if err := kernels.ConvNCHWcCheck(p, blockedIn); err != nil {
+	if err := kernels.ConvNCHWcCheck(p, b, blockedIn); err != nil {
 		return nil, err
 	}
-	out := nchwcBlock(plain[0])
+	out := nchwcBlock(plain[0], b)
 	if err := e.check(in, out, p.O); err != nil {
 		return nil, err
 	}
 	return []ir.Type{out}, nil
 }
 
-// convNCHWcParams is the kernels' description of conv2d_nchwc for
-// operands of shapes xs and ws, and whether x is blocked.
-func convNCHWcParams(xs, ws []int, a nnConvAttrs) (kernels.Conv2DParams, bool) {
+// blockedConv is the kernels' description of a conv2d_nchwc: its
+// convolution, channel block and whether x is blocked.
+type blockedConv struct {
+	p         kernels.Conv2DParams
+	b         int
+	blockedIn bool
+}
+
+// convNCHWcParams is conv2d_nchwc for operands of shapes xs and ws; b is
+// the attribute block, which an NCHW x takes.
+func convNCHWcParams(xs, ws []int, a nnConvAttrs, b int) blockedConv {
 	p := nnConvParams(xs, ws, a)
 	if len(xs) == 5 {
-		p.C *= kernels.NCHWcBlock
-		return p, true
+		p.C *= xs[4]
+		return blockedConv{p, xs[4], true}
 	}
-	return p, false
+	return blockedConv{p, b, false}
+}
+
+// convNCHWcBlockAttr is conv2d_nchwc's attribute block, or 0 where it
+// has none (inferConvNCHWc has checked it).
+func convNCHWcBlockAttr(attrs ir.Attrs) int {
+	b, err := nchwcBlockAttr(attrs)
+	if err != nil {
+		return 0
+	}
+	return b
 }
 
 func bindConvNCHWc(op *ir.Op) (Compute, error) {
@@ -93,44 +121,45 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 	if err != nil {
 		return Compute{}, err
 	}
-	name := op.Name()
+	name, blk := op.Name(), convNCHWcBlockAttr(op.Attrs)
 	return Compute{
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			x, w := in[0], in[1]
-			p, blockedIn := convNCHWcParams(x.Shape(), w.Shape(), a)
+			k := convNCHWcParams(x.Shape(), w.Shape(), a, blk)
 			th := nnThreads(c)
-			ep, err := e.epilogue(name, in, out[0], p.O)
+			ep, err := e.epilogue(name, in, out[0], k.p.O)
 			if err != nil {
 				return err
 			}
-			p.Epilogue = ep
+			k.p.Epilogue = ep
 			packed := convPacked(c, true)
 			if packed == nil {
-				convNCHWcByBlock(c, p, blockedIn, x.F32(), w.F32(), out[0].F32(), th)
+				convNCHWcByBlock(c, k, x.F32(), w.F32(), out[0].F32(), th)
 				return nil
 			}
-			ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(p, blockedIn, th))
-			kernels.ConvNCHWc(p, blockedIn, x.F32(), packed, out[0].F32(), ws, th)
+			ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(k.p, k.b, k.blockedIn, th))
+			kernels.ConvNCHWc(k.p, k.b, k.blockedIn, x.F32(), packed, out[0].F32(), ws, th)
 			return nil
 		},
 		Work: func(shapes [][]int, threads int) int64 {
-			p, blockedIn := convNCHWcParams(shapes[0], shapes[1], a)
-			p.Epilogue = e.shape()
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			k.p.Epilogue = e.shape()
 			th := max(threads, 1)
-			q := convNCHWcBlockParams(p)
-			whole := WorkBytes(kernels.ConvNCHWcWorkspace(p, blockedIn, th), 4)
-			byBlock := WorkBytes(kernels.PackConvNCHWcLen(q), 4, kernels.ConvNCHWcWorkspace(q, blockedIn, th), 4)
+			q := k.oneBlock()
+			whole := WorkBytes(kernels.ConvNCHWcWorkspace(k.p, k.b, k.blockedIn, th), 4)
+			byBlock := WorkBytes(kernels.PackConvNCHWcLen(q), 4, kernels.ConvNCHWcWorkspace(q, k.b, k.blockedIn, th), 4)
 			return max(whole, byBlock)
 		},
-		Pack: convNCHWcPack(a),
+		Pack: convNCHWcPack(a, blk),
 	}, nil
 }
 
-// convNCHWcBlockParams is p for one sample and one block of output
+// oneBlock is k's convolution for one sample and one block of output
 // channels: what convNCHWcByBlock runs.
-func convNCHWcBlockParams(p kernels.Conv2DParams) kernels.Conv2DParams {
-	p.N, p.O = 1, kernels.NCHWcBlock
-	return p
+func (k blockedConv) oneBlock() kernels.Conv2DParams {
+	q := k.p
+	q.N, q.O = 1, k.b
+	return q
 }
 
 // convNCHWcByBlock is ConvNCHWc without a packed copy of the weights
@@ -139,14 +168,14 @@ func convNCHWcBlockParams(p kernels.Conv2DParams) kernels.Conv2DParams {
 // plane of that block, so that the scratch holds one block's weights
 // rather than all of them (9.4 MB for a 512→512 3×3 layer, over the
 // peak of the NCHW convolution, which packs panel by panel).
-func convNCHWcByBlock(c *Ctx, p kernels.Conv2DParams, blockedIn bool, x, w, out []float32, th int) {
-	const b = kernels.NCHWcBlock
-	q := convNCHWcBlockParams(p)
+func convNCHWcByBlock(c *Ctx, k blockedConv, x, w, out []float32, th int) {
+	p, b := k.p, k.b
+	q := k.oneBlock()
 	packed := Scratch[float32](c, kernels.PackConvNCHWcLen(q))
-	ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(q, blockedIn, th))
+	ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(q, b, k.blockedIn, th))
 	filters, plane, sample := len(packed), p.OutH()*p.OutW()*b, p.C*p.H*p.W
 	for ob := range p.O / b {
-		kernels.PackConvNCHWc(q, blockedIn, w[ob*filters:(ob+1)*filters], packed)
+		kernels.PackConvNCHWc(q, b, k.blockedIn, w[ob*filters:(ob+1)*filters], packed)
 		if p.Epilogue.Bias32 != nil {
 			q.Epilogue.Bias32 = p.Epilogue.Bias32[ob*b : (ob+1)*b]
 		}
@@ -155,30 +184,32 @@ func convNCHWcByBlock(c *Ctx, p kernels.Conv2DParams, blockedIn bool, x, w, out 
 			if p.Epilogue.Residual32 != nil {
 				q.Epilogue.Residual32 = p.Epilogue.Residual32[at : at+plane]
 			}
-			kernels.ConvNCHWc(q, blockedIn, x[n*sample:(n+1)*sample], packed, out[at:at+plane], ws, th)
+			kernels.ConvNCHWc(q, b, k.blockedIn, x[n*sample:(n+1)*sample], packed, out[at:at+plane], ws, th)
 		}
 	}
 }
 
 // convNCHWcPack is conv2d_nchwc's Compute.Pack: the weights reordered by
-// kernels.PackConvNCHWc once while they stay the same, in the form x's
-// layout chooses (1 blocked, 0 NCHW).
-func convNCHWcPack(a nnConvAttrs) *Pack {
+// kernels.PackConvNCHWc once while they stay the same, in the form the
+// block and x's layout choose (the block times 2, plus 1 for a blocked x).
+func convNCHWcPack(a nnConvAttrs, blk int) *Pack {
 	return &Pack{
 		Operand: 1,
 		Bytes: func(shapes [][]int) int64 {
-			p, _ := convNCHWcParams(shapes[0], shapes[1], a)
-			return int64(kernels.PackConvNCHWcLen(p)) * 4
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			return int64(kernels.PackConvNCHWcLen(k.p)) * 4
 		},
 		Form: func(shapes [][]int) uint64 {
-			if _, blockedIn := convNCHWcParams(shapes[0], shapes[1], a); blockedIn {
-				return 1
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			form := uint64(k.b) * 2
+			if k.blockedIn {
+				form++
 			}
-			return 0
+			return form
 		},
 		Fn: func(shapes [][]int, w *tensor.Tensor, dst []byte) {
-			p, blockedIn := convNCHWcParams(shapes[0], shapes[1], a)
-			kernels.PackConvNCHWc(p, blockedIn, w.F32(), nnBytesAs[float32](dst))
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			kernels.PackConvNCHWc(k.p, k.b, k.blockedIn, w.F32(), nnBytesAs[float32](dst))
 		},
 	}
 }

@@ -78,10 +78,11 @@ type Def struct {
 	// BatchSum, if set, is how op sums over the batch the canonical way
 	// (see BatchGroup).
 	BatchSum *BatchSum
-	// NCHWc, if set, says how op runs on the blocked channel layout
-	// (NCHWcForm): its form for op's operand types, or false where it has
-	// none (a dtype, a rank or a channel count the layout does not hold).
-	NCHWc func(op *ir.Op) (NCHWcForm, bool)
+	// NCHWc, if set, says how op runs on the blocked channel layout with
+	// channel block b (NCHWcForm): its form for op's operand types, or
+	// false where it has none (a dtype, a rank or a channel count the
+	// layout does not hold).
+	NCHWc func(op *ir.Op, b int) (NCHWcForm, bool)
 }
 
 var defs = map[string]*Def{}

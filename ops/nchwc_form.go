@@ -8,26 +8,24 @@ import (
 	"github.com/gopir/gopir/kernels"
 )
 
-// NCHWcBlock is the channel block of the blocked layout (NCHWcForm).
-const NCHWcBlock = kernels.NCHWcBlock
-
-// NCHWcVector reports whether the blocked convolution runs on vector
-// kernels on this machine and build; where it does not, the layout
-// computes the same values, only slower.
-func NCHWcVector() bool { return kernels.NCHWcVector() }
+// NCHWcBlock is the channel block the blocked layout's vector kernels
+// take on this machine and build (16 with AVX-512), or 0 where there are
+// none: there the layout computes the same values, only slower.
+func NCHWcBlock() int { return kernels.NCHWcBlock() }
 
 // NCHWcForm is how an op computes its result on the blocked channel
-// layout (NCHWc): a float32 value N×C×H×W, C a multiple of
-// kernels.NCHWcBlock (16), held as N×(C/16)×H×W×16, each pixel's channels
-// of one block side by side. Def.NCHWc gives it; package optimize's nchwc
-// pass uses it to keep the values between convolutions blocked and to
-// reorder only at the edges of the blocked part of a program.
+// layout (NCHWc) with channel block b (8 or 16): a float32 value
+// N×C×H×W, C a multiple of b, held as N×(C/b)×H×W×b, each pixel's
+// channels of one block side by side. Def.NCHWc gives it; package
+// optimize's nchwc pass uses it to keep the values between convolutions
+// blocked and to reorder only at the edges of the blocked part of a
+// program.
 //
 // Two kinds of ops have a form. Ops that do not care how channels are
 // laid out run on blocked operands as they are, with their own name and
 // attributes (or the attributes rewritten for rank 5): the elementwise
 // ops on operands of one shape or with a [N,C,1,1]-style operand (which,
-// blocked, is [N,C/16,1,1,16] and broadcasts the same way), concat along
+// blocked, is [N,C/b,1,1,b] and broadcasts the same way), concat along
 // the channels of whole blocks, reduce_mean over the spatial axes. Ops
 // with a blocked twin run as that op: conv2d and conv2d_fused as
 // conv2d_nchwc, max_pool2d_values as max_pool2d_nchwc, resize nearest by
@@ -50,10 +48,10 @@ type NCHWcForm struct {
 }
 
 // nchwcChannels reports whether t is an f32 NCHW tensor whose channels
-// the blocked layout holds: a static multiple of kernels.NCHWcBlock.
-func nchwcChannels(t ir.Type) bool {
+// the blocked layout with block b holds: a static multiple of b.
+func nchwcChannels(t ir.Type, b int) bool {
 	return !t.IsStack() && !t.Unranked && t.DType == ir.F32 && t.Rank() == 4 &&
-		t.Dims[1] != ir.Dynamic && t.Dims[1] > 0 && t.Dims[1]%kernels.NCHWcBlock == 0
+		t.Dims[1] != ir.Dynamic && t.Dims[1] > 0 && t.Dims[1]%b == 0
 }
 
 // nchwcSame is the form of an op that runs blocked as it is, reading
@@ -67,8 +65,8 @@ func nchwcSame(op *ir.Op, attrs ir.Attrs) NCHWcForm {
 }
 
 // nchwcUnary is the form of an elementwise op of one operand.
-func nchwcUnary(op *ir.Op) (NCHWcForm, bool) {
-	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type()) {
+func nchwcUnary(op *ir.Op, b int) (NCHWcForm, bool) {
+	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type(), b) {
 		return NCHWcForm{}, false
 	}
 	return nchwcSame(op, op.Attrs), true
@@ -77,17 +75,17 @@ func nchwcUnary(op *ir.Op) (NCHWcForm, bool) {
 // nchwcBinary is the form of an elementwise op of two operands that both
 // have the result's channels and, on the other axes, its size or 1: the
 // blocked operands then broadcast as the NCHW ones did.
-func nchwcBinary(op *ir.Op) (NCHWcForm, bool) {
+func nchwcBinary(op *ir.Op, b int) (NCHWcForm, bool) {
 	if op.NumOperands() != 2 || op.NumResults() != 1 {
 		return NCHWcForm{}, false
 	}
 	out := op.Result(0).Type()
-	if !nchwcChannels(out) {
+	if !nchwcChannels(out, b) {
 		return NCHWcForm{}, false
 	}
 	for _, v := range op.Operands() {
 		t := v.Type()
-		if !nchwcChannels(t) || t.Dims[1] != out.Dims[1] {
+		if !nchwcChannels(t, b) || t.Dims[1] != out.Dims[1] {
 			return NCHWcForm{}, false
 		}
 		for _, k := range []int{0, 2, 3} {
@@ -101,7 +99,7 @@ func nchwcBinary(op *ir.Op) (NCHWcForm, bool) {
 
 // nchwcConcat is the form of concat along the channels of operands whose
 // channels are all whole blocks: the blocks concatenate along axis 1.
-func nchwcConcat(op *ir.Op) (NCHWcForm, bool) {
+func nchwcConcat(op *ir.Op, b int) (NCHWcForm, bool) {
 	if op.NumOperands() == 0 || op.NumResults() != 1 {
 		return NCHWcForm{}, false
 	}
@@ -109,7 +107,7 @@ func nchwcConcat(op *ir.Op) (NCHWcForm, bool) {
 		return NCHWcForm{}, false
 	}
 	for _, v := range op.Operands() {
-		if !nchwcChannels(v.Type()) {
+		if !nchwcChannels(v.Type(), b) {
 			return NCHWcForm{}, false
 		}
 	}
@@ -117,9 +115,9 @@ func nchwcConcat(op *ir.Op) (NCHWcForm, bool) {
 }
 
 // nchwcSpatialMean is the form of reduce_mean over the spatial axes,
-// keeping them: blocked, the same axes of N×(C/16)×H×W×16.
-func nchwcSpatialMean(op *ir.Op) (NCHWcForm, bool) {
-	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type()) {
+// keeping them: blocked, the same axes of N×(C/b)×H×W×b.
+func nchwcSpatialMean(op *ir.Op, b int) (NCHWcForm, bool) {
+	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type(), b) {
 		return NCHWcForm{}, false
 	}
 	axes, err := redAxes(op.Attrs, op.Operand(0).Type())
@@ -139,7 +137,7 @@ func nchwcSpatialMean(op *ir.Op) (NCHWcForm, bool) {
 // kernels.ConvNCHWcCheck accepts: conv2d_nchwc with the same attributes,
 // reading x blocked when its channels are whole blocks (else in NCHW) and
 // a residual blocked.
-func nchwcConv(op *ir.Op) (NCHWcForm, bool) {
+func nchwcConv(op *ir.Op, b int) (NCHWcForm, bool) {
 	if op.NumOperands() < 2 || op.NumResults() != 1 {
 		return NCHWcForm{}, false
 	}
@@ -155,15 +153,17 @@ func nchwcConv(op *ir.Op) (NCHWcForm, bool) {
 	if pool, err := convPoolAttr(op.Attrs); err != nil || pool {
 		return NCHWcForm{}, false
 	}
-	blockedIn := nchwcChannels(x)
+	blockedIn := nchwcChannels(x, b)
 	p := kernels.Conv2DParams{C: x.Dims[1], O: w.Dims[0], DH: a.dilations[0], DW: a.dilations[1], Groups: a.groups}
-	if kernels.ConvNCHWcCheck(p, blockedIn) != nil {
+	if kernels.ConvNCHWcCheck(p, b, blockedIn) != nil {
 		return NCHWcForm{}, false
 	}
 	attrs := slices.DeleteFunc(slices.Clone(op.Attrs), func(a ir.NamedAttr) bool { return a.Name == "pool" })
 	f := NCHWcForm{Op: "conv2d_nchwc", Attrs: attrs, Anchor: true}
 	if blockedIn {
 		f.Blocked = append(f.Blocked, 0)
+	} else {
+		f.Attrs = f.Attrs.With("block", ir.Int(b))
 	}
 	if e.residual {
 		f.Blocked = append(f.Blocked, e.operands()-1)
@@ -173,8 +173,8 @@ func nchwcConv(op *ir.Op) (NCHWcForm, bool) {
 
 // nchwcMaxPool is the form of max_pool2d_values: max_pool2d_nchwc with
 // the same window.
-func nchwcMaxPool(op *ir.Op) (NCHWcForm, bool) {
-	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type()) {
+func nchwcMaxPool(op *ir.Op, b int) (NCHWcForm, bool) {
+	if op.NumOperands() != 1 || op.NumResults() != 1 || !nchwcChannels(op.Operand(0).Type(), b) {
 		return NCHWcForm{}, false
 	}
 	if _, err := nnPoolDecode(op.Attrs); err != nil {
@@ -189,12 +189,12 @@ func nchwcMaxPool(op *ir.Op) (NCHWcForm, bool) {
 // input's times the scales (the source row of output row o is then
 // ⌊o/s⌋ = o div s exactly). It is upsample_nearest_nchwc by those
 // factors.
-func nchwcResize(op *ir.Op) (NCHWcForm, bool) {
+func nchwcResize(op *ir.Op, b int) (NCHWcForm, bool) {
 	if op.NumOperands() != 1 || op.NumResults() != 1 {
 		return NCHWcForm{}, false
 	}
 	x := op.Operand(0).Type()
-	if !nchwcChannels(x) || x.Dims[2] == ir.Dynamic || x.Dims[3] == ir.Dynamic {
+	if !nchwcChannels(x, b) || x.Dims[2] == ir.Dynamic || x.Dims[3] == ir.Dynamic {
 		return NCHWcForm{}, false
 	}
 	a, err := resizeDecode(op.Attrs, 4)

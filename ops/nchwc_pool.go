@@ -13,7 +13,7 @@ import (
 //
 //	max_pool2d_nchwc {kernel_size, strides?, paddings?} (x) -> y
 //
-// x is N×Cb×H×W×16, y N×Cb×OH×OW×16 with max_pool2d_values' window rules;
+// x is N×Cb×H×W×b, y N×Cb×OH×OW×b with max_pool2d_values' window rules;
 // each element is the maximum max_pool2d_values gives for its channel,
 // bit for bit (kernels.MaxPoolNCHWc). No gradient.
 
@@ -36,7 +36,7 @@ func inferMaxPoolNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err != nil {
 		return nil, fmt.Errorf("on the blocked x's channels: %w", err)
 	}
-	return []ir.Type{nchwcBlock(ir.TensorOf(ir.F32, dims...))}, nil
+	return []ir.Type{nchwcBlock(ir.TensorOf(ir.F32, dims...), in[0].Dims[4])}, nil
 }
 
 func bindMaxPoolNCHWc(op *ir.Op) (Compute, error) {
@@ -46,8 +46,9 @@ func bindMaxPoolNCHWc(op *ir.Op) (Compute, error) {
 	}
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		p := nnPoolParams(in[0].Shape(), a)
-		p.C *= kernels.NCHWcBlock
-		kernels.MaxPoolNCHWc(p, in[0].F32(), out[0].F32(), nnThreads(c))
+		b := in[0].Shape()[4]
+		p.C *= b
+		kernels.MaxPoolNCHWc(p, b, in[0].F32(), out[0].F32(), nnThreads(c))
 		return nil
 	}}, nil
 }

@@ -13,7 +13,7 @@ import (
 //
 //	upsample_nearest_nchwc {factors:[fh, fw]} (x) -> y
 //
-// x is N×Cb×H×W×16, y N×Cb×(H·fh)×(W·fw)×16, each input pixel's vector
+// x is N×Cb×H×W×b, y N×Cb×(H·fh)×(W·fw)×b, each input pixel's vector
 // repeated over an fh×fw square: what resize with mode nearest,
 // asymmetric coordinates and floor rounding gives for scales [fh, fw] on
 // the spatial axes (kernels.UpsampleNearestNCHWc). The factors are at
@@ -65,7 +65,7 @@ func bindUpsampleNCHWc(op *ir.Op) (Compute, error) {
 	}
 	return Compute{Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 		s := in[0].Shape()
-		kernels.UpsampleNearestNCHWc(in[0].F32(), out[0].F32(), s[0], s[1]*kernels.NCHWcBlock, s[2], s[3], f[0], f[1], nnThreads(c))
+		kernels.UpsampleNearestNCHWc(in[0].F32(), out[0].F32(), s[0], s[1]*s[4], s[2], s[3], s[4], f[0], f[1], nnThreads(c))
 		return nil
 	}}, nil
 }

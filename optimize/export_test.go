@@ -1,9 +1,10 @@
 package optimize
 
-// ForceNCHWc makes the nchwc pass rewrite (on) or not whether or not the
-// blocked convolution has vector kernels here, until restore is called.
-func ForceNCHWc(on bool) (restore func()) {
-	old := nchwcOn
-	nchwcOn = func() bool { return on }
-	return func() { nchwcOn = old }
+// ForceNCHWc makes the nchwc pass rewrite with channel block b (0: not
+// at all) whatever the blocked convolution's vector kernels here take,
+// until restore is called.
+func ForceNCHWc(b int) (restore func()) {
+	old := nchwcBlock
+	nchwcBlock = func() int { return b }
+	return func() { nchwcBlock = old }
 }

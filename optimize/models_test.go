@@ -54,7 +54,7 @@ func TestModelsOptimized(t *testing.T) {
 					counts = append(counts, c.Rewrites)
 				}
 				want := slices.Clone(mp.counts)
-				if !ops.NCHWcVector() {
+				if ops.NCHWcBlock() == 0 {
 					want[len(want)-1] = 0
 				}
 				if !slices.Equal(counts, want) {

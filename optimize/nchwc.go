@@ -9,7 +9,8 @@ import (
 )
 
 // NCHWc puts the convolutions of p, and the values between them, in the
-// blocked channel layout (ops.NCHWcForm): each op of the top-level block
+// blocked channel layout (ops.NCHWcForm) with the channel block of this
+// machine's vector kernels (ops.NCHWcBlock): each op of the top-level block
 // that has a blocked form (ops.Def.NCHWc) is replaced by that form when
 // it is a convolution the blocked kernel accepts (kernels.ConvNCHWcCheck) (an anchor) or when
 // it reads a value the pass has made blocked; a blocked form whose
@@ -25,40 +26,42 @@ import (
 // The reorders move elements; the blocked ops compute what the NCHW ops
 // do (conv2d_nchwc within float32 rounding: it sums in another order).
 // The pass does nothing where the blocked convolution has no vector
-// kernels (ops.NCHWcVector): there the layout only costs. It returns
+// kernels (ops.NCHWcBlock is 0): there the layout only costs. It returns
 // the new program and how many ops it replaced.
 func NCHWc(p *ir.Program) (*ir.Program, int, error) {
 	q := clone(p)
-	if !nchwcOn() {
+	b := nchwcBlock()
+	if b == 0 {
 		return q, 0, nil
 	}
-	forms := planNCHWc(q.Body())
-	if err := rewriteNCHWc(q, forms); err != nil {
+	forms := planNCHWc(q.Body(), b)
+	if err := rewriteNCHWc(q, forms, b); err != nil {
 		return nil, 0, err
 	}
 	return q, len(forms), nil
 }
 
-// nchwcOn reports whether NCHWc rewrites; tests force it.
-var nchwcOn = ops.NCHWcVector
+// nchwcBlock is the channel block NCHWc uses (0: it does nothing); tests
+// force it.
+var nchwcBlock = ops.NCHWcBlock
 
 // nchwcMinAnchors is the fewest convolutions a blocked part of a program
 // must hold (see NCHWc).
 const nchwcMinAnchors = 2
 
-// nchwcForm is op's blocked form, if it has one the pass may use.
-func nchwcForm(op *ir.Op) (ops.NCHWcForm, bool) {
+// nchwcForm is op's form blocked by b, if it has one the pass may use.
+func nchwcForm(op *ir.Op, b int) (ops.NCHWcForm, bool) {
 	d, ok := ops.Lookup(op.Name())
 	if !ok || d.NCHWc == nil || len(op.Regions()) > 0 || op.NumResults() != 1 {
 		return ops.NCHWcForm{}, false
 	}
-	return d.NCHWc(op)
+	return d.NCHWc(op, b)
 }
 
 // planNCHWc chooses the ops of body that go blocked, with their forms:
 // the anchors and the ops that read what an op already chosen makes,
 // then, of the connected parts they form, those with enough anchors.
-func planNCHWc(body *ir.Block) map[*ir.Op]ops.NCHWcForm {
+func planNCHWc(body *ir.Block, b int) map[*ir.Op]ops.NCHWcForm {
 	forms := map[*ir.Op]ops.NCHWcForm{}
 	parent := map[*ir.Op]*ir.Op{}
 	var root func(*ir.Op) *ir.Op
@@ -71,7 +74,7 @@ func planNCHWc(body *ir.Block) map[*ir.Op]ops.NCHWcForm {
 		return r
 	}
 	for _, op := range body.Ops() {
-		f, ok := nchwcForm(op)
+		f, ok := nchwcForm(op, b)
 		if !ok {
 			continue
 		}
@@ -106,8 +109,8 @@ func planNCHWc(body *ir.Block) map[*ir.Op]ops.NCHWcForm {
 }
 
 // rewriteNCHWc replaces the ops of forms, in q's top-level block, by
-// their blocked forms, with the reorders at the edges.
-func rewriteNCHWc(q *ir.Program, forms map[*ir.Op]ops.NCHWcForm) error {
+// their forms blocked by blk, with the reorders at the edges.
+func rewriteNCHWc(q *ir.Program, forms map[*ir.Op]ops.NCHWcForm, blk int) error {
 	body := q.Body()
 	var order []*ir.Op
 	for _, op := range body.Ops() {
@@ -123,7 +126,7 @@ func rewriteNCHWc(q *ir.Program, forms map[*ir.Op]ops.NCHWcForm) error {
 		for _, i := range f.Blocked {
 			bv, ok := blocked[in[i]]
 			if !ok {
-				bv = b.Op1("reorder_nchwc", nil, in[i])
+				bv = b.Op1("reorder_nchwc", ir.A("block", blk), in[i])
 				blocked[in[i]] = bv
 			}
 			in[i] = bv
@@ -132,7 +135,7 @@ func rewriteNCHWc(q *ir.Program, forms map[*ir.Op]ops.NCHWcForm) error {
 		if err := b.Err(); err != nil {
 			return fmt.Errorf("optimize: %s at %s as %s: %w", op.Name(), op.Pos, f.Op, err)
 		}
-		if want := nchwcBlocked(op.Result(0).Type()); !y.Type().Equal(want) {
+		if want := nchwcBlocked(op.Result(0).Type(), blk); !y.Type().Equal(want) {
 			return fmt.Errorf("optimize: %s at %s as %s has type %s, not %s", op.Name(), op.Pos, f.Op, y.Type(), want)
 		}
 		blocked[op.Result(0)] = y
@@ -173,9 +176,8 @@ func firstPlainReader(body *ir.Block, v *ir.Value, forms map[*ir.Op]ops.NCHWcFor
 	return first
 }
 
-// nchwcBlocked is the blocked type of t, an f32 NCHW type whose channels
-// are whole blocks.
-func nchwcBlocked(t ir.Type) ir.Type {
-	const b = ops.NCHWcBlock
+// nchwcBlocked is the type of t, an f32 NCHW type whose channels are
+// whole blocks of b, blocked by b.
+func nchwcBlocked(t ir.Type, b int) ir.Type {
 	return ir.TensorOf(t.DType, t.Dims[0], t.Dims[1]/b, t.Dims[2], t.Dims[3], b)
 }

@@ -50,23 +50,27 @@ func TestNCHWcChoosesParts(t *testing.T) {
 		ops.Fetch(b, "y", y)
 		return b.Program()
 	}
-	restore := optimize.ForceNCHWc(false)
+	restore := optimize.ForceNCHWc(0)
 	if _, n, err := optimize.NCHWc(build(2, 32)); err != nil || n != 0 {
 		t.Fatalf("without vector kernels: %d ops replaced, %v; want none", n, err)
 	}
 	restore()
-	defer optimize.ForceNCHWc(true)()
 	for _, c := range []struct {
-		convs, channels int
-		want            [3]int
-		replaced        int
+		b, convs, channels int
+		want               [3]int
+		replaced           int
 	}{
-		{1, 32, [3]int{0, 0, 0}, 0}, // alone: stays NCHW
-		{2, 32, [3]int{2, 1, 1}, 4},
-		{2, 3, [3]int{2, 0, 1}, 4}, // the first layer reads NCHW
-		{3, 16, [3]int{3, 1, 1}, 6},
+		{16, 1, 32, [3]int{0, 0, 0}, 0}, // alone: stays NCHW
+		{16, 2, 32, [3]int{2, 1, 1}, 4},
+		{16, 2, 3, [3]int{2, 0, 1}, 4}, // the first layer reads NCHW
+		{16, 3, 16, [3]int{3, 1, 1}, 6},
+		{16, 2, 24, [3]int{2, 0, 1}, 4}, // 24 channels: not whole blocks of 16
+		{8, 2, 24, [3]int{2, 1, 1}, 4},  // whole blocks of 8
+		{8, 3, 16, [3]int{3, 1, 1}, 6},
 	} {
+		restore := optimize.ForceNCHWc(c.b)
 		q, n, err := optimize.NCHWc(build(c.convs, c.channels))
+		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +78,7 @@ func TestNCHWcChoosesParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := nchwcSummary(q); got != c.want || n != c.replaced {
-			t.Errorf("%d convs of %d channels: %d replaced, [convs, reorders in, out] %v; want %d, %v\n%s", c.convs, c.channels, n, got, c.replaced, c.want, q)
+			t.Errorf("block %d, %d convs of %d channels: %d replaced, [convs, reorders in, out] %v; want %d, %v\n%s", c.b, c.convs, c.channels, n, got, c.replaced, c.want, q)
 		}
 	}
 }
@@ -89,44 +93,52 @@ var nchwcModels = []struct {
 	{"resnet18ish", [3]int{20, 0, 1}},
 }
 
-// The exported models optimized with the blocked layout give what they
-// give without it within 1e-5 (the blocked convolution sums in another
-// order), at batches 1 and 3, with 1 and 2 threads.
+// The exported models optimized with the blocked layout, with either
+// block, give what they give without it within 1e-5 (the blocked
+// convolution sums in another order), at batches 1 and 3, with 1 and 2
+// threads.
 func TestNCHWcModels(t *testing.T) {
-	defer optimize.ForceNCHWc(true)()
 	without := slices.DeleteFunc(optimize.PassNames(), func(n string) bool { return n == "nchwc" })
-	for _, mm := range nchwcModels {
-		t.Run(mm.name, func(t *testing.T) {
-			m := loadModel(t, mm.name)
-			for _, threads := range []int{1, 2} {
-				plain, _, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads}, without...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				blocked, res, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := nchwcSummary(res.Program); got != mm.want {
-					t.Errorf("[convs, reorders in, out] %v, want %v (%s)", got, mm.want, res.Summary())
-				}
-				for _, n := range []int{1, 3} {
-					feeds := map[string]*tensor.Tensor{"x": rebatch(t, m.cases[0].inputs["x"], n)}
-					want, got := run(t, plain, feeds), run(t, blocked, feeds)
-					for _, o := range slices.Sorted(maps.Keys(want)) {
-						if err := closeTo(got[o], want[o], 1e-5); err != nil {
-							t.Errorf("threads %d batch %d: %s blocked vs NCHW: %v", threads, n, o, err)
-						}
-					}
-					want.Release()
-					got.Release()
-					releaseAll(feeds)
-				}
-				plain.Store().Release()
-				blocked.Store().Release()
-			}
-		})
+	for _, blk := range []int{16, 8} {
+		for _, mm := range nchwcModels {
+			testNCHWcModel(t, blk, mm.name, mm.want, without)
+		}
 	}
+}
+
+// testNCHWcModel is one model of TestNCHWcModels with block blk.
+func testNCHWcModel(t *testing.T, blk int, name string, summary [3]int, without []string) {
+	defer optimize.ForceNCHWc(blk)()
+	t.Run(fmt.Sprintf("%s/block=%d", name, blk), func(t *testing.T) {
+		m := loadModel(t, name)
+		for _, threads := range []int{1, 2} {
+			plain, _, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads}, without...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocked, res, err := optimize.Compile(m.prog, m.store, exec.Options{Alloc: m.alloc, Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := nchwcSummary(res.Program); got != summary {
+				t.Errorf("[convs, reorders in, out] %v, want %v (%s)", got, summary, res.Summary())
+			}
+			for _, n := range []int{1, 3} {
+				feeds := map[string]*tensor.Tensor{"x": rebatch(t, m.cases[0].inputs["x"], n)}
+				want, got := run(t, plain, feeds), run(t, blocked, feeds)
+				for _, o := range slices.Sorted(maps.Keys(want)) {
+					if err := closeTo(got[o], want[o], 1e-5); err != nil {
+						t.Errorf("threads %d batch %d: %s blocked vs NCHW: %v", threads, n, o, err)
+					}
+				}
+				want.Release()
+				got.Release()
+				releaseAll(feeds)
+			}
+			plain.Store().Release()
+			blocked.Store().Release()
+		}
+	})
 }
 
 // detImageSize is the side of the images the deployed detector is checked
@@ -180,7 +192,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the blocked reference kernels take seconds on the detector")
 	}
-	defer optimize.ForceNCHWc(true)()
+	defer optimize.ForceNCHWc(16)()
 	a := memory.New(memory.Options{})
 	prog, store, img := deployedDetector(t, a)
 	defer img.Release()
@@ -269,7 +281,7 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 // cache it is measured on a run after the one that packs: on that first
 // run the plan is above the measured peak, with or without the pass.
 func TestNCHWcPlannerExact(t *testing.T) {
-	defer optimize.ForceNCHWc(true)()
+	defer optimize.ForceNCHWc(16)()
 	m := loadModel(t, "resnet18ish")
 	for _, packCache := range []int64{0, 64 << 20} {
 		for _, batch := range []int{1, 2} {

@@ -22,7 +22,7 @@ type Pass struct {
 // pools without indices before the fusion of a pool into the fused
 // convolution that feeds it; softmax's float32 form after them, as it
 // changes no pattern the others look for; the blocked layout last, on the
-// fused convolutions (it does nothing where ops.NCHWcVector is false).
+// fused convolutions (it does nothing where ops.NCHWcBlock is 0).
 var Passes = []Pass{
 	{Name: "identities", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{Name: "fold_batch_norm", Run: FoldBatchNorm},

@@ -112,7 +112,7 @@ func TestPrintOptimizeNCHWc(t *testing.T) {
 	}
 	first, _, _ := strings.Cut(r.stdout, "\n")
 	want, blocked := "// optimized for inference: fold_batch_norm 20, fuse_epilogue 21, nchwc 0", false
-	if kernels.NCHWcVector() {
+	if kernels.NCHWcBlock() != 0 {
 		want, blocked = "// optimized for inference: fold_batch_norm 20, fuse_epilogue 21, nchwc 20", true
 	}
 	if first != want {
