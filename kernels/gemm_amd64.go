@@ -23,7 +23,7 @@ func archSgemmKernels() []*gemmKernel[float32] {
 				{sgemmAVX512_slices6x16, sgemmAVX512_slices6x32},
 				{sgemmAVX512_slices7x16, sgemmAVX512_slices7x32},
 				{sgemmAVX512_slices8x16, sgemmAVX512_slices8x32}},
-			directA:  []directAKernel[float32]{sgemmAVX512d_1x32, sgemmAVX512d_2x32, sgemmAVX512d_3x32, sgemmAVX512d_4x32, sgemmAVX512d_5x32, sgemmAVX512d_6x32, sgemmAVX512d_7x32, sgemmAVX512d_8x32, sgemmAVX512d_9x32, sgemmAVX512d_10x32, sgemmAVX512d_11x32, sgemmAVX512d_12x32, sgemmAVX512d_13x32, sgemmAVX512d_14x32},
+			directA:  sgemmAVX512dKernels,
 			indirect: sgemmAVX512iKernels},
 		{name: "avx2", missing: missingUnless(hasAVX2FMA, "AVX2+FMA"),
 			mr: 6, nr: 16, mc: 6 * 16, kc: 384, nc: 4096,

@@ -10,37 +10,35 @@ import "unsafe"
 // store as the packed kernel of the same height, so the bits are the
 // same and nothing is packed.
 
-// useDirectA reports whether gemmPackedRange reads op(A) in place for
-// columns [c0, c1): A not transposed, direct kernels for this family, a
-// row stride that does not put every row in the same L1 sets (a multiple
-// of 2 KiB would have all 14 rows' streams compete for the same ways),
-// and no last panel of whole vectors narrower than nr (gemmTile stores
-// that one with a narrower kernel, which the direct kernels do not have).
-func useDirectA[T float](kern *gemmKernel[T], transA bool, lda, c0, c1 int) bool {
+// useDirectA reports whether gemmPackedRange reads op(A) in place: A not
+// transposed, direct kernels for this family, and a row stride that does
+// not put every row in the same L1 sets (a multiple of 2 KiB would have
+// all 14 rows' streams compete for the same ways).
+func useDirectA[T float](kern *gemmKernel[T], transA bool, lda int) bool {
 	if transA || kern.directA == nil {
 		return false
 	}
 	var zero T
-	if lda*int(unsafe.Sizeof(zero))%2048 == 0 {
-		return false
-	}
-	w := (c1 - c0) % kern.nr
-	return w == 0 || w%kern.lanes != 0
+	return lda*int(unsafe.Sizeof(zero))%2048 != 0
 }
 
 // gemmTileDirectA is gemmTile for the tile at (ir, jr) of a block whose
 // first row of op(A) for this depth slice is at a[0] (row stride lda):
-// the same kernel arithmetic, with A read in place; a tile narrower than
-// nr is computed into tmp and merged, as gemmTile does for a width that
-// is not whole vectors.
+// the same kernel arithmetic, with A read in place, and the same edge
+// kernels — a tile of whole vectors narrower than nr (the last panel of
+// 48 columns) is stored by the narrower kernel, one whose width is not
+// whole vectors is computed into tmp and merged. A panel of at most one
+// vector (the MLP's 10 outputs) so takes half the multiply-adds of the
+// full-width kernel.
 func gemmTileDirectA[T float](kern *gemmKernel[T], a []T, lda int, bp, tmp []T, mb, nb, kb, ir, jr int, alpha, beta T, c []T, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	mh, nw := min(mr, mb-ir), min(nr, nb-jr)
-	fn := kern.directA[mh-1]
+	v := ceilDiv(nw, kern.lanes)
+	fn := kern.directA[mh-1][v-1]
 	_, _ = a[(ir+mh-1)*lda+kb-1], bp[(jr+nr)*kb-1]
 	ar, b := &a[ir*lda], &bp[jr*kb]
-	if nw == nr {
-		_ = c[(ir+mh-1)*ldc+jr+nr-1]
+	if nw == v*kern.lanes {
+		_ = c[(ir+mh-1)*ldc+jr+nw-1]
 		fn(kb, ar, b, &c[ir*ldc+jr], lda, ldc, alpha, beta)
 		return
 	}

@@ -5,8 +5,7 @@ import "unsafe"
 // A product with op(B) packed once (GemmPackedB) split over goroutines by
 // columns of C has each goroutine compute blocks that share rows of
 // op(A). Where gemmPackedRange cannot read op(A) in place (useDirectA: A
-// transposed, a row stride of 2 KiB multiples, a last panel of whole
-// vectors) it packs a block's rows of op(A) slice by slice as it goes, so
+// transposed, a row stride of 2 KiB multiples) it packs a block's rows of op(A) slice by slice as it goes, so
 // a goroutine that computes two blocks of the same rows packed them
 // twice: with B already packed, that packing is the only overhead left
 // (on a loaded machine the caller often computes every block because the

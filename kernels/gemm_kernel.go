@@ -59,9 +59,9 @@ type gemmKernel[T float] struct {
 	// rowSlices[s-1][v-1], when set, is the slice kernel over s depth
 	// slices and v vectors of a panel (gemvSlices).
 	rowSlices [][]rowSlicesKernel[T]
-	// directA[h-1], when set, computes h rows and all nr columns of the
+	// directA[h-1][v-1], when set, computes h rows and v vectors of the
 	// tile with A read in place (directAKernel).
-	directA []directAKernel[T]
+	directA [][]directAKernel[T]
 	// indirect[h-1], when set, computes h rows and all nr columns of the
 	// tile with B read in place (indirectKernel).
 	indirect []indirectKernel[T]

@@ -144,7 +144,7 @@ func gemmPackedRange[T float](kern *gemmKernel[T], ws *gemmScratch[T], transA bo
 	if r1-r0 == 1 && !transA && kern.rowSlices != nil && k > kc && (c1-c0)%nr%kern.lanes != 0 {
 		end = c1 - (c1-c0)%nr
 	}
-	direct := useDirectA(kern, transA, lda, c0, c1)
+	direct := useDirectA(kern, transA, lda)
 	for pc := 0; pc < k; pc += kc {
 		kb := min(kc, k-pc)
 		bs := pb[h+pc*np*nr:]

@@ -37,9 +37,12 @@ func TestGemmPackedB(t *testing.T) {
 	shapes := [][3]int{{150, 400, 100}, {20, 2000, 150}, {300, 40, 600}, {1, 128, 784}, {8, 128, 784}, {1, 200, 1100}, {1, 64, 3}, {1, 10, 4096}, {1, 80, 33},
 		{1, 5, 9*512 + 100}, {1, 20, 2048}, {1, 1000, 1024},
 		// A read in place (gemmTileDirectA): whole panels (the MLP at
-		// batch 64), a last panel under a vector, its 8-row edge; a last
-		// panel of whole vectors and a row stride of 2 KiB keep packing A.
-		{64, 128, 784}, {33, 70, 300}, {64, 10, 128}, {29, 48, 100}, {30, 40, 512}}
+		// batch 64), a last panel under a vector, its 8-row edge, a
+		// last panel of one whole vector (stored by the narrower
+		// kernel), one of a vector and a part (merged), a panel of one
+		// vector alone, over two depth slices; a row stride of 2 KiB
+		// keeps packing A.
+		{64, 128, 784}, {33, 70, 300}, {64, 10, 128}, {29, 48, 100}, {17, 57, 90}, {15, 16, 40}, {43, 9, 1100}, {30, 40, 512}}
 	for _, s := range shapes {
 		cases = append(cases, gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}, gemmCase{true, false, s[0], s[1], s[2], 1.5, 0.5, 1})
 		if s[0] == 1 {
@@ -109,12 +112,13 @@ func TestGemmPackedBForAnotherKernel(t *testing.T) {
 }
 
 // TestGemmPackedBAllocs: a product with packed B makes no Go allocation,
-// on one goroutine or several.
+// on one goroutine or several, with A read in place through the
+// narrower kernels too (64×10×128).
 func TestGemmPackedBAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
-	for _, s := range [][3]int{{1, 128, 784}, {1, 10, 4096}, {8, 128, 784}, {64, 256, 512}} {
+	for _, s := range [][3]int{{1, 128, 784}, {1, 10, 4096}, {8, 128, 784}, {64, 256, 512}, {64, 10, 128}} {
 		tc := gemmCase{false, true, s[0], s[1], s[2], 1, 0, 0}
 		a, lda, b, ldb, c, ldc := gemmOperands[float32](tc, 1)
 		pb := runPacked(tc, a, lda, b, ldb, c, ldc, 2)

@@ -174,7 +174,7 @@ func (j *blockJob[T]) block(ws *gemmScratch[T], held *heldA, i int) {
 	kern := j.kern
 	r0, r1 := panelRange(j.m, kern.mr, j.rows, i/j.cols)
 	c0, c1 := panelRange(j.n, kern.nr, j.cols, i%j.cols)
-	if j.pb != nil && j.cols > 1 && r1-r0 > 1 && heldABytes[T](kern, r1-r0, j.k) <= heldAMax && !useDirectA(kern, j.transA, j.lda, c0, c1) {
+	if j.pb != nil && j.cols > 1 && r1-r0 > 1 && heldABytes[T](kern, r1-r0, j.k) <= heldAMax && !useDirectA(kern, j.transA, j.lda) {
 		gemmHeldARange(kern, ws, held, j.transA, r0, r1, c0, c1, j.n, j.k, j.alpha, j.a, j.lda, j.pb, j.beta, j.c, j.ldc)
 		return
 	}

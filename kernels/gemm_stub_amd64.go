@@ -484,70 +484,140 @@ func sgemmAVX512i_13x32(k int, a *float32, b *float32, koff *int32, c *float32, 
 //go:noescape
 func sgemmAVX512i_14x32(k int, a *float32, b *float32, koff *int32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_1x16 is sgemmAVX512_1x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_1x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_1x32 is sgemmAVX512_1x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_1x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_2x16 is sgemmAVX512_2x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_2x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_2x32 is sgemmAVX512_2x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_2x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_3x16 is sgemmAVX512_3x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_3x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_3x32 is sgemmAVX512_3x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_3x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_4x16 is sgemmAVX512_4x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_4x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_4x32 is sgemmAVX512_4x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_4x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_5x16 is sgemmAVX512_5x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_5x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_5x32 is sgemmAVX512_5x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_5x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_6x16 is sgemmAVX512_6x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_6x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_6x32 is sgemmAVX512_6x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_6x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_7x16 is sgemmAVX512_7x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_7x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_7x32 is sgemmAVX512_7x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_7x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_8x16 is sgemmAVX512_8x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_8x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_8x32 is sgemmAVX512_8x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_8x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_9x16 is sgemmAVX512_9x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_9x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_9x32 is sgemmAVX512_9x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_9x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_10x16 is sgemmAVX512_10x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_10x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_10x32 is sgemmAVX512_10x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_10x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_11x16 is sgemmAVX512_11x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_11x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_11x32 is sgemmAVX512_11x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_11x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_12x16 is sgemmAVX512_12x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_12x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_12x32 is sgemmAVX512_12x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_12x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
+// sgemmAVX512d_13x16 is sgemmAVX512_13x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_13x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
 // sgemmAVX512d_13x32 is sgemmAVX512_13x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //
 //go:noescape
 func sgemmAVX512d_13x32(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
+
+// sgemmAVX512d_14x16 is sgemmAVX512_14x16 with A's rows read in place, lda elements apart (see directAKernel in the generator).
+//
+//go:noescape
+func sgemmAVX512d_14x16(k int, a *float32, b *float32, c *float32, lda int, ldc int, alpha float32, beta float32)
 
 // sgemmAVX512d_14x32 is sgemmAVX512_14x32 with A's rows read in place, lda elements apart (see directAKernel in the generator).
 //

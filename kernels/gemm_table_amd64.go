@@ -78,6 +78,24 @@ var sgemmAVX512iKernels = []indirectKernel[float32]{
 	sgemmAVX512i_14x32,
 }
 
+// sgemmAVX512dKernels[h-1][v-1] computes h rows and 16·v columns of the 14×32 tile with A read in place.
+var sgemmAVX512dKernels = [][]directAKernel[float32]{
+	{sgemmAVX512d_1x16, sgemmAVX512d_1x32},
+	{sgemmAVX512d_2x16, sgemmAVX512d_2x32},
+	{sgemmAVX512d_3x16, sgemmAVX512d_3x32},
+	{sgemmAVX512d_4x16, sgemmAVX512d_4x32},
+	{sgemmAVX512d_5x16, sgemmAVX512d_5x32},
+	{sgemmAVX512d_6x16, sgemmAVX512d_6x32},
+	{sgemmAVX512d_7x16, sgemmAVX512d_7x32},
+	{sgemmAVX512d_8x16, sgemmAVX512d_8x32},
+	{sgemmAVX512d_9x16, sgemmAVX512d_9x32},
+	{sgemmAVX512d_10x16, sgemmAVX512d_10x32},
+	{sgemmAVX512d_11x16, sgemmAVX512d_11x32},
+	{sgemmAVX512d_12x16, sgemmAVX512d_12x32},
+	{sgemmAVX512d_13x16, sgemmAVX512d_13x32},
+	{sgemmAVX512d_14x16, sgemmAVX512d_14x32},
+}
+
 // sgemmAVX512s2Kernels[h-1][v-1] computes h rows and 16·v columns of the 14×32 tile with A read in place, rows 2 elements apart.
 var sgemmAVX512s2Kernels = [][]convStridedKernel{
 	{sgemmAVX512s2_1x16, sgemmAVX512s2_1x32},

@@ -9,23 +9,25 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// directAName is the name of the variant of h full-width rows that reads
-// A in place.
-func (f family) directAName(h int) string {
-	return fmt.Sprintf("%sd_%dx%d", f.name, h, f.nv*f.lanes())
+// directAName is the name of the variant of h rows and v vectors that
+// reads A in place.
+func (f family) directAName(h, v int) string {
+	return fmt.Sprintf("%sd_%dx%d", f.name, h, v*f.lanes())
 }
 
-// directAKernel emits <name>d_<h>x<nr>(k int, a, b, c *T, lda, ldc int,
-// alpha, beta T): the h×nr kernel with A read in place instead of from a
+// directAKernel emits <name>d_<h>x<16v>(k int, a, b, c *T, lda, ldc int,
+// alpha, beta T): kernel(h, v) with A read in place instead of from a
 // packed panel — row i's element for k step s at a + i·lda + s
 // (elements). A product whose B is packed once (a weight at inference)
 // then packs nothing. The multiply-adds and the store are those of
-// kernel(h, nv) in the same order, so the bits are the same. Rows are
+// kernel(h, v) in the same order, so the bits are the same. Rows are
 // addressed from three bases (rows 0–4, 5–9, 10–13) plus lda times 1, 2,
-// 3 or 4.
-func (f family) directAKernel(h int) {
-	v := f.nv
-	name := f.directAName(h)
+// 3 or 4. The variants narrower than the tile read the first v vectors of
+// each k step of a full-width panel, as the packed edge kernels do: a
+// product of 10 columns (the MLP's last layer) does half the
+// multiply-adds of the full width.
+func (f family) directAKernel(h, v int) {
+	name := f.directAName(h, v)
 	emit.Func(name, fmt.Sprintf("func(k int, a, b, c *%s, lda, ldc int, alpha, beta %s)", f.typ(), f.typ()),
 		fmt.Sprintf("%s is %s with A's rows read in place, lda elements apart (see directAKernel in the generator).",
 			name, f.kernelName(h, v)))

@@ -32,7 +32,9 @@ func main() {
 		families[0].indirectKernel(h)
 	}
 	for h := 1; h <= families[0].mr; h++ {
-		families[0].directAKernel(h)
+		for v := 1; v <= families[0].nv; v++ {
+			families[0].directAKernel(h, v)
+		}
 	}
 	for h := 1; h <= families[0].mr; h++ {
 		for v := 1; v <= families[0].nv; v++ {

@@ -34,6 +34,17 @@ func writeTable(path string, fams []family) error {
 		fmt.Fprintf(&b, "%s,\n", f.indirectName(h))
 	}
 	b.WriteString("}\n")
+	fmt.Fprintf(&b, "\n// %sdKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile with A read in place.\n",
+		f.name, f.lanes(), f.mr, f.nv*f.lanes())
+	fmt.Fprintf(&b, "var %sdKernels = [][]directAKernel[%s]{\n", f.name, f.typ())
+	for h := 1; h <= f.mr; h++ {
+		b.WriteString("{")
+		for v := 1; v <= f.nv; v++ {
+			fmt.Fprintf(&b, "%s, ", f.directAName(h, v))
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n")
 	fmt.Fprintf(&b, "\n// %ss%dKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile with A read in place, rows %d elements apart.\n",
 		f.name, stridedAStride, f.lanes(), f.mr, f.nv*f.lanes(), stridedAStride)
 	fmt.Fprintf(&b, "var %ss%dKernels = [][]convStridedKernel{\n", f.name, stridedAStride)
