@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"github.com/gopir/gopir/internal/allocs"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -178,6 +179,11 @@ func testMatmulEpilogue[T nnFloat](t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, s := range []struct{ batch, m, n, k int }{
 		{1, 1, 128, 784}, {1, 64, 10, 128}, {3, 5, 7, 9}, {40, 4, 6, 3}, {1, 3, 4, 0}, {2, 0, 5, 3},
+		// Narrow rows added g at a time (epiBiasRows): a group and a
+		// remainder (per product of a batch), one group of all rows,
+		// whole groups only, a group of 4 rows and one row left; and
+		// the rows it leaves to add2D: whole vectors, 64 columns, one row.
+		{2, 30, 13, 3}, {1, 61, 3, 4}, {1, 100, 10, 5}, {1, 5, 63, 2}, {1, 9, 16, 2}, {1, 3, 64, 1}, {1, 1, 10, 3},
 	} {
 		a := epiRand[T](r, s.batch*s.m*s.k)
 		b := epiRand[T](r, s.k*s.n)
@@ -207,6 +213,21 @@ func testMatmulEpilogue[T nnFloat](t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 			}
+		}
+	}
+}
+
+// TestEpiBiasRowsAllocs: adding a bias to narrow rows through the
+// repeated-bias buffer makes no Go allocation.
+func TestEpiBiasRowsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops objects at random")
+	}
+	for _, n := range []int{10, 13, 63} {
+		out, bias := make([]float32, 64*n), make([]float32, n)
+		ep := Epilogue{Act: ActRelu, Bias32: bias}
+		if got := allocs.PerRun(100, func() { epiRows(&ep, out, n, 0, 64) }); got != 0 {
+			t.Errorf("n=%d: %v Go allocations per call, want 0", n, got)
 		}
 	}
 }
