@@ -16,15 +16,7 @@ func writeTable(path string, fams []family) error {
 	for _, f := range fams {
 		fmt.Fprintf(&b, "\n// %sKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile.\n",
 			f.name, f.lanes(), f.mr, f.nv*f.lanes())
-		fmt.Fprintf(&b, "var %sKernels = [][]microKernel[%s]{\n", f.name, f.typ())
-		for h := 1; h <= f.mr; h++ {
-			b.WriteString("{")
-			for v := 1; v <= f.nv; v++ {
-				fmt.Fprintf(&b, "%s, ", f.kernelName(h, v))
-			}
-			b.WriteString("},\n")
-		}
-		b.WriteString("}\n")
+		writeGrid(&b, fmt.Sprintf("var %sKernels = [][]microKernel[%s]", f.name, f.typ()), f, f.kernelName)
 	}
 	f := fams[0]
 	fmt.Fprintf(&b, "\n// %siKernels[h-1] computes h rows of the %d×%d tile with B read in place.\n",
@@ -36,26 +28,10 @@ func writeTable(path string, fams []family) error {
 	b.WriteString("}\n")
 	fmt.Fprintf(&b, "\n// %sdKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile with A read in place.\n",
 		f.name, f.lanes(), f.mr, f.nv*f.lanes())
-	fmt.Fprintf(&b, "var %sdKernels = [][]directAKernel[%s]{\n", f.name, f.typ())
-	for h := 1; h <= f.mr; h++ {
-		b.WriteString("{")
-		for v := 1; v <= f.nv; v++ {
-			fmt.Fprintf(&b, "%s, ", f.directAName(h, v))
-		}
-		b.WriteString("},\n")
-	}
-	b.WriteString("}\n")
+	writeGrid(&b, fmt.Sprintf("var %sdKernels = [][]directAKernel[%s]", f.name, f.typ()), f, f.directAName)
 	fmt.Fprintf(&b, "\n// %ss%dKernels[h-1][v-1] computes h rows and %d·v columns of the %d×%d tile with A read in place, rows %d elements apart.\n",
 		f.name, stridedAStride, f.lanes(), f.mr, f.nv*f.lanes(), stridedAStride)
-	fmt.Fprintf(&b, "var %ss%dKernels = [][]convStridedKernel{\n", f.name, stridedAStride)
-	for h := 1; h <= f.mr; h++ {
-		b.WriteString("{")
-		for v := 1; v <= f.nv; v++ {
-			fmt.Fprintf(&b, "%s, ", f.stridedAName(h, v))
-		}
-		b.WriteString("},\n")
-	}
-	b.WriteString("}\n")
+	writeGrid(&b, fmt.Sprintf("var %ss%dKernels = [][]convStridedKernel", f.name, stridedAStride), f, f.stridedAName)
 	fmt.Fprintf(&b, "\n// %ss%dw3Kernels[h-1] computes h rows and %d columns with A read in place, rows %d elements apart.\n",
 		f.name, stridedAStride, 3*f.lanes(), stridedAStride)
 	fmt.Fprintf(&b, "var %ss%dw3Kernels = []convStrided3Kernel{\n", f.name, stridedAStride)
@@ -68,4 +44,18 @@ func writeTable(path string, fams []family) error {
 		return err
 	}
 	return os.WriteFile(path, src, 0o644)
+}
+
+// writeGrid writes decl (a variable and its type) initialized to the
+// kernels name(h, v) of f's tile, indexed by [h-1][v-1].
+func writeGrid(b *bytes.Buffer, decl string, f family, name func(h, v int) string) {
+	b.WriteString(decl + "{\n")
+	for h := 1; h <= f.mr; h++ {
+		b.WriteString("{")
+		for v := 1; v <= f.nv; v++ {
+			fmt.Fprintf(b, "%s, ", name(h, v))
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n")
 }
