@@ -36,10 +36,22 @@ func convNCHWcVec(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []fl
 	g.checkLens(&p.Epilogue, x, packed, out)
 	j := getJob[convNCHWcJob]()
 	j.g, j.ep, j.x, j.packed, j.out = g, p.Epilogue, x, packed, out
-	nnForRanger(threads, g.items(), g.itemCost(), j)
+	n := g.items()
+	if parts := nnParts(threads, n, g.itemCost()); parts > 1 {
+		perfSplitRanger(parts, min(n, parts*nchwcItemsPerThread), n, j)
+	} else {
+		j.run(0, n)
+	}
 	putJob(j)
 	return true
 }
+
+// nchwcItemsPerThread is how many ranges of items each thread's share
+// is cut into at most: as many as the items on small planes, which are
+// few and even (nchwcGeometry.spread), so that the threads finish
+// together; nnForRanger's four ranges a thread made ranges of one and of
+// two items out of ten.
+const nchwcItemsPerThread = 64
 
 // convNCHWcJob is ConvNCHWc's parallel loop over nchwcGeometry's items.
 type convNCHWcJob struct {
@@ -136,8 +148,10 @@ func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk, two bool) {
 	if two {
 		wide /= 2
 	}
-	for x := lo; x < hi; x += wide {
-		j.tile(o0, f, pixels{n, y, x, min(wide, hi-x), false, two}, kh0, kh1, 0, g.p.KW, c)
+	tiles := evenTiles(hi-lo, wide)
+	for t := range tiles {
+		a, b := splitRange(hi-lo, tiles, t)
+		j.tile(o0, f, pixels{n, y, lo + a, b - a, false, two}, kh0, kh1, 0, g.p.KW, c)
 	}
 	for x := max(x0, xl, xr); x < x1; x++ {
 		j.border(o0, f, pixels{n, y, x, 1, false, two}, kh0, kh1, c)
@@ -155,11 +169,18 @@ func (j *convNCHWcJob) column(n0, n1, o0, f, y, x int, c chunk) {
 		}
 		return
 	}
-	pmax := convNCHWcMaxP[f-1]
-	for n := n0; n < n1; n += pmax {
-		j.border(o0, f, pixels{n, y, x, min(pmax, n1-n), true, false}, kh0, kh1, c)
+	tiles := evenTiles(n1-n0, convNCHWcMaxP[f-1])
+	for t := range tiles {
+		a, b := splitRange(n1-n0, tiles, t)
+		j.border(o0, f, pixels{n0 + a, y, x, b - a, true, false}, kh0, kh1, c)
 	}
 }
+
+// evenTiles is how many tiles of at most wide pixels cover n; tile t
+// is splitRange(n, tiles, t) of them, of near-equal widths: 18 pixels
+// as 6+6+6, not 8+8+2, whose last tile has too few sums to hide the
+// multiply-adds' latency.
+func evenTiles(n, wide int) int { return max(0, (n+wide-1)/wide) }
 
 // border computes px, whose kernel columns are clipped alike by the
 // input's edges.

@@ -7,8 +7,13 @@ import "fmt"
 // nchwcSegment is how many output pixels a pointwise convolution's item
 // covers: its plane is one long row (pixel i reads input pixel i), cut
 // into segments so that threads split it; a multiple of the tiles' widths
-// (6 and 8 pixels).
+// (6 and 8 pixels) on one thread (nchwcGeometry.spread evens them out on
+// more).
 const nchwcSegment = 96
+
+// nchwcSpreadItems is how many items a thread has on planes that
+// nchwcGeometry.spread leaves alone.
+const nchwcSpreadItems = 8
 
 // nchwcBandPixels is about how many output pixels an item of rows
 // covers: enough that a chunk of weights in cache serves many pixels.
@@ -98,6 +103,9 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry
 	g.parts = (g.oh + g.partLen - 1) / max(g.partLen, 1)
 	g.pairs = g.ow <= nchwcShortRow
 	g.bands = (rows + g.band - 1) / g.band
+	if !g.down && threads > 1 {
+		g.spread(threads, rows)
+	}
 	g.blocks = p.C / g.lanes
 	// Chunks of about the same size: fewest passes under the bound.
 	bound := nchwcChunkBytes[0]
@@ -108,6 +116,41 @@ func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry
 	passes := (g.blocks + most - 1) / most
 	g.chunk = (g.blocks + passes - 1) / passes
 	return g
+}
+
+// spread evens out, for threads, the items of a plane that has few
+// (under nchwcSpreadItems a thread) along its rows: a pointwise row's
+// segments of one size, a multiple of 4 pixels, the last no longer (the
+// bands' rows are near-equal already, item), where a last short band or
+// segment (7+3 rows of a 10×10 plane, 96+4 pixels of a 1×1
+// convolution's) left one thread waiting on the other; and more of them
+// until groups × bands × segments is a multiple of the threads, where the
+// plane has the rows or the pixels (8 a segment) to spare: ppyoloe_s's
+// 192-channel layers have three groups of output blocks. On planes of
+// more items the threads' shares differ by a small part of one, and
+// segments of 96 pixels tile evenly.
+func (g *nchwcGeometry) spread(threads, rows int) {
+	if g.items() >= nchwcSpreadItems*threads {
+		return
+	}
+	segs := g.segs
+	for {
+		if segs > 1 {
+			g.segLen = ((g.ow+segs-1)/segs + 3) &^ 3
+			g.segs = (g.ow + g.segLen - 1) / g.segLen
+		}
+		if g.items()%threads == 0 {
+			break
+		}
+		if segs > 1 && segs < g.ow/8 {
+			segs++
+		} else if g.bands < rows {
+			g.bands++
+		} else {
+			break
+		}
+	}
+	g.band = (rows + g.bands - 1) / g.bands
 }
 
 // gcd is a and b's greatest common divisor (a when b is 0).
@@ -131,14 +174,14 @@ func (g *nchwcGeometry) itemCost() int {
 }
 
 // item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
-// samples' rows (row r is row r%OH of sample r/OH), pixels [x0, x1) of
-// each; of those rows, down the samples, only rows partRows(i) of each
-// sample.
+// samples' rows (row r is row r%OH of sample r/OH; bands of near-equal
+// rows, or whole samples down the samples), pixels [x0, x1) of each; of
+// those rows, down the samples, only rows partRows(i) of each sample.
 func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
 	i /= g.parts
 	s := i % g.segs
 	i /= g.segs
-	r0 = i % g.bands * g.band
+	band := i % g.bands
 	grp := i / g.bands
 	// Groups as even as they come: the first ob%groups get one more.
 	each, more := g.ob/g.groups, g.ob%g.groups
@@ -147,8 +190,14 @@ func (g *nchwcGeometry) item(i int) (o0, f, r0, r1, x0, x1 int) {
 	if grp < more {
 		f++
 	}
+	rows := g.p.N * g.oh
+	if g.down {
+		r0, r1 = band*g.band, min((band+1)*g.band, rows)
+	} else {
+		r0, r1 = splitRange(rows, g.bands, band)
+	}
 	x0 = s * g.segLen
-	return o0, f, r0, min(r0+g.band, g.p.N*g.oh), x0, min(x0+g.segLen, g.ow)
+	return o0, f, r0, r1, x0, min(x0+g.segLen, g.ow)
 }
 
 // partRows is the rows [y0, y1) of each sample that item i covers: all

@@ -13,7 +13,8 @@ import (
 // pointwise planes cut into segments, and batches of short rows in tiles
 // down the samples (with tails, in more than one item, and with planes
 // split into parts of rows, the last short, also for three groups on
-// two threads); single
+// two threads); a single sample's rows and pointwise row spread evenly
+// over the threads, tiles of near-equal widths; single
 // samples of small planes on their padded copy, blocked and NCHW, odd
 // and strided.
 var nchwcVecCases = []Conv2DParams{
@@ -41,6 +42,9 @@ var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 48, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
 	{N: 1, C: 16, H: 3, W: 3, O: 48, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 1, C: 32, H: 1, W: 7, O: 16, KH: 1, KW: 3, SH: 1, SW: 1, PW: 1},
+	{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 16, H: 10, W: 10, O: 192, KH: 1, KW: 1, SH: 1, SW: 1},
+	{N: 1, C: 16, H: 20, W: 20, O: 96, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 }
 
 // TestConvNCHWcVecMatchesRef holds ConvNCHWc to convNCHWcRef bit for bit,
@@ -106,6 +110,8 @@ func TestConvNCHWcAllocs(t *testing.T) {
 	for _, p := range []Conv2DParams{
 		{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 	} {
 		r := rand.New(rand.NewSource(3))
 		x := randsF32(r, p.N*p.C*p.H*p.W)
