@@ -8,15 +8,35 @@ package kernels
 // back: at batch 64 the small CNN's first layer writes 8 MB, more than the
 // caches keep, and the pool was a tenth of the model's time, bound by
 // memory. On the direct kernel with its epilogue in registers
-// (convDirectEpi) each goroutine computes one block of 16 output channels
-// of a sample into a scratch block and pools it at once; every other
-// kernel computes the whole output into the workspace and pools it after.
-// Both write the bits that Conv2D followed by MaxPool2DValues writes.
+// (convDirectEpi) the kernel pools each pair of rows in its registers
+// where its calls cover whole row pairs and 16-column chunks
+// (convPoolRegs), else each goroutine computes one block of 16 output
+// channels of a sample into a scratch block and pools it at once; every
+// other kernel computes the whole output into the workspace and pools it
+// after. All write the bits that Conv2D followed by MaxPool2DValues
+// writes.
 
 // convPoolDirect reports whether Conv2D with Pool2 pools block by block
 // on the direct kernel.
 func (p Conv2DParams) convPoolDirect(f32 bool) bool {
 	return f32 && p.fwdAlgo(true) == convDirect && p.convDirectEpi()
+}
+
+// convPoolRegs reports whether the direct kernel pools in its registers
+// (convRowsEpiPool) as it stores each pair of rows, so that not even a
+// scratch block holds the full-resolution output: where every call of
+// the kernel has an even number of rows (the tile's, dividing OH) of
+// whole 16-column chunks (OW a multiple of 16) summed over the whole
+// depth in one slice. The small CNN's layers, one thread, minimum wall
+// time per call over 4,000 alternating with the scratch block: 3→32 on
+// 32×32 10.5 → 10.05 µs at batch 1, 82 → 76 at batch 8; 32→64 on 16×16
+// 43.7 → 42.7 and 344 → 335.
+func (p Conv2DParams) convPoolRegs() bool {
+	if !p.Pool2 || convDirectOff.poolRegs || !p.convPoolDirect(true) {
+		return false
+	}
+	_, rows := p.convDirectTile()
+	return rows%2 == 0 && p.OutH()%rows == 0 && p.OutW()%16 == 0 && p.convDirectSlice() == p.C/p.Groups*p.KH*p.KW
 }
 
 // convPoolParams is the pool over the convolution's output.

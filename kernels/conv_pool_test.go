@@ -13,21 +13,28 @@ import (
 // the direct kernel's block-by-block path and on the others' (the GEMM,
 // im2col, float64, an epilogue the kernel leaves to the passes), with odd
 // output sizes, groups and 1 and 2 threads; and that the direct path is
-// the one taken where it should be.
+// the one taken where it should be, pooling in its registers
+// (convPoolRegs) where every call has an even number of rows of whole
+// 16-column chunks.
 func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
 	for _, tc := range []struct {
 		p      Conv2DParams
 		direct bool // on AVX-512, with a bias and ReLU
+		regs   bool // and pooled in the kernel's registers
 	}{
-		{Conv2DParams{N: 3, C: 3, H: 32, W: 32, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}, true},              // the small CNN's first layer
-		{Conv2DParams{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true},             // its second, on the direct kernel
-		{Conv2DParams{N: 1, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true},             // batch 1 too
-		{Conv2DParams{N: 1, C: 32, H: 8, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, false},             // 128 positions: the GEMM
-		{Conv2DParams{N: 2, C: 5, H: 13, W: 21, O: 23, KH: 3, KW: 3, PH: 1, PW: 1}, true},              // odd sizes, 16 + 7 channels
-		{Conv2DParams{N: 3, C: 8, H: 7, W: 17, O: 10, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}, true},    // groups
-		{Conv2DParams{N: 2, C: 4, H: 9, W: 9, O: 24, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}, false}, // strided: not direct
-		{Conv2DParams{N: 2, C: 3, H: 3, W: 2, O: 4, KH: 1, KW: 1}, false},                              // 1×1
+		{Conv2DParams{N: 3, C: 3, H: 32, W: 32, O: 32, KH: 3, KW: 3, PH: 1, PW: 1}, true, true},               // the small CNN's first layer
+		{Conv2DParams{N: 8, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true, true},              // its second, on the direct kernel
+		{Conv2DParams{N: 1, C: 32, H: 16, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, true, true},              // batch 1 too
+		{Conv2DParams{N: 1, C: 32, H: 8, W: 16, O: 64, KH: 3, KW: 3, PH: 1, PW: 1}, false, false},             // 128 positions: the GEMM
+		{Conv2DParams{N: 2, C: 5, H: 13, W: 21, O: 23, KH: 3, KW: 3, PH: 1, PW: 1}, true, false},              // odd sizes, 16 + 7 channels
+		{Conv2DParams{N: 3, C: 8, H: 7, W: 17, O: 10, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}, true, false},    // groups
+		{Conv2DParams{N: 2, C: 5, H: 16, W: 16, O: 12, KH: 3, KW: 3, PH: 1, PW: 1}, true, true},               // tiles of 6 channels × 4 rows
+		{Conv2DParams{N: 2, C: 6, H: 8, W: 32, O: 20, KH: 3, KW: 3, PH: 1, PW: 1, Groups: 2}, true, true},     // groups, tiles of 5 × 4
+		{Conv2DParams{N: 1, C: 4, H: 12, W: 32, O: 16, KH: 3, KW: 3, PH: 1, PW: 1}, true, false},              // tiles of 3 rows
+		{Conv2DParams{N: 2, C: 3, H: 16, W: 24, O: 16, KH: 3, KW: 3, PH: 1, PW: 1}, true, false},              // a last chunk of 8 columns
+		{Conv2DParams{N: 2, C: 4, H: 9, W: 9, O: 24, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1}, false, false}, // strided: not direct
+		{Conv2DParams{N: 2, C: 3, H: 3, W: 2, O: 4, KH: 1, KW: 1}, false, false},                              // 1×1
 	} {
 		p := convGemmParams(tc.p)
 		x := perfRandom(r, p.N*p.C*p.H*p.W, true)
@@ -46,6 +53,9 @@ func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 				direct := tc.direct && convRowOK() && fp.convDirectEpi()
 				if fp.convPoolDirect(true) != direct {
 					t.Fatalf("%+v: pooled on the direct kernel %v, want %v", p, fp.convPoolDirect(true), direct)
+				}
+				if regs := direct && tc.regs; fp.convPoolRegs() != regs {
+					t.Fatalf("%+v: pooled in registers %v, want %v", p, fp.convPoolRegs(), regs)
 				}
 				got := make([]float32, len(want))
 				for i := range got {
@@ -88,17 +98,42 @@ func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 // exactly (a 1×1 convolution by 1 plus a bias of −0 passes them through
 // unchanged): NaNs with different payloads, ties, ±0, so that the first
 // NaN of a window, else its first maximum, must win as in
-// MaxPool2DValues, on the fused kernel's path.
+// MaxPool2DValues, on the fused kernel's paths: the scratch block (35
+// columns) and the registers (32), there with NaNs in every tile and in
+// one (the VMAXPS path elsewhere).
 func TestConv2DPoolWindowRule(t *testing.T) {
 	r := rand.New(rand.NewPCG(53, 54))
 	negZero := float32(math.Copysign(0, -1))
-	vals := []float32{math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002), 1, 1, negZero, 0, negZero, 0, 0, negZero, -1}
-	p := convGemmParams(Conv2DParams{N: 2, C: 1, H: 9, W: 35, O: 3, KH: 1, KW: 1, PH: 1, PW: 1})
+	nans := []float32{math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002)}
+	vals := append([]float32{1, 1, negZero, 0, negZero, 0, 0, negZero, -1}, nans...)
+	for _, tc := range []struct {
+		p    Conv2DParams
+		nans int // NaNs placed at random; all: drawn with the other values
+		regs bool
+	}{
+		{Conv2DParams{N: 2, C: 1, H: 9, W: 35, O: 3, KH: 1, KW: 1, PH: 1, PW: 1}, -1, false},
+		{Conv2DParams{N: 2, C: 1, H: 10, W: 30, O: 3, KH: 1, KW: 1, PH: 1, PW: 1}, -1, true},
+		{Conv2DParams{N: 2, C: 1, H: 10, W: 30, O: 3, KH: 1, KW: 1, PH: 1, PW: 1}, 1, true},
+	} {
+		testConv2DPoolWindows(t, r, tc.p, vals, nans, tc.nans, tc.regs)
+	}
+}
+
+func testConv2DPoolWindows(t *testing.T, r *rand.Rand, p Conv2DParams, vals, nans []float32, nNaN int, regs bool) {
+	p = convGemmParams(p)
 	x := make([]float32, p.N*p.C*p.H*p.W)
+	drawn := len(vals) - len(nans) // the NaNs are placed after
+	if nNaN < 0 {
+		drawn = len(vals)
+	}
 	for i := range x {
-		x[i] = vals[r.IntN(len(vals))]
+		x[i] = vals[r.IntN(drawn)]
+	}
+	for range max(nNaN, 0) {
+		x[r.IntN(len(x))] = nans[r.IntN(len(nans))]
 	}
 	w := []float32{1, 1, 1}
+	negZero := float32(math.Copysign(0, -1))
 	for _, act := range []Activation{ActNone, ActRelu} {
 		fp := p
 		fp.Epilogue = Epilogue{Act: act, Bias32: []float32{negZero, negZero, negZero}}
@@ -108,14 +143,14 @@ func TestConv2DPoolWindowRule(t *testing.T) {
 		want := make([]float32, pp.N*pp.C*pp.OutH()*pp.OutW())
 		MaxPool2DValues(pp, full, want, 1)
 		fp.Pool2 = true
-		if convRowOK() && !fp.convPoolDirect(true) {
-			t.Fatalf("%+v: not pooled on the direct kernel", fp)
+		if convRowOK() && (!fp.convPoolDirect(true) || fp.convPoolRegs() != regs) {
+			t.Fatalf("%+v: not pooled on the direct kernel, or in registers %v, want %v", fp, fp.convPoolRegs(), regs)
 		}
 		got := make([]float32, len(want))
 		Conv2D(fp, x, w, got, make([]float32, Conv2DWorkspaceFor(fp, 1, true)), 1)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("act %d: out[%d] = %#x, want %#x", act, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+				t.Fatalf("%+v act %d: out[%d] = %#x, want %#x", p, act, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
 		}
 	}

@@ -133,6 +133,24 @@ func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, min
 	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<lanes-1, rs, ors, b, flags, reps)
 }
 
+// convRowsEpiPool runs convRowsEpiF32_<ob>x<rows> (rows even) with its
+// 2×2 max pool (convRowsPool): reps×rows output rows of 16 whole lanes,
+// their bias and, with relu, ReLU applied, stored pooled, reps×rows/2
+// rows of 8 per channel at out (ostride and ors the pooled planes' and
+// rows' strides), after checking its loads and stores.
+func convRowsEpiPool(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors int, bias []float32, relu bool) {
+	all := reps * rows
+	if reps <= 0 || rows%2 != 0 || at+minOff < 0 || at+(all-1)*rs+maxOff+16 > len(in) || len(offs) == 0 || len(w) < len(offs)*ob ||
+		(all/2-1)*ors+(ob-1)*ostride+8 > len(out) || len(bias) < ob {
+		panic("kernels: pooled direct convolution rows out of range")
+	}
+	flags := convRowsBias | convRowsPool
+	if relu {
+		flags |= convRowsRelu
+	}
+	convRowsEpiF32Kernels[ob-1][rows-1](&in[0], at, &offs[0], &w[0], len(offs), &out[0], ostride, 1<<16-1, rs, ors, &bias[0], flags, reps)
+}
+
 // convFilterMaxOB is the most output channels one filter-gradient call
 // handles for kernel width kw (0 when there is no kernel).
 func convFilterMaxOB(kw int) int {

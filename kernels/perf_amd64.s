@@ -5911,6 +5911,9 @@ relu:
 	VPANDD.Z     Z30, Z1, K2, Z1
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R10, DI
@@ -5919,8 +5922,57 @@ put:
 	VMOVUPS Z1, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z1, Z0, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -6132,6 +6184,9 @@ relu:
 	VPANDD.Z     Z30, Z3, K2, Z3
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R10, DI
@@ -6148,8 +6203,91 @@ put:
 	VMOVUPS Z3, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z1, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z3, Z2, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -6425,6 +6563,9 @@ relu:
 	VPANDD.Z     Z30, Z5, K2, Z5
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R10, DI
@@ -6449,8 +6590,125 @@ put:
 	VMOVUPS Z5, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z1, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z3, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z4, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z1, Z28, Z30
+	VPERMT2PS  Z1, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -6632,6 +6890,9 @@ relu:
 	VPANDD.Z     Z30, Z3, K2, Z3
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -6644,8 +6905,85 @@ put:
 	VMOVUPS Z3, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z2, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z3, Z1, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -6921,6 +7259,9 @@ relu:
 	VPANDD.Z     Z30, Z7, K2, Z7
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -6945,8 +7286,147 @@ put:
 	VMOVUPS Z7, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z2, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z3, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z5, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -7322,6 +7802,9 @@ relu:
 	VPANDD.Z     Z30, Z11, K2, Z11
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -7358,8 +7841,209 @@ put:
 	VMOVUPS Z11, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z2, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z3, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z9, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z2, Z28, Z30
+	VPERMT2PS  Z2, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -7568,6 +8252,9 @@ relu:
 	VPANDD.Z     Z30, Z5, K2, Z5
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -7584,8 +8271,113 @@ put:
 	VMOVUPS Z5, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z3, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z4, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z2, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -7925,6 +8717,9 @@ relu:
 	VPANDD.Z     Z30, Z11, K2, Z11
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -7957,8 +8752,203 @@ put:
 	VMOVUPS Z11, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z3, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z4, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z8, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -8434,6 +9424,9 @@ relu:
 	VPANDD.Z     Z30, Z17, K2, Z17
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -8482,8 +9475,293 @@ put:
 	VMOVUPS Z17, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z3, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z4, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z12, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z13, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z14, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z12
+	VMAXPS     Z30, Z12, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z13
+	VMAXPS     Z30, Z13, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z14
+	VMAXPS     Z30, Z14, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z3, Z28, Z30
+	VPERMT2PS  Z3, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z12
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z12, Z12, K2
+	VCMPPS     $0x1e, Z30, Z12, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z12, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z13
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z13, Z13, K2
+	VCMPPS     $0x1e, Z30, Z13, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z13, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z14
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z14, Z14, K2
+	VCMPPS     $0x1e, Z30, Z14, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z14, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -8719,6 +9997,9 @@ relu:
 	VPANDD.Z     Z30, Z7, K2, Z7
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -8739,8 +10020,141 @@ put:
 	VMOVUPS Z7, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z4, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z3, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -9144,6 +10558,9 @@ relu:
 	VPANDD.Z     Z30, Z15, K2, Z15
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -9184,8 +10601,259 @@ put:
 	VMOVUPS Z15, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z4, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z11, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -9761,6 +11429,9 @@ relu:
 	VPANDD.Z     Z30, Z23, K2, Z23
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -9821,8 +11492,377 @@ put:
 	VMOVUPS Z23, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z4, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z5, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z11, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z16, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z17, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z18, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z19, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z16
+	VMAXPS     Z30, Z16, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z17
+	VMAXPS     Z30, Z17, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z18, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z18
+	VMAXPS     Z30, Z18, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z19, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z19
+	VMAXPS     Z30, Z19, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z4, Z28, Z30
+	VPERMT2PS  Z4, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z16
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z16, Z16, K2
+	VCMPPS     $0x1e, Z30, Z16, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z16, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z17
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z17, Z17, K2
+	VCMPPS     $0x1e, Z30, Z17, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z17, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z18, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z18
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z18, Z18, K2
+	VCMPPS     $0x1e, Z30, Z18, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z18, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z19, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z19
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z19, Z19, K2
+	VCMPPS     $0x1e, Z30, Z19, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z19, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -10085,6 +12125,9 @@ relu:
 	VPANDD.Z     Z30, Z9, K2, Z9
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -10109,8 +12152,169 @@ put:
 	VMOVUPS Z9, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z5, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z4, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -10578,6 +12782,9 @@ relu:
 	VPANDD.Z     Z30, Z19, K2, Z19
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -10626,8 +12833,315 @@ put:
 	VMOVUPS Z19, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z5, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z6, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z11, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z12, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z13, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z14, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z12
+	VMAXPS     Z30, Z12, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z13
+	VMAXPS     Z30, Z13, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z14
+	VMAXPS     Z30, Z14, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z5, Z28, Z30
+	VPERMT2PS  Z5, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z12
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z12, Z12, K2
+	VCMPPS     $0x1e, Z30, Z12, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z12, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z13
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z13, Z13, K2
+	VCMPPS     $0x1e, Z30, Z13, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z13, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z14
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z14, Z14, K2
+	VCMPPS     $0x1e, Z30, Z14, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z14, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -11262,6 +13776,9 @@ relu:
 	VPANDD.Z     Z30, Z11, K2, Z11
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -11290,8 +13807,197 @@ put:
 	VMOVUPS Z11, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z6, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z5, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -11823,6 +14529,9 @@ relu:
 	VPANDD.Z     Z30, Z23, K2, Z23
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -11879,8 +14588,371 @@ put:
 	VMOVUPS Z23, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z6, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z7, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z12, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z13, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z14, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z15, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z16, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z17, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z12
+	VMAXPS     Z30, Z12, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z13
+	VMAXPS     Z30, Z13, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z14
+	VMAXPS     Z30, Z14, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z15, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z15
+	VMAXPS     Z30, Z15, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z16
+	VMAXPS     Z30, Z16, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z17
+	VMAXPS     Z30, Z17, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z6, Z28, Z30
+	VPERMT2PS  Z6, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z12
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z12, Z12, K2
+	VCMPPS     $0x1e, Z30, Z12, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z12, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z13
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z13, Z13, K2
+	VCMPPS     $0x1e, Z30, Z13, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z13, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z14
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z14, Z14, K2
+	VCMPPS     $0x1e, Z30, Z14, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z14, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z15, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z15
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z15, Z15, K2
+	VCMPPS     $0x1e, Z30, Z15, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z15, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z16
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z16, Z16, K2
+	VCMPPS     $0x1e, Z30, Z16, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z16, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z17
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z17, Z17, K2
+	VCMPPS     $0x1e, Z30, Z17, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z17, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -12197,6 +15269,9 @@ relu:
 	VPANDD.Z     Z30, Z13, K2, Z13
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -12229,8 +15304,225 @@ put:
 	VMOVUPS Z13, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z7, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z6, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -12821,6 +16113,9 @@ relu:
 	VPANDD.Z     Z30, Z27, K2, Z27
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -12885,8 +16180,427 @@ put:
 	VMOVUPS Z27, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z7, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z8, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z14, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z15, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z16, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z24, Z17, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z25, Z18, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z26, Z19, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z27, Z20, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z14
+	VMAXPS     Z30, Z14, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z15, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z15
+	VMAXPS     Z30, Z15, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z16
+	VMAXPS     Z30, Z16, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z17
+	VMAXPS     Z30, Z17, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z18, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z18
+	VMAXPS     Z30, Z18, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z19, Z30
+	VPERMT2PS  Z26, Z28, Z30
+	VPERMT2PS  Z26, Z29, Z19
+	VMAXPS     Z30, Z19, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z20, Z30
+	VPERMT2PS  Z27, Z28, Z30
+	VPERMT2PS  Z27, Z29, Z20
+	VMAXPS     Z30, Z20, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z7, Z28, Z30
+	VPERMT2PS  Z7, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	MOVQ       DI, AX
+	VMOVAPS    Z14, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z14
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z14, Z14, K2
+	VCMPPS     $0x1e, Z30, Z14, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z14, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z15, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z15
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z15, Z15, K2
+	VCMPPS     $0x1e, Z30, Z15, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z15, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z16, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z16
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z16, Z16, K2
+	VCMPPS     $0x1e, Z30, Z16, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z16, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z17, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z17
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z17, Z17, K2
+	VCMPPS     $0x1e, Z30, Z17, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z17, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z18, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z18
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z18, Z18, K2
+	VCMPPS     $0x1e, Z30, Z18, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z18, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z19, Z30
+	VPERMT2PS  Z26, Z28, Z30
+	VPERMT2PS  Z26, Z29, Z19
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z19, Z19, K2
+	VCMPPS     $0x1e, Z30, Z19, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z19, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z20, Z30
+	VPERMT2PS  Z27, Z28, Z30
+	VPERMT2PS  Z27, Z29, Z20
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z20, Z20, K2
+	VCMPPS     $0x1e, Z30, Z20, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z20, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -13230,6 +16944,9 @@ relu:
 	VPANDD.Z     Z30, Z15, K2, Z15
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -13266,8 +16983,253 @@ put:
 	VMOVUPS Z15, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z8, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z9, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z7, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z8, Z28, Z30
+	VPERMT2PS  Z8, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -13959,6 +17921,9 @@ relu:
 	VPANDD.Z     Z30, Z17, K2, Z17
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -13999,8 +17964,281 @@ put:
 	VMOVUPS Z17, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z9, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z10, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z8, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z9, Z28, Z30
+	VPERMT2PS  Z9, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -14746,6 +18984,9 @@ relu:
 	VPANDD.Z     Z30, Z19, K2, Z19
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -14790,8 +19031,309 @@ put:
 	VMOVUPS Z19, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z10, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z11, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z9, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z10, Z28, Z30
+	VPERMT2PS  Z10, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -15213,6 +19755,9 @@ relu:
 	VPANDD.Z     Z30, Z21, K2, Z21
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -15261,8 +19806,337 @@ put:
 	VMOVUPS Z21, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z11, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z12, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z10, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z11, Z28, Z30
+	VPERMT2PS  Z11, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -15708,6 +20582,9 @@ relu:
 	VPANDD.Z     Z30, Z23, K2, Z23
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -15760,8 +20637,365 @@ put:
 	VMOVUPS Z23, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z12, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z13, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z11, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z12, Z28, Z30
+	VPERMT2PS  Z12, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -16231,6 +21465,9 @@ relu:
 	VPANDD.Z     Z30, Z25, K2, Z25
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -16287,8 +21524,393 @@ put:
 	VMOVUPS Z25, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z13, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z14, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z24, Z11, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z25, Z12, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z12
+	VMAXPS     Z30, Z12, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z13, Z28, Z30
+	VPERMT2PS  Z13, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z12
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z12, Z12, K2
+	VCMPPS     $0x1e, Z30, Z12, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z12, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER
@@ -16782,6 +22404,9 @@ relu:
 	VPANDD.Z     Z30, Z27, K2, Z27
 
 put:
+	MOVQ    flags+88(FP), AX
+	TESTQ   $0x00000008, AX
+	JNE     pool
 	MOVQ    DI, AX
 	VMOVUPS Z0, K1, (AX)
 	ADDQ    R8, AX
@@ -16842,8 +22467,421 @@ put:
 	VMOVUPS Z27, K1, (AX)
 	ADDQ    R10, DI
 	ADDQ    R9, R12
-	DECQ    R13
-	JNE     rep
+	JMP     next
+
+pool:
+	KXORW      K1, K1, K1
+	VCMPPS     $0x03, Z14, Z0, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z15, Z1, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z16, Z2, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z17, Z3, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z18, Z4, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z19, Z5, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z20, Z6, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z21, Z7, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z22, Z8, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z23, Z9, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z24, Z10, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z25, Z11, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z26, Z12, K2
+	KORW       K2, K1, K1
+	VCMPPS     $0x03, Z27, Z13, K2
+	KORW       K2, K1, K1
+	MOVL       $0x000000ff, AX
+	KMOVW      AX, K5
+	VMOVUPS    perfEvenLanes<>+0(SB), Z28
+	VMOVUPS    perfOddLanes<>+0(SB), Z29
+	KORTESTW   K1, K1
+	JNE        poolnan
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z0
+	VMAXPS     Z30, Z0, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z1
+	VMAXPS     Z30, Z1, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z2
+	VMAXPS     Z30, Z2, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z3
+	VMAXPS     Z30, Z3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z4
+	VMAXPS     Z30, Z4, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z5
+	VMAXPS     Z30, Z5, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z6
+	VMAXPS     Z30, Z6, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z7
+	VMAXPS     Z30, Z7, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z8
+	VMAXPS     Z30, Z8, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z9
+	VMAXPS     Z30, Z9, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z10
+	VMAXPS     Z30, Z10, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z11
+	VMAXPS     Z30, Z11, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z26, Z28, Z30
+	VPERMT2PS  Z26, Z29, Z12
+	VMAXPS     Z30, Z12, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z27, Z28, Z30
+	VPERMT2PS  Z27, Z29, Z13
+	VMAXPS     Z30, Z13, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VMAXPS     Z30, Z31, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+	JMP        next
+
+poolnan:
+	MOVQ       DI, AX
+	VMOVAPS    Z0, Z30
+	VPERMT2PS  Z14, Z28, Z30
+	VPERMT2PS  Z14, Z29, Z0
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z0, Z0, K2
+	VCMPPS     $0x1e, Z30, Z0, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z0, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z1, Z30
+	VPERMT2PS  Z15, Z28, Z30
+	VPERMT2PS  Z15, Z29, Z1
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z1, Z1, K2
+	VCMPPS     $0x1e, Z30, Z1, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z1, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z2, Z30
+	VPERMT2PS  Z16, Z28, Z30
+	VPERMT2PS  Z16, Z29, Z2
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z2, Z2, K2
+	VCMPPS     $0x1e, Z30, Z2, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z2, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z3, Z30
+	VPERMT2PS  Z17, Z28, Z30
+	VPERMT2PS  Z17, Z29, Z3
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z3, Z3, K2
+	VCMPPS     $0x1e, Z30, Z3, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z3, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z4, Z30
+	VPERMT2PS  Z18, Z28, Z30
+	VPERMT2PS  Z18, Z29, Z4
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z4, Z4, K2
+	VCMPPS     $0x1e, Z30, Z4, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z4, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z5, Z30
+	VPERMT2PS  Z19, Z28, Z30
+	VPERMT2PS  Z19, Z29, Z5
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z5, Z5, K2
+	VCMPPS     $0x1e, Z30, Z5, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z5, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z6, Z30
+	VPERMT2PS  Z20, Z28, Z30
+	VPERMT2PS  Z20, Z29, Z6
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z6, Z6, K2
+	VCMPPS     $0x1e, Z30, Z6, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z6, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z7, Z30
+	VPERMT2PS  Z21, Z28, Z30
+	VPERMT2PS  Z21, Z29, Z7
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z7, Z7, K2
+	VCMPPS     $0x1e, Z30, Z7, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z7, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z8, Z30
+	VPERMT2PS  Z22, Z28, Z30
+	VPERMT2PS  Z22, Z29, Z8
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z8, Z8, K2
+	VCMPPS     $0x1e, Z30, Z8, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z8, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z9, Z30
+	VPERMT2PS  Z23, Z28, Z30
+	VPERMT2PS  Z23, Z29, Z9
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z9, Z9, K2
+	VCMPPS     $0x1e, Z30, Z9, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z9, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z10, Z30
+	VPERMT2PS  Z24, Z28, Z30
+	VPERMT2PS  Z24, Z29, Z10
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z10, Z10, K2
+	VCMPPS     $0x1e, Z30, Z10, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z10, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z11, Z30
+	VPERMT2PS  Z25, Z28, Z30
+	VPERMT2PS  Z25, Z29, Z11
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z11, Z11, K2
+	VCMPPS     $0x1e, Z30, Z11, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z11, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z12, Z30
+	VPERMT2PS  Z26, Z28, Z30
+	VPERMT2PS  Z26, Z29, Z12
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z12, Z12, K2
+	VCMPPS     $0x1e, Z30, Z12, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z12, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R8, AX
+	VMOVAPS    Z13, Z30
+	VPERMT2PS  Z27, Z28, Z30
+	VPERMT2PS  Z27, Z29, Z13
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z13, Z13, K2
+	VCMPPS     $0x1e, Z30, Z13, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z13, K3, Z30
+	VSHUFF32X4 $0xee, Z30, Z30, Z31
+	VCMPPS     $0x07, Z30, Z30, K1
+	VCMPPS     $0x03, Z31, Z31, K2
+	VCMPPS     $0x1e, Z30, Z31, K3
+	KORW       K2, K3, K3
+	KANDW      K1, K3, K3
+	VMOVAPS    Z31, K3, Z30
+	VMOVUPS    Z30, K5, (AX)
+	ADDQ       R10, DI
+	ADDQ       R9, R12
+	ADDQ       R9, R12
+
+next:
+	DECQ R13
+	JNE  rep
 
 done:
 	VZEROUPPER

@@ -26,8 +26,9 @@ import "sync"
 const convDirectMaxCh = 16
 
 // convDirectOff turns the direct kernels off, or the forward's epilogue in
-// its kernel (epi), so that benchmarks and tests compare the paths.
-var convDirectOff struct{ fwd, bwd, filter, epi bool }
+// its kernel (epi), or its 2×2 pool in registers (poolRegs), so that
+// benchmarks and tests compare the paths.
+var convDirectOff struct{ fwd, bwd, filter, epi, poolRegs bool }
 
 // convDirectFwd reports whether Conv2D on float32 uses the direct kernel:
 // few output channels per group, or a shallow depth (C/G·KH·KW up to
@@ -208,9 +209,10 @@ func convDirectWorkspace(p Conv2DParams, pad convPadded, parts int) int {
 
 // convDirectPoolBlock is the scratch per goroutine of the direct forward
 // with the 2×2 max pool (conv_pool.go): one block of output channels at
-// full resolution, which the pool reads while it is in cache.
+// full resolution, which the pool reads while it is in cache; none where
+// the kernel pools in its registers (convPoolRegs).
 func (p Conv2DParams) convDirectPoolBlock() int {
-	if !p.Pool2 {
+	if !p.Pool2 || p.convPoolRegs() {
 		return 0
 	}
 	return min(16, p.O/p.Groups) * p.OutH() * p.OutW()
@@ -252,6 +254,7 @@ func conv2DDirect(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	job.stripRows = p.convDirectStrip(job.tileRows)
 	job.slice = p.convDirectSlice()
 	job.stripBlocks = p.convDirectStripBlocks()
+	job.poolRegs = p.convPoolRegs()
 	for range parts {
 		job.filled = append(job.filled, convFilled{ng: -1})
 	}
@@ -394,6 +397,7 @@ type convDirectJob struct {
 	stripRows      int          // output rows each tile computes before the next tile (convDirectStrip)
 	slice          int          // steps summed in one chain (convDirectSlice)
 	stripBlocks    bool         // every block of a band on a strip before the next strip (convDirectStripBlocks)
+	poolRegs       bool         // the kernel stores the 2×2 pool (convPoolRegs)
 	filled         []convFilled // per worker, what its padded copy holds
 }
 
@@ -483,6 +487,10 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 		blockOut := func(b int) []float32 {
 			b0 := b * 16
 			ob := min(16, og-b0)
+			if j.poolRegs {
+				pq := (oh / 2) * (ow / 2)
+				return j.out[(n*p.O+g*og+b0)*pq : (n*p.O+g*og+b0+ob)*pq]
+			}
 			if p.Pool2 {
 				return poolBlk[:ob*ohw]
 			}
@@ -501,6 +509,7 @@ func (j *convDirectJob) runWorker(worker, lo, hi int) {
 			ob := min(16, og-b0)
 			q := n*p.O + g*og + b0
 			switch {
+			case j.poolRegs: // the kernel stored the pool
 			case j.epi && p.Pool2:
 				pq := (oh / 2) * (ow / 2)
 				pp := Pool2DParams{N: 1, C: ob, H: oh, W: ow, KH: 2, KW: 2, SH: 2, SW: 2}
@@ -535,11 +544,20 @@ func (j *convDirectJob) strip(buf []float32, g, b0 int, ob0 []float32, s0, s1 in
 	for t0 := 0; t0 < ob; t0 += j.tileOB {
 		tob := min(j.tileOB, ob-t0)
 		blk := j.wt[(g*og+b0+t0)*j.nsteps : (g*og+b0+t0+tob)*j.nsteps]
-		tout := ob0[t0*ohw:]
 		var bias []float32
 		if j.epi {
 			bias = p.Epilogue.Bias32[g*og+b0+t0:]
 		}
+		if j.poolRegs {
+			// ob0 is the pooled planes; each call computes whole row
+			// pairs of whole chunks over the whole depth (convPoolRegs).
+			pw, pohw := ow/2, (oh/2)*(ow/2)
+			for x0 := 0; x0 < ow; x0 += 16 {
+				convRowsEpiPool(tob, rows, (s1-s0)/rows, buf, s0*pad.wp+x0, pad.wp, j.offs, 0, j.maxOff, blk, ob0[t0*pohw+s0/2*pw+x0/2:], pohw, pw, bias, relu)
+			}
+			continue
+		}
+		tout := ob0[t0*ohw:]
 		for x0 := 0; x0 < ow; x0 += 16 {
 			lanes := min(16, ow-x0)
 			for ps := 0; ps < j.nsteps; ps += j.slice {

@@ -32,6 +32,10 @@ func convRowsEpi(ob, rows, reps int, in []float32, at, rs int, offs []int64, min
 	panic("unreachable")
 }
 
+func convRowsEpiPool(ob, rows, reps int, in []float32, at, rs int, offs []int64, minOff, maxOff int, w []float32, out []float32, ostride, ors int, bias []float32, relu bool) {
+	panic("unreachable")
+}
+
 func convFilterMaxOB(kw int) int { return 0 }
 
 func convFilter(ob, kw int, dy, x []float32, tab []int64, maxDY, maxX int, out []float32, ostride, dystride, dw int) {

@@ -49,6 +49,7 @@ const (
 	convRowsRelu = 1
 	convRowsBias = 2
 	convRowsAdd  = 4
+	convRowsPool = 8
 )
 
 // convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.

@@ -519,7 +519,9 @@ func convWeightRegs(ob, rows int) int {
 // cleared; else +0). So the stored bits are those of the plain kernel
 // (or the GEMM's slices) followed by epiPlanes' one-pass epilogue,
 // without a second pass over the output, and the loop over a block's rows
-// runs here instead of a Go call per row.
+// runs here instead of a Go call per row. With rows even, convRowsPool
+// stores the rows' 2×2 max pool instead (convRowsPool2x2), out, ostride
+// and ors then addressing the pooled planes.
 func convRowsEpiF32(ob, rows int) {
 	name := fmt.Sprintf("convRowsEpiF32_%dx%d", ob, rows)
 	emit.Func(name, "func(in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, flags, reps int)",
@@ -580,6 +582,11 @@ func convRowsEpiF32(ob, rows int) {
 		}
 	}
 	Label("put")
+	if rows%2 == 0 {
+		Load(Param("flags"), RAX)
+		TESTQ(U32(convRowsPool), RAX)
+		JNE(LabelRef("pool"))
+	}
 	for r := 0; r < rows; r++ {
 		MOVQ(out, RAX)
 		for o := 0; o < ob; o++ {
@@ -591,6 +598,11 @@ func convRowsEpiF32(ob, rows int) {
 		ADDQ(ors, out)
 		ADDQ(rs, R12)
 	}
+	if rows%2 == 0 {
+		JMP(LabelRef("next"))
+		convRowsPool2x2(ob, rows, out, os, ors, rs, acc)
+	}
+	Label("next")
 	DECQ(reps)
 	JNE(LabelRef("rep"))
 	Label("done")
@@ -604,6 +616,7 @@ const (
 	convRowsRelu = 1 << iota
 	convRowsBias
 	convRowsAdd
+	convRowsPool
 )
 
 // convFilterMaxKW is the widest kernel the filter-gradient kernels take.

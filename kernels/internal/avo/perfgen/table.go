@@ -28,7 +28,7 @@ func writeTable(path string) error {
 	}
 	rowsFamily("convRowsF32", "in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int")
 	rowsFamily("convRowsEpiF32", "in *float32, at int, offs *int64, w *float32, nsteps int, out *float32, ostride, mask, rs, ors int, bias *float32, flags, reps int")
-	fmt.Fprintf(&b, "\n// The flags of convRowsEpiF32 (convRowsEpi sets them).\nconst (\nconvRowsRelu = %d\nconvRowsBias = %d\nconvRowsAdd = %d\n)\n", convRowsRelu, convRowsBias, convRowsAdd)
+	fmt.Fprintf(&b, "\n// The flags of convRowsEpiF32 (convRowsEpi sets them).\nconst (\nconvRowsRelu = %d\nconvRowsBias = %d\nconvRowsAdd = %d\nconvRowsPool = %d\n)\n", convRowsRelu, convRowsBias, convRowsAdd, convRowsPool)
 	b.WriteString("\n// convFilterF32Kernels[kw-1][ob-1] is convFilterF32_<ob>x<kw>.\n")
 	fmt.Fprintf(&b, "var convFilterF32Kernels = [%d][]func(dy, x *float32, tab *int64, nt int, out *float32, ostride, dystride, dw int){\n", convFilterMaxKW)
 	for kw := 1; kw <= convFilterMaxKW; kw++ {

@@ -53,17 +53,9 @@ func chunk() {
 	Label("part")
 }
 
-// combine applies maxPair(best, v) lane-wise into best, with K1..K3 as
-// temporaries: v takes over where best is not NaN and v is NaN or
-// greater.
-func combine(best, v VecPhysical) {
-	VCMPPS(U8(7), best, best, K1) // best is not NaN
-	VCMPPS(U8(3), v, v, K2)       // v is NaN
-	VCMPPS(U8(0x1e), best, v, K3) // v > best
-	KORW(K2, K3, K3)
-	KANDW(K1, K3, K3)
-	VMOVAPS(v, K3, best)
-}
+// combine applies maxPair(best, v) lane-wise into best (emit.MaxPair,
+// K1..K3 its temporaries).
+func combine(best, v VecPhysical) { emit.MaxPair(best, v) }
 
 // combineFast is combine through one VMAXPS where neither best nor v
 // holds a NaN in any lane: VMAXPS(src1 v, src2 best) takes v where v >
