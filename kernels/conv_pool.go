@@ -22,17 +22,18 @@ func (p Conv2DParams) convPoolDirect(f32 bool) bool {
 	return f32 && p.fwdAlgo(true) == convDirect && p.convDirectEpi()
 }
 
-// convPoolRegs reports whether the direct kernel pools in its registers
-// (convRowsEpiPool) as it stores each pair of rows, so that not even a
-// scratch block holds the full-resolution output: where every call of
-// the kernel has an even number of rows (the tile's, dividing OH) of
-// whole 16-column chunks (OW a multiple of 16) summed over the whole
-// depth in one slice. The small CNN's layers, one thread, minimum wall
+// convPoolRegs reports whether the direct kernel, where it pools
+// (convPoolDirect, which its callers have checked), pools in its
+// registers (convRowsEpiPool) as it stores each pair of rows, so that not
+// even a scratch block holds the full-resolution output: where every
+// call of the kernel has an even number of rows (the tile's, dividing
+// OH) of whole 16-column chunks (OW a multiple of 16) summed over the
+// whole depth in one slice. The small CNN's layers, one thread, minimum wall
 // time per call over 4,000 alternating with the scratch block: 3→32 on
 // 32×32 10.5 → 10.05 µs at batch 1, 82 → 76 at batch 8; 32→64 on 16×16
 // 43.7 → 42.7 and 344 → 335.
 func (p Conv2DParams) convPoolRegs() bool {
-	if !p.Pool2 || convDirectOff.poolRegs || !p.convPoolDirect(true) {
+	if !p.Pool2 || convDirectOff.poolRegs {
 		return false
 	}
 	_, rows := p.convDirectTile()

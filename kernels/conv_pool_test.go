@@ -54,7 +54,7 @@ func TestConv2DPoolMatchesTwoOps(t *testing.T) {
 				if fp.convPoolDirect(true) != direct {
 					t.Fatalf("%+v: pooled on the direct kernel %v, want %v", p, fp.convPoolDirect(true), direct)
 				}
-				if regs := direct && tc.regs; fp.convPoolRegs() != regs {
+				if regs := direct && tc.regs; (direct && fp.convPoolRegs()) != regs {
 					t.Fatalf("%+v: pooled in registers %v, want %v", p, fp.convPoolRegs(), regs)
 				}
 				got := make([]float32, len(want))
