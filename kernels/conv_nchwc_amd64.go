@@ -5,34 +5,43 @@ package kernels
 //go:generate sh -c "cd internal/avo && go run ./nchwcgen -out ../../conv_nchwc_amd64.s -stubs ../../conv_nchwc_stub_amd64.go -table ../../conv_nchwc_table_amd64.go -pkg kernels"
 
 // NCHWcBlock is the channel block this build and machine run the blocked
-// layout's vector kernels with: 16 with AVX-512, 0 where there are none.
-// Where it is 0 the blocked layout still gives the same results through
-// plain Go loops, only slower, and a layout pass leaves the program in
-// NCHW.
+// layout's vector kernels with: 16 with AVX-512, 8 with AVX2+FMA (and no
+// AVX-512), 0 where there are none. Where it is 0 the blocked layout
+// still gives the same results through plain Go loops, only slower, and
+// a layout pass leaves the program in NCHW.
 func NCHWcBlock() int {
-	if hasPerfAVX512 {
+	switch {
+	case hasPerfAVX512:
 		return zmmBlock
+	case hasAVX2FMA:
+		return ymmBlock
 	}
 	return 0
 }
 
-// zmmBlock is the channel block of the AVX-512 kernels: one zmm register
-// of float32.
-const zmmBlock = 16
+// zmmBlock and ymmBlock are the channel blocks of the AVX-512 and the
+// AVX2 kernels: one zmm, one ymm register of float32.
+const zmmBlock, ymmBlock = 16, 8
 
-// convNCHWcVec runs ConvNCHWc with the AVX-512 tiles of
-// conv_nchwc_amd64.s and reports whether it did (not without AVX-512, nor
-// for another block than theirs). Small planes run on a zero-padded copy
-// of the input in ws where ws holds it (nchwcPadLen elements), else on x
-// in place.
+// nchwcVecOK reports whether the convolution's vector kernels for blocks
+// of b run here: those for 8 wherever AVX2+FMA do, so also beside
+// AVX-512's for 16.
+func nchwcVecOK(b int) bool {
+	return b == zmmBlock && hasPerfAVX512 || b == ymmBlock && hasAVX2FMA
+}
+
+// convNCHWcVec runs ConvNCHWc with the tiles of conv_nchwc_amd64.s for
+// blocks of b and reports whether it did (not where nchwcVecOK(b) is
+// false). Small planes run on a zero-padded copy of the input in ws where
+// ws holds it (nchwcPadLen elements), else on x in place.
 func convNCHWcVec(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []float32, threads int) bool {
-	if !hasPerfAVX512 || b != zmmBlock {
+	if !nchwcVecOK(b) {
 		return false
 	}
 	if n := nchwcPadLen(p, b); n > 0 && len(ws) >= n && len(x) >= p.N*p.C*p.H*p.W {
-		p, x = padNCHWc(p, blockedIn, x, ws[:n])
+		p, x = padNCHWc(p, b, blockedIn, x, ws[:n])
 	}
-	g := newNCHWcGeometry(p, blockedIn, threads)
+	g := newNCHWcGeometry(p, b, blockedIn, threads)
 	g.checkLens(&p.Epilogue, x, packed, out)
 	j := getJob[convNCHWcJob]()
 	j.g, j.ep, j.x, j.packed, j.out = g, p.Epilogue, x, packed, out
@@ -103,7 +112,7 @@ func (j *convNCHWcJob) item(i int) {
 		}
 		for o := o0; o < o0+f; o++ {
 			off := g.outAt(r/g.oh, o, r%g.oh, x0)
-			epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*zmmBlock], off)
+			epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*g.b], off)
 		}
 	}
 }
@@ -144,7 +153,7 @@ func (j *convNCHWcJob) row(n, o0, f, y, x0, x1 int, c chunk, two bool) {
 		j.border(o0, f, pixels{n, y, x, 1, false, two}, kh0, kh1, c)
 	}
 	lo, hi := max(x0, xl), min(x1, xr)
-	wide := convNCHWcMaxP[f-1]
+	wide := g.maxP(f)
 	if two {
 		wide /= 2
 	}
@@ -169,7 +178,7 @@ func (j *convNCHWcJob) column(n0, n1, o0, f, y, x int, c chunk) {
 		}
 		return
 	}
-	tiles := evenTiles(n1-n0, convNCHWcMaxP[f-1])
+	tiles := evenTiles(n1-n0, j.g.maxP(f))
 	for t := range tiles {
 		a, b := splitRange(n1-n0, tiles, t)
 		j.border(o0, f, pixels{n0 + a, y, x, b - a, true, false}, kh0, kh1, c)
@@ -206,26 +215,26 @@ func (j *convNCHWcJob) tile(o0, f int, px pixels, kh0, kh1, kw0, kw1 int, c chun
 	if px.two {
 		rows = 2
 		a[nchwcArgInRowStep] = g.p.SH * g.p.W * g.pixStride * 4
-		a[nchwcArgOutRowStep] = g.ow * zmmBlock * 4
+		a[nchwcArgOutRowStep] = g.ow * g.b * 4
 	}
 	a[nchwcArgBlocks] = c.hi - c.lo
 	if c.lo > 0 {
 		a[nchwcArgResume] = 1
 	}
 	in := &j.x[g.inAt(px.n, px.y, px.x, kh0, kw0)+c.lo*g.blockStride]
-	w := &j.packed[g.wAt(o0, kh0, kw0)+c.lo*g.p.KH*g.p.KW*g.lanes*zmmBlock]
+	w := &j.packed[g.wAt(o0, kh0, kw0)+c.lo*g.p.KH*g.p.KW*g.lanes*g.b]
 	out := &j.out[g.outAt(px.n, o0, px.y, px.x)]
 	var bias *float32
 	if j.ep.Bias32 != nil {
-		bias = &j.ep.Bias32[o0*zmmBlock]
+		bias = &j.ep.Bias32[o0*g.b]
 	}
-	convNCHWcTile(g.lanes == 1, f, px.count*rows, rows, in, w, out, bias, &a)
+	convNCHWcTile(g.b, g.lanes == 1, f, px.count*rows, rows, in, w, out, bias, &a)
 }
 
 // fill writes px, whose kernel windows miss the input: the bias alone, or
 // zeros.
 func (j *convNCHWcJob) fill(o0, f int, px pixels) {
-	const b = zmmBlock
+	b := j.g.b
 	last := px.y
 	if px.two {
 		last++
@@ -250,7 +259,7 @@ func (j *convNCHWcJob) fill(o0, f int, px pixels) {
 func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int, down bool) {
 	const f32 = 4
 	col, row := g.pixStride*f32, g.p.W*g.pixStride*f32
-	wCol, wRow := g.lanes*zmmBlock*f32, g.p.KW*g.lanes*zmmBlock*f32
+	wCol, wRow := g.lanes*g.b*f32, g.p.KW*g.lanes*g.b*f32
 	a[nchwcArgRows] = rows
 	a[nchwcArgCols] = cols
 	a[nchwcArgPixStep] = g.p.SW * col
@@ -260,8 +269,8 @@ func (g *nchwcGeometry) args(a *[nchwcArgs]int, rows, cols int, down bool) {
 	a[nchwcArgWRowAdj] = wRow - cols*wCol
 	a[nchwcArgWBlockAdj] = g.p.KH*wRow - rows*wRow
 	a[nchwcArgWFilter] = g.filterLen * f32
-	a[nchwcArgOutFilter] = g.oh * g.ow * zmmBlock * f32
-	a[nchwcArgOutPixStep] = zmmBlock * f32
+	a[nchwcArgOutFilter] = g.oh * g.ow * g.b * f32
+	a[nchwcArgOutPixStep] = g.b * f32
 	if down {
 		a[nchwcArgPixStep] = g.p.C * g.p.H * g.p.W * f32
 		a[nchwcArgOutPixStep] = g.ob * a[nchwcArgOutFilter]

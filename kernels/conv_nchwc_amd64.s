@@ -22310,3 +22310,8903 @@ col:
 	VMOVUPS      Z23, (R15)(R8*2)
 	VZEROUPPER
 	RET
+
+// func convNCHWcPlain8F32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y1
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VBROADCASTSS (SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y3
+	VBROADCASTSS (SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS (SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VBROADCASTSS (SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x5(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS (SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x6(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x7(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	VMOVUPS (R13)(R9*2), Y6
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS (SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS (SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS (SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS (SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS (SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VMOVUPS      Y6, (R13)(R9*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x8(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	VMOVUPS (R13)(R9*2), Y6
+	VMOVUPS (R13)(R11*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS (SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS (SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VMOVUPS      Y6, (R13)(R9*2)
+	VMOVUPS      Y7, (R13)(R11*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VMOVUPS      (DI)(R12*1), Y3
+	VBROADCASTSS (SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	VMOVUPS (R13)(R8*1), Y4
+	VMOVUPS (R13)(R8*2), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVUPS 32(R15), Y3
+	VMOVAPS Y3, Y4
+	VMOVAPS Y3, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS (SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VMOVUPS      Y4, (R13)(R8*1)
+	VMOVUPS      Y5, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R13)(R8*2), Y6
+	VMOVUPS (R13)(R9*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS (SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R13)(R8*2)
+	VMOVUPS      Y7, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x5(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y5
+	VMOVUPS (R13)(R8*1), Y6
+	VMOVUPS (R13)(R8*2), Y7
+	VMOVUPS (R13)(R9*1), Y8
+	VMOVUPS (R13)(R8*4), Y9
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVUPS 32(R15), Y5
+	VMOVAPS Y5, Y6
+	VMOVAPS Y5, Y7
+	VMOVAPS Y5, Y8
+	VMOVAPS Y5, Y9
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y10
+	VMOVUPS      (DI)(R12*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS (SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS (SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Y5, (R13)
+	VMOVUPS      Y6, (R13)(R8*1)
+	VMOVUPS      Y7, (R13)(R8*2)
+	VMOVUPS      Y8, (R13)(R9*1)
+	VMOVUPS      Y9, (R13)(R8*4)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x6(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	VMOVUPS (R13)(R9*1), Y9
+	VMOVUPS (R13)(R8*4), Y10
+	VMOVUPS (R13)(R10*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVUPS 32(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	VMOVAPS Y6, Y9
+	VMOVAPS Y6, Y10
+	VMOVAPS Y6, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS (SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS (SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS (SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VMOVUPS      Y9, (R13)(R9*1)
+	VMOVUPS      Y10, (R13)(R8*4)
+	VMOVUPS      Y11, (R13)(R10*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y3
+	VMOVUPS      (DI)(R12*1), Y4
+	VMOVUPS      (DI)(R12*2), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VMOVUPS      (DI)(R12*2), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	VMOVUPS (R13)(R8*1), Y4
+	VMOVUPS (R13)(R8*2), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVUPS 32(R15), Y3
+	VMOVAPS Y3, Y4
+	VMOVAPS Y3, Y5
+	VMOVUPS 64(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y9
+	VMOVUPS      (DI)(R12*1), Y10
+	VMOVUPS      (DI)(R12*2), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS (SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VMOVUPS      Y4, (R13)(R8*1)
+	VMOVUPS      Y5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R13)(R8*2), Y6
+	VMOVUPS (R13)(R9*1), Y7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y8
+	VMOVUPS (R13)(R8*1), Y9
+	VMOVUPS (R13)(R8*2), Y10
+	VMOVUPS (R13)(R9*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	VMOVUPS 64(R15), Y8
+	VMOVAPS Y8, Y9
+	VMOVAPS Y8, Y10
+	VMOVAPS Y8, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VMOVUPS      (DI)(R12*2), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS (SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS (SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R13)(R8*2)
+	VMOVUPS      Y7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y8, (R13)
+	VMOVUPS      Y9, (R13)(R8*1)
+	VMOVUPS      Y10, (R13)(R8*2)
+	VMOVUPS      Y11, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_4x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VMOVUPS      (DI)(R12*2), Y6
+	VMOVUPS      (DI)(R13*1), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVUPS 96(R15), Y6
+	VMOVAPS Y6, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VMOVUPS      (DI)(R12*2), Y10
+	VMOVUPS      (DI)(R13*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VBROADCASTSS (SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VBROADCASTSS (SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R15), Y3
+	VMOVUPS (R15)(R8*1), Y4
+	VMOVUPS (R15)(R8*2), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R15)
+	VMOVUPS      Y4, (R15)(R8*1)
+	VMOVUPS      Y5, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_1x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R15), Y4
+	VMOVUPS (R15)(R8*1), Y5
+	VMOVUPS (R15)(R8*2), Y6
+	VMOVUPS (R15)(R9*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS (R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS (R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R15)
+	VMOVUPS      Y5, (R15)(R8*1)
+	VMOVUPS      Y6, (R15)(R8*2)
+	VMOVUPS      Y7, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R15), Y6
+	VMOVUPS (R15)(R8*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS (R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R15)
+	VMOVUPS      Y7, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_2x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R15), Y3
+	VMOVUPS (R15)(R8*1), Y4
+	VMOVUPS (R15)(R8*2), Y5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	VMOVUPS (R15), Y9
+	VMOVUPS (R15)(R8*1), Y10
+	VMOVUPS (R15)(R8*2), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVUPS 32(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	VMOVAPS Y6, Y9
+	VMOVAPS Y6, Y10
+	VMOVAPS Y6, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS (SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS (R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS (R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R15)
+	VMOVUPS      Y4, (R15)(R8*1)
+	VMOVUPS      Y5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VMOVUPS      Y9, (R15)
+	VMOVUPS      Y10, (R15)(R8*1)
+	VMOVUPS      Y11, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R15), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VMOVUPS      (DI)(R12*2), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_3x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R15), Y6
+	VMOVUPS (R15)(R8*1), Y7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y8
+	VMOVUPS (R13)(R8*1), Y9
+	VMOVUPS (R15), Y10
+	VMOVUPS (R15)(R8*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	VMOVUPS 64(R15), Y8
+	VMOVAPS Y8, Y9
+	VMOVAPS Y8, Y10
+	VMOVAPS Y8, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VMOVUPS      (DI)(R12*2), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS (R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS (R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R15)
+	VMOVUPS      Y7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y8, (R13)
+	VMOVUPS      Y9, (R13)(R8*1)
+	VMOVUPS      Y10, (R15)
+	VMOVUPS      Y11, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWcPlain8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWcPlain8F32_4x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R15), Y5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y6
+	VMOVUPS (R15), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVUPS 96(R15), Y6
+	VMOVAPS Y6, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VMOVUPS      (DI)(R12*2), Y10
+	VMOVUPS      (DI)(R13*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y1
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      32(DI), Y1
+	VBROADCASTSS 4(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      64(DI), Y1
+	VBROADCASTSS 8(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      96(DI), Y1
+	VBROADCASTSS 12(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      128(DI), Y1
+	VBROADCASTSS 16(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      160(DI), Y1
+	VBROADCASTSS 20(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      192(DI), Y1
+	VBROADCASTSS 24(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	VMOVUPS      224(DI), Y1
+	VBROADCASTSS 28(SI), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VBROADCASTSS (SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      32(DI), Y2
+	VBROADCASTSS 4(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      64(DI), Y2
+	VBROADCASTSS 8(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      96(DI), Y2
+	VBROADCASTSS 12(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      128(DI), Y2
+	VBROADCASTSS 16(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      160(DI), Y2
+	VBROADCASTSS 20(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      192(DI), Y2
+	VBROADCASTSS 24(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      224(DI), Y2
+	VBROADCASTSS 28(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y3
+	VBROADCASTSS (SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS (SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      32(DI), Y3
+	VBROADCASTSS 4(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      64(DI), Y3
+	VBROADCASTSS 8(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      96(DI), Y3
+	VBROADCASTSS 12(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      128(DI), Y3
+	VBROADCASTSS 16(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      160(DI), Y3
+	VBROADCASTSS 20(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      192(DI), Y3
+	VBROADCASTSS 24(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	VMOVUPS      224(DI), Y3
+	VBROADCASTSS 28(SI), Y4
+	VFMADD231PS  Y3, Y4, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VBROADCASTSS (SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      32(DI), Y4
+	VBROADCASTSS 4(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      64(DI), Y4
+	VBROADCASTSS 8(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      96(DI), Y4
+	VBROADCASTSS 12(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      128(DI), Y4
+	VBROADCASTSS 16(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      160(DI), Y4
+	VBROADCASTSS 20(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      192(DI), Y4
+	VBROADCASTSS 24(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      224(DI), Y4
+	VBROADCASTSS 28(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x5(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS (SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      32(DI), Y5
+	VBROADCASTSS 4(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 4(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      64(DI), Y5
+	VBROADCASTSS 8(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 8(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      96(DI), Y5
+	VBROADCASTSS 12(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 12(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      128(DI), Y5
+	VBROADCASTSS 16(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 16(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      160(DI), Y5
+	VBROADCASTSS 20(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 20(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      192(DI), Y5
+	VBROADCASTSS 24(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 24(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	VMOVUPS      224(DI), Y5
+	VBROADCASTSS 28(SI), Y6
+	VFMADD231PS  Y5, Y6, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS 28(SI)(R8*4), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x6(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      32(DI), Y6
+	VBROADCASTSS 4(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 4(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 4(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      64(DI), Y6
+	VBROADCASTSS 8(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 8(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 8(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      96(DI), Y6
+	VBROADCASTSS 12(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 12(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 12(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      128(DI), Y6
+	VBROADCASTSS 16(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 16(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 16(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      160(DI), Y6
+	VBROADCASTSS 20(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 20(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 20(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      192(DI), Y6
+	VBROADCASTSS 24(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 24(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 24(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      224(DI), Y6
+	VBROADCASTSS 28(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 28(SI)(R8*4), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 28(SI)(R10*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x7(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	VMOVUPS (R13)(R9*2), Y6
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS (SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS (SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS (SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS (SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS (SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      32(DI), Y7
+	VBROADCASTSS 4(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 4(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 4(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 4(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      64(DI), Y7
+	VBROADCASTSS 8(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 8(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 8(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 8(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      96(DI), Y7
+	VBROADCASTSS 12(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 12(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 12(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 12(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      128(DI), Y7
+	VBROADCASTSS 16(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 16(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 16(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 16(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      160(DI), Y7
+	VBROADCASTSS 20(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 20(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 20(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 20(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      192(DI), Y7
+	VBROADCASTSS 24(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 24(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 24(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 24(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	VMOVUPS      224(DI), Y7
+	VBROADCASTSS 28(SI), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 28(SI)(R8*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 28(SI)(R10*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS 28(SI)(R9*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VMOVUPS      Y6, (R13)(R9*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x8(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	VMOVUPS (R13)(R9*2), Y6
+	VMOVUPS (R13)(R11*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS (SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS (SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      32(DI), Y8
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 4(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 4(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 4(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 4(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      64(DI), Y8
+	VBROADCASTSS 8(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 8(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 8(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 8(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      96(DI), Y8
+	VBROADCASTSS 12(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 12(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 12(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 12(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 12(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      128(DI), Y8
+	VBROADCASTSS 16(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 16(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 16(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 16(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 16(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      160(DI), Y8
+	VBROADCASTSS 20(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 20(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 20(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 20(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 20(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      192(DI), Y8
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 24(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 24(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 24(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 24(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      224(DI), Y8
+	VBROADCASTSS 28(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 28(SI)(R8*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 28(SI)(R10*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 28(SI)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 28(SI)(R11*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	VMOVUPS      Y6, (R13)(R9*2)
+	VMOVUPS      Y7, (R13)(R11*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VMOVUPS      (DI)(R12*1), Y3
+	VBROADCASTSS (SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      32(DI), Y2
+	VMOVUPS      32(DI)(R12*1), Y3
+	VBROADCASTSS 4(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      64(DI), Y2
+	VMOVUPS      64(DI)(R12*1), Y3
+	VBROADCASTSS 8(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      96(DI), Y2
+	VMOVUPS      96(DI)(R12*1), Y3
+	VBROADCASTSS 12(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      128(DI), Y2
+	VMOVUPS      128(DI)(R12*1), Y3
+	VBROADCASTSS 16(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      160(DI), Y2
+	VMOVUPS      160(DI)(R12*1), Y3
+	VBROADCASTSS 20(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      192(DI), Y2
+	VMOVUPS      192(DI)(R12*1), Y3
+	VBROADCASTSS 24(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	VMOVUPS      224(DI), Y2
+	VMOVUPS      224(DI)(R12*1), Y3
+	VBROADCASTSS 28(SI), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      32(DI), Y4
+	VMOVUPS      32(DI)(R12*1), Y5
+	VBROADCASTSS 4(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 4(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      64(DI), Y4
+	VMOVUPS      64(DI)(R12*1), Y5
+	VBROADCASTSS 8(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 8(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      96(DI), Y4
+	VMOVUPS      96(DI)(R12*1), Y5
+	VBROADCASTSS 12(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 12(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      128(DI), Y4
+	VMOVUPS      128(DI)(R12*1), Y5
+	VBROADCASTSS 16(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 16(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      160(DI), Y4
+	VMOVUPS      160(DI)(R12*1), Y5
+	VBROADCASTSS 20(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 20(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      192(DI), Y4
+	VMOVUPS      192(DI)(R12*1), Y5
+	VBROADCASTSS 24(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 24(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      224(DI), Y4
+	VMOVUPS      224(DI)(R12*1), Y5
+	VBROADCASTSS 28(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 28(SI)(R8*1), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	VMOVUPS (R13)(R8*1), Y4
+	VMOVUPS (R13)(R8*2), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVUPS 32(R15), Y3
+	VMOVAPS Y3, Y4
+	VMOVAPS Y3, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS (SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      32(DI), Y6
+	VMOVUPS      32(DI)(R12*1), Y7
+	VBROADCASTSS 4(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 4(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 4(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      64(DI), Y6
+	VMOVUPS      64(DI)(R12*1), Y7
+	VBROADCASTSS 8(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 8(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 8(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      96(DI), Y6
+	VMOVUPS      96(DI)(R12*1), Y7
+	VBROADCASTSS 12(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 12(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 12(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      128(DI), Y6
+	VMOVUPS      128(DI)(R12*1), Y7
+	VBROADCASTSS 16(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 16(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 16(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      160(DI), Y6
+	VMOVUPS      160(DI)(R12*1), Y7
+	VBROADCASTSS 20(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 20(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 20(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      192(DI), Y6
+	VMOVUPS      192(DI)(R12*1), Y7
+	VBROADCASTSS 24(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 24(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 24(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	VMOVUPS      224(DI), Y6
+	VMOVUPS      224(DI)(R12*1), Y7
+	VBROADCASTSS 28(SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 28(SI)(R8*1), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS 28(SI)(R8*2), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VMOVUPS      Y4, (R13)(R8*1)
+	VMOVUPS      Y5, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R13)(R8*2), Y6
+	VMOVUPS (R13)(R9*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS (SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      32(DI), Y8
+	VMOVUPS      32(DI)(R12*1), Y9
+	VBROADCASTSS 4(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 4(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 4(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 4(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      64(DI), Y8
+	VMOVUPS      64(DI)(R12*1), Y9
+	VBROADCASTSS 8(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 8(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 8(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 8(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      96(DI), Y8
+	VMOVUPS      96(DI)(R12*1), Y9
+	VBROADCASTSS 12(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 12(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 12(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      128(DI), Y8
+	VMOVUPS      128(DI)(R12*1), Y9
+	VBROADCASTSS 16(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 16(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 16(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 16(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      160(DI), Y8
+	VMOVUPS      160(DI)(R12*1), Y9
+	VBROADCASTSS 20(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 20(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 20(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 20(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      192(DI), Y8
+	VMOVUPS      192(DI)(R12*1), Y9
+	VBROADCASTSS 24(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 24(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 24(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 24(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      224(DI), Y8
+	VMOVUPS      224(DI)(R12*1), Y9
+	VBROADCASTSS 28(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 28(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 28(SI)(R8*2), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 28(SI)(R9*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R13)(R8*2)
+	VMOVUPS      Y7, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x5(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y5
+	VMOVUPS (R13)(R8*1), Y6
+	VMOVUPS (R13)(R8*2), Y7
+	VMOVUPS (R13)(R9*1), Y8
+	VMOVUPS (R13)(R8*4), Y9
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVUPS 32(R15), Y5
+	VMOVAPS Y5, Y6
+	VMOVAPS Y5, Y7
+	VMOVAPS Y5, Y8
+	VMOVAPS Y5, Y9
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y10
+	VMOVUPS      (DI)(R12*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS (SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS (SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      32(DI), Y10
+	VMOVUPS      32(DI)(R12*1), Y11
+	VBROADCASTSS 4(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 4(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 4(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 4(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 4(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      64(DI), Y10
+	VMOVUPS      64(DI)(R12*1), Y11
+	VBROADCASTSS 8(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 8(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 8(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 8(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 8(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      96(DI), Y10
+	VMOVUPS      96(DI)(R12*1), Y11
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 12(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 12(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 12(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 12(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      128(DI), Y10
+	VMOVUPS      128(DI)(R12*1), Y11
+	VBROADCASTSS 16(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 16(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 16(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 16(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 16(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      160(DI), Y10
+	VMOVUPS      160(DI)(R12*1), Y11
+	VBROADCASTSS 20(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 20(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 20(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 20(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 20(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      192(DI), Y10
+	VMOVUPS      192(DI)(R12*1), Y11
+	VBROADCASTSS 24(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 24(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 24(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 24(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 24(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	VMOVUPS      224(DI), Y10
+	VMOVUPS      224(DI)(R12*1), Y11
+	VBROADCASTSS 28(SI), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 28(SI)(R8*1), Y12
+	VFMADD231PS  Y10, Y12, Y1
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 28(SI)(R8*2), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 28(SI)(R9*1), Y12
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y8
+	VBROADCASTSS 28(SI)(R8*4), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	ADDQ         R12, R13
+	VMOVUPS      Y5, (R13)
+	VMOVUPS      Y6, (R13)(R8*1)
+	VMOVUPS      Y7, (R13)(R8*2)
+	VMOVUPS      Y8, (R13)(R9*1)
+	VMOVUPS      Y9, (R13)(R8*4)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x6(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R13)(R8*4), Y4
+	VMOVUPS (R13)(R10*1), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	VMOVUPS (R13)(R9*1), Y9
+	VMOVUPS (R13)(R8*4), Y10
+	VMOVUPS (R13)(R10*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVUPS 32(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	VMOVAPS Y6, Y9
+	VMOVAPS Y6, Y10
+	VMOVAPS Y6, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS (SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS (SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS (SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      32(DI), Y12
+	VMOVUPS      32(DI)(R12*1), Y13
+	VBROADCASTSS 4(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 4(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 4(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 4(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 4(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 4(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      64(DI), Y12
+	VMOVUPS      64(DI)(R12*1), Y13
+	VBROADCASTSS 8(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 8(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 8(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 8(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 8(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 8(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      96(DI), Y12
+	VMOVUPS      96(DI)(R12*1), Y13
+	VBROADCASTSS 12(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 12(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 12(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 12(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 12(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 12(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      128(DI), Y12
+	VMOVUPS      128(DI)(R12*1), Y13
+	VBROADCASTSS 16(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 16(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 16(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 16(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 16(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 16(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      160(DI), Y12
+	VMOVUPS      160(DI)(R12*1), Y13
+	VBROADCASTSS 20(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 20(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 20(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 20(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 20(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      192(DI), Y12
+	VMOVUPS      192(DI)(R12*1), Y13
+	VBROADCASTSS 24(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 24(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 24(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 24(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 24(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 24(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      224(DI), Y12
+	VMOVUPS      224(DI)(R12*1), Y13
+	VBROADCASTSS 28(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 28(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 28(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 28(SI)(R9*1), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 28(SI)(R8*4), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 28(SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R13)(R8*4)
+	VMOVUPS      Y5, (R13)(R10*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VMOVUPS      Y9, (R13)(R9*1)
+	VMOVUPS      Y10, (R13)(R8*4)
+	VMOVUPS      Y11, (R13)(R10*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y3
+	VMOVUPS      (DI)(R12*1), Y4
+	VMOVUPS      (DI)(R12*2), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      32(DI), Y3
+	VMOVUPS      32(DI)(R12*1), Y4
+	VMOVUPS      32(DI)(R12*2), Y5
+	VBROADCASTSS 4(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      64(DI), Y3
+	VMOVUPS      64(DI)(R12*1), Y4
+	VMOVUPS      64(DI)(R12*2), Y5
+	VBROADCASTSS 8(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      96(DI), Y3
+	VMOVUPS      96(DI)(R12*1), Y4
+	VMOVUPS      96(DI)(R12*2), Y5
+	VBROADCASTSS 12(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      128(DI), Y3
+	VMOVUPS      128(DI)(R12*1), Y4
+	VMOVUPS      128(DI)(R12*2), Y5
+	VBROADCASTSS 16(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      160(DI), Y3
+	VMOVUPS      160(DI)(R12*1), Y4
+	VMOVUPS      160(DI)(R12*2), Y5
+	VBROADCASTSS 20(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      192(DI), Y3
+	VMOVUPS      192(DI)(R12*1), Y4
+	VMOVUPS      192(DI)(R12*2), Y5
+	VBROADCASTSS 24(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	VMOVUPS      224(DI), Y3
+	VMOVUPS      224(DI)(R12*1), Y4
+	VMOVUPS      224(DI)(R12*2), Y5
+	VBROADCASTSS 28(SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VMOVUPS      (DI)(R12*2), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      32(DI), Y6
+	VMOVUPS      32(DI)(R12*1), Y7
+	VMOVUPS      32(DI)(R12*2), Y8
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 4(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      64(DI), Y6
+	VMOVUPS      64(DI)(R12*1), Y7
+	VMOVUPS      64(DI)(R12*2), Y8
+	VBROADCASTSS 8(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      96(DI), Y6
+	VMOVUPS      96(DI)(R12*1), Y7
+	VMOVUPS      96(DI)(R12*2), Y8
+	VBROADCASTSS 12(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 12(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      128(DI), Y6
+	VMOVUPS      128(DI)(R12*1), Y7
+	VMOVUPS      128(DI)(R12*2), Y8
+	VBROADCASTSS 16(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 16(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      160(DI), Y6
+	VMOVUPS      160(DI)(R12*1), Y7
+	VMOVUPS      160(DI)(R12*2), Y8
+	VBROADCASTSS 20(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 20(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      192(DI), Y6
+	VMOVUPS      192(DI)(R12*1), Y7
+	VMOVUPS      192(DI)(R12*2), Y8
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 24(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      224(DI), Y6
+	VMOVUPS      224(DI)(R12*1), Y7
+	VMOVUPS      224(DI)(R12*2), Y8
+	VBROADCASTSS 28(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 28(SI)(R8*1), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x3(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	VMOVUPS (R13)(R8*1), Y4
+	VMOVUPS (R13)(R8*2), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVUPS 32(R15), Y3
+	VMOVAPS Y3, Y4
+	VMOVAPS Y3, Y5
+	VMOVUPS 64(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y9
+	VMOVUPS      (DI)(R12*1), Y10
+	VMOVUPS      (DI)(R12*2), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS (SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      32(DI), Y9
+	VMOVUPS      32(DI)(R12*1), Y10
+	VMOVUPS      32(DI)(R12*2), Y11
+	VBROADCASTSS 4(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 4(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 4(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      64(DI), Y9
+	VMOVUPS      64(DI)(R12*1), Y10
+	VMOVUPS      64(DI)(R12*2), Y11
+	VBROADCASTSS 8(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 8(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 8(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      96(DI), Y9
+	VMOVUPS      96(DI)(R12*1), Y10
+	VMOVUPS      96(DI)(R12*2), Y11
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 12(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 12(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      128(DI), Y9
+	VMOVUPS      128(DI)(R12*1), Y10
+	VMOVUPS      128(DI)(R12*2), Y11
+	VBROADCASTSS 16(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 16(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 16(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      160(DI), Y9
+	VMOVUPS      160(DI)(R12*1), Y10
+	VMOVUPS      160(DI)(R12*2), Y11
+	VBROADCASTSS 20(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 20(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 20(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      192(DI), Y9
+	VMOVUPS      192(DI)(R12*1), Y10
+	VMOVUPS      192(DI)(R12*2), Y11
+	VBROADCASTSS 24(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 24(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 24(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	VMOVUPS      224(DI), Y9
+	VMOVUPS      224(DI)(R12*1), Y10
+	VMOVUPS      224(DI)(R12*2), Y11
+	VBROADCASTSS 28(SI), Y12
+	VFMADD231PS  Y9, Y12, Y0
+	VFMADD231PS  Y10, Y12, Y3
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 28(SI)(R8*1), Y12
+	VFMADD231PS  Y9, Y12, Y1
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 28(SI)(R8*2), Y12
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y8
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VMOVUPS      Y4, (R13)(R8*1)
+	VMOVUPS      Y5, (R13)(R8*2)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x4(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R13)(R8*2), Y6
+	VMOVUPS (R13)(R9*1), Y7
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y8
+	VMOVUPS (R13)(R8*1), Y9
+	VMOVUPS (R13)(R8*2), Y10
+	VMOVUPS (R13)(R9*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	VMOVUPS 64(R15), Y8
+	VMOVAPS Y8, Y9
+	VMOVAPS Y8, Y10
+	VMOVAPS Y8, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VMOVUPS      (DI)(R12*2), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS (SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS (SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      32(DI), Y12
+	VMOVUPS      32(DI)(R12*1), Y13
+	VMOVUPS      32(DI)(R12*2), Y14
+	VBROADCASTSS 4(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 4(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 4(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 4(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      64(DI), Y12
+	VMOVUPS      64(DI)(R12*1), Y13
+	VMOVUPS      64(DI)(R12*2), Y14
+	VBROADCASTSS 8(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 8(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 8(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 8(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      96(DI), Y12
+	VMOVUPS      96(DI)(R12*1), Y13
+	VMOVUPS      96(DI)(R12*2), Y14
+	VBROADCASTSS 12(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 12(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 12(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 12(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      128(DI), Y12
+	VMOVUPS      128(DI)(R12*1), Y13
+	VMOVUPS      128(DI)(R12*2), Y14
+	VBROADCASTSS 16(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 16(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 16(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 16(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      160(DI), Y12
+	VMOVUPS      160(DI)(R12*1), Y13
+	VMOVUPS      160(DI)(R12*2), Y14
+	VBROADCASTSS 20(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 20(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 20(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 20(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      192(DI), Y12
+	VMOVUPS      192(DI)(R12*1), Y13
+	VMOVUPS      192(DI)(R12*2), Y14
+	VBROADCASTSS 24(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 24(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 24(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 24(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      224(DI), Y12
+	VMOVUPS      224(DI)(R12*1), Y13
+	VMOVUPS      224(DI)(R12*2), Y14
+	VBROADCASTSS 28(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 28(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 28(SI)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 28(SI)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R13)(R8*2)
+	VMOVUPS      Y7, (R13)(R9*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y8, (R13)
+	VMOVUPS      Y9, (R13)(R8*1)
+	VMOVUPS      Y10, (R13)(R8*2)
+	VMOVUPS      Y11, (R13)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_4x1(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVUPS 32(R15), Y1
+	VMOVUPS 64(R15), Y2
+	VMOVUPS 96(R15), Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VMOVUPS      (DI)(R12*2), Y6
+	VMOVUPS      (DI)(R13*1), Y7
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      32(DI), Y4
+	VMOVUPS      32(DI)(R12*1), Y5
+	VMOVUPS      32(DI)(R12*2), Y6
+	VMOVUPS      32(DI)(R13*1), Y7
+	VBROADCASTSS 4(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      64(DI), Y4
+	VMOVUPS      64(DI)(R12*1), Y5
+	VMOVUPS      64(DI)(R12*2), Y6
+	VMOVUPS      64(DI)(R13*1), Y7
+	VBROADCASTSS 8(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      96(DI), Y4
+	VMOVUPS      96(DI)(R12*1), Y5
+	VMOVUPS      96(DI)(R12*2), Y6
+	VMOVUPS      96(DI)(R13*1), Y7
+	VBROADCASTSS 12(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      128(DI), Y4
+	VMOVUPS      128(DI)(R12*1), Y5
+	VMOVUPS      128(DI)(R12*2), Y6
+	VMOVUPS      128(DI)(R13*1), Y7
+	VBROADCASTSS 16(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      160(DI), Y4
+	VMOVUPS      160(DI)(R12*1), Y5
+	VMOVUPS      160(DI)(R12*2), Y6
+	VMOVUPS      160(DI)(R13*1), Y7
+	VBROADCASTSS 20(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      192(DI), Y4
+	VMOVUPS      192(DI)(R12*1), Y5
+	VMOVUPS      192(DI)(R12*2), Y6
+	VMOVUPS      192(DI)(R13*1), Y7
+	VBROADCASTSS 24(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      224(DI), Y4
+	VMOVUPS      224(DI)(R12*1), Y5
+	VMOVUPS      224(DI)(R12*2), Y6
+	VMOVUPS      224(DI)(R13*1), Y7
+	VBROADCASTSS 28(SI), Y8
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y1, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	ADDQ         R12, R13
+	VMOVUPS      Y3, (R13)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y2
+	VMOVUPS (R13)(R8*1), Y3
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	ADDQ    R12, R13
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVUPS 96(R15), Y6
+	VMOVAPS Y6, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VMOVUPS      (DI)(R12*2), Y10
+	VMOVUPS      (DI)(R13*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      32(DI), Y8
+	VMOVUPS      32(DI)(R12*1), Y9
+	VMOVUPS      32(DI)(R12*2), Y10
+	VMOVUPS      32(DI)(R13*1), Y11
+	VBROADCASTSS 4(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 4(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      64(DI), Y8
+	VMOVUPS      64(DI)(R12*1), Y9
+	VMOVUPS      64(DI)(R12*2), Y10
+	VMOVUPS      64(DI)(R13*1), Y11
+	VBROADCASTSS 8(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 8(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      96(DI), Y8
+	VMOVUPS      96(DI)(R12*1), Y9
+	VMOVUPS      96(DI)(R12*2), Y10
+	VMOVUPS      96(DI)(R13*1), Y11
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 12(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      128(DI), Y8
+	VMOVUPS      128(DI)(R12*1), Y9
+	VMOVUPS      128(DI)(R12*2), Y10
+	VMOVUPS      128(DI)(R13*1), Y11
+	VBROADCASTSS 16(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 16(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      160(DI), Y8
+	VMOVUPS      160(DI)(R12*1), Y9
+	VMOVUPS      160(DI)(R12*2), Y10
+	VMOVUPS      160(DI)(R13*1), Y11
+	VBROADCASTSS 20(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 20(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      192(DI), Y8
+	VMOVUPS      192(DI)(R12*1), Y9
+	VMOVUPS      192(DI)(R12*2), Y10
+	VMOVUPS      192(DI)(R13*1), Y11
+	VBROADCASTSS 24(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 24(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      224(DI), Y8
+	VMOVUPS      224(DI)(R12*1), Y9
+	VMOVUPS      224(DI)(R12*2), Y10
+	VMOVUPS      224(DI)(R13*1), Y11
+	VBROADCASTSS 28(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 28(SI)(R8*1), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	ADDQ         32(DX), SI
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	ADDQ         R12, R13
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y2
+	VBROADCASTSS (SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS (R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      32(DI), Y2
+	VBROADCASTSS 4(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 4(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      64(DI), Y2
+	VBROADCASTSS 8(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 8(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      96(DI), Y2
+	VBROADCASTSS 12(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 12(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      128(DI), Y2
+	VBROADCASTSS 16(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 16(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      160(DI), Y2
+	VBROADCASTSS 20(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 20(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      192(DI), Y2
+	VBROADCASTSS 24(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 24(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      224(DI), Y2
+	VBROADCASTSS 28(SI), Y3
+	VFMADD231PS  Y2, Y3, Y0
+	VBROADCASTSS 28(R15), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VBROADCASTSS (SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      32(DI), Y4
+	VBROADCASTSS 4(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 4(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 4(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      64(DI), Y4
+	VBROADCASTSS 8(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 8(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 8(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      96(DI), Y4
+	VBROADCASTSS 12(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 12(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 12(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      128(DI), Y4
+	VBROADCASTSS 16(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 16(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 16(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      160(DI), Y4
+	VBROADCASTSS 20(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 20(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 20(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      192(DI), Y4
+	VBROADCASTSS 24(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 24(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 24(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VMOVUPS      224(DI), Y4
+	VBROADCASTSS 28(SI), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 28(R15), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 28(R15)(R8*1), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R15), Y3
+	VMOVUPS (R15)(R8*1), Y4
+	VMOVUPS (R15)(R8*2), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VBROADCASTSS (SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      32(DI), Y6
+	VBROADCASTSS 4(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 4(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 4(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 4(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      64(DI), Y6
+	VBROADCASTSS 8(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 8(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 8(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 8(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      96(DI), Y6
+	VBROADCASTSS 12(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 12(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 12(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 12(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      128(DI), Y6
+	VBROADCASTSS 16(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 16(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 16(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 16(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      160(DI), Y6
+	VBROADCASTSS 20(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 20(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 20(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 20(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      192(DI), Y6
+	VBROADCASTSS 24(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 24(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 24(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 24(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      224(DI), Y6
+	VBROADCASTSS 28(SI), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 28(R15), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 28(R15)(R8*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 28(R15)(R8*2), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R15)
+	VMOVUPS      Y4, (R15)(R8*1)
+	VMOVUPS      Y5, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_1x4x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R13)(R9*1), Y3
+	VMOVUPS (R15), Y4
+	VMOVUPS (R15)(R8*1), Y5
+	VMOVUPS (R15)(R8*2), Y6
+	VMOVUPS (R15)(R9*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS (R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS (R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      32(DI), Y8
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 4(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 4(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 4(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 4(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 4(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 4(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 4(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      64(DI), Y8
+	VBROADCASTSS 8(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 8(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 8(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 8(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 8(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 8(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 8(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      96(DI), Y8
+	VBROADCASTSS 12(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 12(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 12(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 12(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 12(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 12(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 12(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 12(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      128(DI), Y8
+	VBROADCASTSS 16(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 16(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 16(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 16(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 16(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 16(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 16(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 16(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      160(DI), Y8
+	VBROADCASTSS 20(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 20(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 20(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 20(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 20(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 20(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 20(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 20(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      192(DI), Y8
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 24(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 24(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 24(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 24(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 24(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 24(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 24(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VMOVUPS      224(DI), Y8
+	VBROADCASTSS 28(SI), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS 28(SI)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS 28(SI)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 28(SI)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS 28(R15), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 28(R15)(R8*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS 28(R15)(R8*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS 28(R15)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R13)(R9*1)
+	VMOVUPS      Y4, (R15)
+	VMOVUPS      Y5, (R15)(R8*1)
+	VMOVUPS      Y6, (R15)(R8*2)
+	VMOVUPS      Y7, (R15)(R9*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y4
+	VMOVUPS      (DI)(R12*1), Y5
+	VBROADCASTSS (SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      32(DI), Y4
+	VMOVUPS      32(DI)(R12*1), Y5
+	VBROADCASTSS 4(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 4(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      64(DI), Y4
+	VMOVUPS      64(DI)(R12*1), Y5
+	VBROADCASTSS 8(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 8(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      96(DI), Y4
+	VMOVUPS      96(DI)(R12*1), Y5
+	VBROADCASTSS 12(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 12(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      128(DI), Y4
+	VMOVUPS      128(DI)(R12*1), Y5
+	VBROADCASTSS 16(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 16(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      160(DI), Y4
+	VMOVUPS      160(DI)(R12*1), Y5
+	VBROADCASTSS 20(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 20(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      192(DI), Y4
+	VMOVUPS      192(DI)(R12*1), Y5
+	VBROADCASTSS 24(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 24(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	VMOVUPS      224(DI), Y4
+	VMOVUPS      224(DI)(R12*1), Y5
+	VBROADCASTSS 28(SI), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS 28(R15), Y6
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R15), Y6
+	VMOVUPS (R15)(R8*1), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS (R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      32(DI), Y8
+	VMOVUPS      32(DI)(R12*1), Y9
+	VBROADCASTSS 4(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 4(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 4(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 4(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      64(DI), Y8
+	VMOVUPS      64(DI)(R12*1), Y9
+	VBROADCASTSS 8(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 8(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 8(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 8(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      96(DI), Y8
+	VMOVUPS      96(DI)(R12*1), Y9
+	VBROADCASTSS 12(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 12(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 12(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      128(DI), Y8
+	VMOVUPS      128(DI)(R12*1), Y9
+	VBROADCASTSS 16(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 16(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 16(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 16(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      160(DI), Y8
+	VMOVUPS      160(DI)(R12*1), Y9
+	VBROADCASTSS 20(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 20(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 20(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 20(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      192(DI), Y8
+	VMOVUPS      192(DI)(R12*1), Y9
+	VBROADCASTSS 24(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 24(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 24(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 24(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	VMOVUPS      224(DI), Y8
+	VMOVUPS      224(DI)(R12*1), Y9
+	VBROADCASTSS 28(SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y4
+	VBROADCASTSS 28(SI)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 28(R15), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y6
+	VBROADCASTSS 28(R15)(R8*1), Y10
+	VFMADD231PS  Y8, Y10, Y3
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R15)
+	VMOVUPS      Y7, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_2x3x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R13)(R8*2), Y2
+	VMOVUPS (R15), Y3
+	VMOVUPS (R15)(R8*1), Y4
+	VMOVUPS (R15)(R8*2), Y5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y6
+	VMOVUPS (R13)(R8*1), Y7
+	VMOVUPS (R13)(R8*2), Y8
+	VMOVUPS (R15), Y9
+	VMOVUPS (R15)(R8*1), Y10
+	VMOVUPS (R15)(R8*2), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVUPS 32(R15), Y6
+	VMOVAPS Y6, Y7
+	VMOVAPS Y6, Y8
+	VMOVAPS Y6, Y9
+	VMOVAPS Y6, Y10
+	VMOVAPS Y6, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS (SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS (R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS (R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      32(DI), Y12
+	VMOVUPS      32(DI)(R12*1), Y13
+	VBROADCASTSS 4(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 4(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 4(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 4(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 4(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 4(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      64(DI), Y12
+	VMOVUPS      64(DI)(R12*1), Y13
+	VBROADCASTSS 8(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 8(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 8(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 8(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 8(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 8(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      96(DI), Y12
+	VMOVUPS      96(DI)(R12*1), Y13
+	VBROADCASTSS 12(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 12(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 12(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 12(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 12(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 12(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      128(DI), Y12
+	VMOVUPS      128(DI)(R12*1), Y13
+	VBROADCASTSS 16(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 16(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 16(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 16(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 16(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 16(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      160(DI), Y12
+	VMOVUPS      160(DI)(R12*1), Y13
+	VBROADCASTSS 20(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 20(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 20(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 20(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 20(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      192(DI), Y12
+	VMOVUPS      192(DI)(R12*1), Y13
+	VBROADCASTSS 24(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 24(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 24(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 24(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 24(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 24(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	VMOVUPS      224(DI), Y12
+	VMOVUPS      224(DI)(R12*1), Y13
+	VBROADCASTSS 28(SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y6
+	VBROADCASTSS 28(SI)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y1
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 28(SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y8
+	VBROADCASTSS 28(R15), Y14
+	VFMADD231PS  Y12, Y14, Y3
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 28(R15)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y10
+	VBROADCASTSS 28(R15)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y5
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R13)(R8*2)
+	VMOVUPS      Y3, (R15)
+	VMOVUPS      Y4, (R15)(R8*1)
+	VMOVUPS      Y5, (R15)(R8*2)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y8, (R13)(R8*2)
+	VMOVUPS      Y9, (R15)
+	VMOVUPS      Y10, (R15)(R8*1)
+	VMOVUPS      Y11, (R15)(R8*2)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R15), Y5
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (DI)(R12*1), Y7
+	VMOVUPS      (DI)(R12*2), Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      32(DI), Y6
+	VMOVUPS      32(DI)(R12*1), Y7
+	VMOVUPS      32(DI)(R12*2), Y8
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 4(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      64(DI), Y6
+	VMOVUPS      64(DI)(R12*1), Y7
+	VMOVUPS      64(DI)(R12*2), Y8
+	VBROADCASTSS 8(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      96(DI), Y6
+	VMOVUPS      96(DI)(R12*1), Y7
+	VMOVUPS      96(DI)(R12*2), Y8
+	VBROADCASTSS 12(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 12(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      128(DI), Y6
+	VMOVUPS      128(DI)(R12*1), Y7
+	VMOVUPS      128(DI)(R12*2), Y8
+	VBROADCASTSS 16(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 16(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      160(DI), Y6
+	VMOVUPS      160(DI)(R12*1), Y7
+	VMOVUPS      160(DI)(R12*2), Y8
+	VBROADCASTSS 20(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 20(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      192(DI), Y6
+	VMOVUPS      192(DI)(R12*1), Y7
+	VMOVUPS      192(DI)(R12*2), Y8
+	VBROADCASTSS 24(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 24(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	VMOVUPS      224(DI), Y6
+	VMOVUPS      224(DI)(R12*1), Y7
+	VMOVUPS      224(DI)(R12*2), Y8
+	VBROADCASTSS 28(SI), Y9
+	VFMADD231PS  Y6, Y9, Y0
+	VFMADD231PS  Y7, Y9, Y2
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 28(R15), Y9
+	VFMADD231PS  Y6, Y9, Y1
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y5
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R15)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_3x2x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R13)(R8*1), Y1
+	VMOVUPS (R15), Y2
+	VMOVUPS (R15)(R8*1), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R13)(R8*1), Y5
+	VMOVUPS (R15), Y6
+	VMOVUPS (R15)(R8*1), Y7
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y8
+	VMOVUPS (R13)(R8*1), Y9
+	VMOVUPS (R15), Y10
+	VMOVUPS (R15)(R8*1), Y11
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVUPS 32(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
+	VMOVUPS 64(R15), Y8
+	VMOVAPS Y8, Y9
+	VMOVAPS Y8, Y10
+	VMOVAPS Y8, Y11
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R12*1), Y13
+	VMOVUPS      (DI)(R12*2), Y14
+	VBROADCASTSS (SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS (R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS (R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      32(DI), Y12
+	VMOVUPS      32(DI)(R12*1), Y13
+	VMOVUPS      32(DI)(R12*2), Y14
+	VBROADCASTSS 4(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 4(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 4(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 4(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      64(DI), Y12
+	VMOVUPS      64(DI)(R12*1), Y13
+	VMOVUPS      64(DI)(R12*2), Y14
+	VBROADCASTSS 8(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 8(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 8(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 8(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      96(DI), Y12
+	VMOVUPS      96(DI)(R12*1), Y13
+	VMOVUPS      96(DI)(R12*2), Y14
+	VBROADCASTSS 12(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 12(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 12(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 12(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      128(DI), Y12
+	VMOVUPS      128(DI)(R12*1), Y13
+	VMOVUPS      128(DI)(R12*2), Y14
+	VBROADCASTSS 16(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 16(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 16(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 16(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      160(DI), Y12
+	VMOVUPS      160(DI)(R12*1), Y13
+	VMOVUPS      160(DI)(R12*2), Y14
+	VBROADCASTSS 20(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 20(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 20(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 20(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      192(DI), Y12
+	VMOVUPS      192(DI)(R12*1), Y13
+	VMOVUPS      192(DI)(R12*2), Y14
+	VBROADCASTSS 24(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 24(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 24(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 24(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      224(DI), Y12
+	VMOVUPS      224(DI)(R12*1), Y13
+	VMOVUPS      224(DI)(R12*2), Y14
+	VBROADCASTSS 28(SI), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS 28(SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y1
+	VFMADD231PS  Y13, Y15, Y5
+	VFMADD231PS  Y14, Y15, Y9
+	VBROADCASTSS 28(R15), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y6
+	VFMADD231PS  Y14, Y15, Y10
+	VBROADCASTSS 28(R15)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R13)(R8*1)
+	VMOVUPS      Y2, (R15)
+	VMOVUPS      Y3, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R13)(R8*1)
+	VMOVUPS      Y6, (R15)
+	VMOVUPS      Y7, (R15)(R8*1)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y8, (R13)
+	VMOVUPS      Y9, (R13)(R8*1)
+	VMOVUPS      Y10, (R15)
+	VMOVUPS      Y11, (R15)(R8*1)
+	VZEROUPPER
+	RET
+
+// func convNCHWc8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+// Requires: AVX, FMA3
+TEXT ·convNCHWc8F32_4x1x2(SB), NOSPLIT, $0-40
+	MOVQ    in+0(FP), SI
+	MOVQ    w+8(FP), DI
+	MOVQ    out+16(FP), R14
+	MOVQ    bias+24(FP), R15
+	MOVQ    a+32(FP), DX
+	CMPQ    96(DX), $0x00
+	JE      fresh
+	MOVQ    88(DX), R8
+	LEAQ    (R8)(R8*2), R9
+	LEAQ    (R8)(R8*4), R10
+	LEAQ    (R10)(R8*2), R11
+	MOVQ    80(DX), R12
+	MOVQ    112(DX), BX
+	MOVQ    R14, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y0
+	VMOVUPS (R15), Y1
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y2
+	VMOVUPS (R15), Y3
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y4
+	VMOVUPS (R15), Y5
+	ADDQ    R12, R13
+	LEAQ    (R13)(BX*1), R15
+	VMOVUPS (R13), Y6
+	VMOVUPS (R15), Y7
+	JMP     start
+
+fresh:
+	TESTQ   R15, R15
+	JE      zero
+	VMOVUPS (R15), Y0
+	VMOVAPS Y0, Y1
+	VMOVUPS 32(R15), Y2
+	VMOVAPS Y2, Y3
+	VMOVUPS 64(R15), Y4
+	VMOVAPS Y4, Y5
+	VMOVUPS 96(R15), Y6
+	VMOVAPS Y6, Y7
+	JMP     start
+
+zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+start:
+	MOVQ 24(DX), R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R10)(R8*2), R11
+	MOVQ SI, R15
+	ADDQ 104(DX), R15
+	MOVQ 72(DX), R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ (DX), AX
+
+block:
+	MOVQ 8(DX), BX
+
+row:
+	MOVQ 16(DX), CX
+
+col:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (DI)(R12*1), Y9
+	VMOVUPS      (DI)(R12*2), Y10
+	VMOVUPS      (DI)(R13*1), Y11
+	VBROADCASTSS (SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS (R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      32(DI), Y8
+	VMOVUPS      32(DI)(R12*1), Y9
+	VMOVUPS      32(DI)(R12*2), Y10
+	VMOVUPS      32(DI)(R13*1), Y11
+	VBROADCASTSS 4(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 4(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      64(DI), Y8
+	VMOVUPS      64(DI)(R12*1), Y9
+	VMOVUPS      64(DI)(R12*2), Y10
+	VMOVUPS      64(DI)(R13*1), Y11
+	VBROADCASTSS 8(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 8(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      96(DI), Y8
+	VMOVUPS      96(DI)(R12*1), Y9
+	VMOVUPS      96(DI)(R12*2), Y10
+	VMOVUPS      96(DI)(R13*1), Y11
+	VBROADCASTSS 12(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 12(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      128(DI), Y8
+	VMOVUPS      128(DI)(R12*1), Y9
+	VMOVUPS      128(DI)(R12*2), Y10
+	VMOVUPS      128(DI)(R13*1), Y11
+	VBROADCASTSS 16(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 16(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      160(DI), Y8
+	VMOVUPS      160(DI)(R12*1), Y9
+	VMOVUPS      160(DI)(R12*2), Y10
+	VMOVUPS      160(DI)(R13*1), Y11
+	VBROADCASTSS 20(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 20(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      192(DI), Y8
+	VMOVUPS      192(DI)(R12*1), Y9
+	VMOVUPS      192(DI)(R12*2), Y10
+	VMOVUPS      192(DI)(R13*1), Y11
+	VBROADCASTSS 24(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 24(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	VMOVUPS      224(DI), Y8
+	VMOVUPS      224(DI)(R12*1), Y9
+	VMOVUPS      224(DI)(R12*2), Y10
+	VMOVUPS      224(DI)(R13*1), Y11
+	VBROADCASTSS 28(SI), Y12
+	VFMADD231PS  Y8, Y12, Y0
+	VFMADD231PS  Y9, Y12, Y2
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y6
+	VBROADCASTSS 28(R15), Y12
+	VFMADD231PS  Y8, Y12, Y1
+	VFMADD231PS  Y9, Y12, Y3
+	VFMADD231PS  Y10, Y12, Y5
+	VFMADD231PS  Y11, Y12, Y7
+	ADDQ         32(DX), SI
+	ADDQ         32(DX), R15
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JNE          col
+	ADDQ         40(DX), SI
+	ADDQ         40(DX), R15
+	ADDQ         56(DX), DI
+	DECQ         BX
+	JNE          row
+	ADDQ         48(DX), SI
+	ADDQ         48(DX), R15
+	ADDQ         64(DX), DI
+	DECQ         AX
+	JNE          block
+	MOVQ         88(DX), R8
+	LEAQ         (R8)(R8*2), R9
+	LEAQ         (R8)(R8*4), R10
+	LEAQ         (R10)(R8*2), R11
+	MOVQ         80(DX), R12
+	MOVQ         112(DX), BX
+	MOVQ         R14, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y0, (R13)
+	VMOVUPS      Y1, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y2, (R13)
+	VMOVUPS      Y3, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y4, (R13)
+	VMOVUPS      Y5, (R15)
+	ADDQ         R12, R13
+	LEAQ         (R13)(BX*1), R15
+	VMOVUPS      Y6, (R13)
+	VMOVUPS      Y7, (R15)
+	VZEROUPPER
+	RET

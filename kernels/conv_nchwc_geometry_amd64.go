@@ -42,11 +42,12 @@ const nchwcDownSamples = 16
 
 // nchwcGeometry is where ConvNCHWc finds the elements of a pixel, a
 // weight and an output: a plane of H×W input pixels, output rows of OW
-// pixels in segments, output blocks in groups of up to four (one kernel's
-// tile).
+// pixels in segments, output blocks of b channels in groups of up to four
+// (one kernel's tile).
 type nchwcGeometry struct {
 	p           Conv2DParams // a pointwise convolution's plane flattened into one row
-	lanes       int          // input channels per block: 16, or 1 for an NCHW input
+	b           int          // channels per block: 16 (AVX-512) or 8 (AVX2)
+	lanes       int          // input channels per block: b, or 1 for an NCHW input
 	pixStride   int          // elements from one input pixel to the next
 	blockStride int          // elements from one input channel block to the next
 	filterLen   int          // elements of one output block's weights
@@ -72,9 +73,8 @@ type nchwcGeometry struct {
 // one band, which left the second thread idle; ppyoloe_s's 192-channel
 // convolutions: three groups, which left it a third idle on two threads);
 // not further, as each part reads its group's weights again.
-func newNCHWcGeometry(p Conv2DParams, blockedIn bool, threads int) nchwcGeometry {
-	const b = zmmBlock
-	g := nchwcGeometry{p: p, lanes: 1, pixStride: 1}
+func newNCHWcGeometry(p Conv2DParams, b int, blockedIn bool, threads int) nchwcGeometry {
+	g := nchwcGeometry{p: p, b: b, lanes: 1, pixStride: 1}
 	if p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PH == 0 && p.PW == 0 {
 		g.p.W, g.p.H = p.H*p.W, 1
 	}
@@ -170,7 +170,7 @@ func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs * g.par
 
 // itemCost is an item's multiply-adds, for nnForRanger.
 func (g *nchwcGeometry) itemCost() int {
-	return 4 * zmmBlock * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
+	return 4 * g.b * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
 }
 
 // item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
@@ -251,14 +251,17 @@ func (g *nchwcGeometry) inAt(n, y, x, kh, kw int) int {
 // wAt is the element of the packed weights of output block o at kernel
 // tap (kh, kw), input channel 0.
 func (g *nchwcGeometry) wAt(o, kh, kw int) int {
-	return o*g.filterLen + (kh*g.p.KW+kw)*g.lanes*zmmBlock
+	return o*g.filterLen + (kh*g.p.KW+kw)*g.lanes*g.b
 }
 
 // outAt is the element of the output of sample n, block o at pixel x of
 // row y.
 func (g *nchwcGeometry) outAt(n, o, y, x int) int {
-	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * zmmBlock
+	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * g.b
 }
+
+// maxP is the widest tile of f output blocks, in pixels.
+func (g *nchwcGeometry) maxP(f int) int { return convNCHWcMaxP[g.b/8-1][f-1] }
 
 // checkLens panics unless the slices hold what the kernels will read and
 // write: they index without bounds checks.

@@ -32,7 +32,7 @@ func TestNCHWcGeometryEvenItems(t *testing.T) {
 		{32, 192, 10, 192, 1, 2, 6, 1},
 	} {
 		p := Conv2DParams{N: c.n, C: c.c, H: c.h, W: c.h, O: c.o, KH: 3, KW: 3, SH: c.stride, SW: c.stride, PH: 1, PW: 1, DH: 1, DW: 1}
-		g := newNCHWcGeometry(p, true, c.threads)
+		g := newNCHWcGeometry(p, zmmBlock, true, c.threads)
 		if !g.down || g.items() != c.items || g.parts != c.parts {
 			t.Errorf("%d×%d×%d²→%d /%d on %d threads: down %v, %d items in %d parts, want down, %d in %d",
 				c.n, c.c, c.h, c.o, c.stride, c.threads, g.down, g.items(), g.parts, c.items, c.parts)
@@ -64,7 +64,7 @@ func TestNCHWcGeometrySpread(t *testing.T) {
 	} {
 		pad := c.k / 2
 		p := Conv2DParams{N: 1, C: c.c, H: c.h, W: c.h, O: c.o, KH: c.k, KW: c.k, SH: c.stride, SW: c.stride, PH: pad, PW: pad, DH: 1, DW: 1}
-		g := newNCHWcGeometry(p, true, c.threads)
+		g := newNCHWcGeometry(p, zmmBlock, true, c.threads)
 		name := fmt.Sprintf("%d×%d²→%d %d×%d/%d on %d threads", c.c, c.h, c.o, c.k, c.k, c.stride, c.threads)
 		if g.items() != c.items {
 			t.Errorf("%s: %d items, want %d", name, g.items(), c.items)

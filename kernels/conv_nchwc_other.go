@@ -13,3 +13,5 @@ func convNCHWcVec(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []fl
 }
 
 func nchwcPadLen(p Conv2DParams, b int) int { return 0 }
+
+func nchwcVecOK(b int) bool { return false }

@@ -17,22 +17,22 @@ const nchwcPadPixels = 16
 // small planes run in tiles down the samples, which share the weights
 // already and would only add the zeros' multiply-adds).
 func nchwcPadLen(p Conv2DParams, b int) int {
-	if !hasPerfAVX512 || b != zmmBlock || p.N != 1 || p.PH == 0 && p.PW == 0 || p.OutH()*p.OutW() > nchwcPadPixels {
+	if !nchwcVecOK(b) || p.N != 1 || p.PH == 0 && p.PW == 0 || p.OutH()*p.OutW() > nchwcPadPixels {
 		return 0
 	}
 	return p.C * (p.H + 2*p.PH) * (p.W + 2*p.PW)
 }
 
-// padNCHWc copies x, p's input (blocked when blockedIn), into ws with
+// padNCHWc copies x, p's input (blocked by b when blockedIn), into ws with
 // p's padding as zeros around each plane, and returns the copy and p on
 // it: the same convolution with no padding. The sums then take each
 // padded tap as 0·w where the reference skips it: the same bits, except
 // that a sum of -0 (a -0 bias and no nonzero product before the tap)
 // becomes +0 where w ≥ 0, and an infinite or NaN weight gives NaN.
-func padNCHWc(p Conv2DParams, blockedIn bool, x, ws []float32) (Conv2DParams, []float32) {
+func padNCHWc(p Conv2DParams, b int, blockedIn bool, x, ws []float32) (Conv2DParams, []float32) {
 	lanes := 1
 	if blockedIn {
-		lanes = zmmBlock
+		lanes = b
 	}
 	q := p
 	q.H, q.W, q.PH, q.PW = p.H+2*p.PH, p.W+2*p.PW, 0, 0

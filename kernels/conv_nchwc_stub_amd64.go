@@ -4,452 +4,752 @@
 
 package kernels
 
-// convNCHWcPlainF32_1x1 is the blocked convolution's tile of 1 output blocks × 1 pixels on an NCHW input.
+// convNCHWcPlainF32_1x1 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 1 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x2 is the blocked convolution's tile of 1 output blocks × 2 pixels on an NCHW input.
+// convNCHWcPlainF32_1x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 2 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x3 is the blocked convolution's tile of 1 output blocks × 3 pixels on an NCHW input.
+// convNCHWcPlainF32_1x3 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 3 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x4 is the blocked convolution's tile of 1 output blocks × 4 pixels on an NCHW input.
+// convNCHWcPlainF32_1x4 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 4 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x5 is the blocked convolution's tile of 1 output blocks × 5 pixels on an NCHW input.
+// convNCHWcPlainF32_1x5 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 5 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x6 is the blocked convolution's tile of 1 output blocks × 6 pixels on an NCHW input.
+// convNCHWcPlainF32_1x6 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 6 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x7 is the blocked convolution's tile of 1 output blocks × 7 pixels on an NCHW input.
+// convNCHWcPlainF32_1x7 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 7 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x8 is the blocked convolution's tile of 1 output blocks × 8 pixels on an NCHW input.
+// convNCHWcPlainF32_1x8 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 8 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x1 is the blocked convolution's tile of 2 output blocks × 1 pixels on an NCHW input.
+// convNCHWcPlainF32_2x1 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 1 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x2 is the blocked convolution's tile of 2 output blocks × 2 pixels on an NCHW input.
+// convNCHWcPlainF32_2x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 2 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x3 is the blocked convolution's tile of 2 output blocks × 3 pixels on an NCHW input.
+// convNCHWcPlainF32_2x3 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 3 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x4 is the blocked convolution's tile of 2 output blocks × 4 pixels on an NCHW input.
+// convNCHWcPlainF32_2x4 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 4 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x5 is the blocked convolution's tile of 2 output blocks × 5 pixels on an NCHW input.
+// convNCHWcPlainF32_2x5 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 5 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x6 is the blocked convolution's tile of 2 output blocks × 6 pixels on an NCHW input.
+// convNCHWcPlainF32_2x6 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 6 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x7 is the blocked convolution's tile of 2 output blocks × 7 pixels on an NCHW input.
+// convNCHWcPlainF32_2x7 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 7 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x8 is the blocked convolution's tile of 2 output blocks × 8 pixels on an NCHW input.
+// convNCHWcPlainF32_2x8 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 8 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x1 is the blocked convolution's tile of 3 output blocks × 1 pixels on an NCHW input.
+// convNCHWcPlainF32_3x1 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 1 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x2 is the blocked convolution's tile of 3 output blocks × 2 pixels on an NCHW input.
+// convNCHWcPlainF32_3x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 2 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x3 is the blocked convolution's tile of 3 output blocks × 3 pixels on an NCHW input.
+// convNCHWcPlainF32_3x3 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 3 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x4 is the blocked convolution's tile of 3 output blocks × 4 pixels on an NCHW input.
+// convNCHWcPlainF32_3x4 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 4 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x5 is the blocked convolution's tile of 3 output blocks × 5 pixels on an NCHW input.
+// convNCHWcPlainF32_3x5 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 5 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x6 is the blocked convolution's tile of 3 output blocks × 6 pixels on an NCHW input.
+// convNCHWcPlainF32_3x6 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 6 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x7 is the blocked convolution's tile of 3 output blocks × 7 pixels on an NCHW input.
+// convNCHWcPlainF32_3x7 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 7 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x8 is the blocked convolution's tile of 3 output blocks × 8 pixels on an NCHW input.
+// convNCHWcPlainF32_3x8 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 8 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x1 is the blocked convolution's tile of 4 output blocks × 1 pixels on an NCHW input.
+// convNCHWcPlainF32_4x1 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 1 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x2 is the blocked convolution's tile of 4 output blocks × 2 pixels on an NCHW input.
+// convNCHWcPlainF32_4x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 2 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x3 is the blocked convolution's tile of 4 output blocks × 3 pixels on an NCHW input.
+// convNCHWcPlainF32_4x3 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 3 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x4 is the blocked convolution's tile of 4 output blocks × 4 pixels on an NCHW input.
+// convNCHWcPlainF32_4x4 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 4 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x5 is the blocked convolution's tile of 4 output blocks × 5 pixels on an NCHW input.
+// convNCHWcPlainF32_4x5 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 5 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x6 is the blocked convolution's tile of 4 output blocks × 6 pixels on an NCHW input.
+// convNCHWcPlainF32_4x6 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 6 pixels on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x1x2 is the blocked convolution's tile of 1 output blocks × 1 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_1x1x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 1 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x2x2 is the blocked convolution's tile of 1 output blocks × 2 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_1x2x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 2 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x3x2 is the blocked convolution's tile of 1 output blocks × 3 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_1x3x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 3 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_1x4x2 is the blocked convolution's tile of 1 output blocks × 4 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_1x4x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 4 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x1x2 is the blocked convolution's tile of 2 output blocks × 1 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_2x1x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 1 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x2x2 is the blocked convolution's tile of 2 output blocks × 2 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_2x2x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 2 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x3x2 is the blocked convolution's tile of 2 output blocks × 3 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_2x3x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 3 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_2x4x2 is the blocked convolution's tile of 2 output blocks × 4 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_2x4x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 4 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_2x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x1x2 is the blocked convolution's tile of 3 output blocks × 1 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_3x1x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 1 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x2x2 is the blocked convolution's tile of 3 output blocks × 2 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_3x2x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 2 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x3x2 is the blocked convolution's tile of 3 output blocks × 3 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_3x3x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 3 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_3x4x2 is the blocked convolution's tile of 3 output blocks × 4 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_3x4x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 4 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_3x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x1x2 is the blocked convolution's tile of 4 output blocks × 1 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_4x1x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 1 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x2x2 is the blocked convolution's tile of 4 output blocks × 2 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_4x2x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 2 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlainF32_4x3x2 is the blocked convolution's tile of 4 output blocks × 3 pixels on each of two rows on an NCHW input.
+// convNCHWcPlainF32_4x3x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 3 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
 func convNCHWcPlainF32_4x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x1 is the blocked convolution's tile of 1 output blocks × 1 pixels on a blocked input.
+// convNCHWcF32_1x1 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 1 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x2 is the blocked convolution's tile of 1 output blocks × 2 pixels on a blocked input.
+// convNCHWcF32_1x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 2 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x3 is the blocked convolution's tile of 1 output blocks × 3 pixels on a blocked input.
+// convNCHWcF32_1x3 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 3 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x4 is the blocked convolution's tile of 1 output blocks × 4 pixels on a blocked input.
+// convNCHWcF32_1x4 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 4 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x5 is the blocked convolution's tile of 1 output blocks × 5 pixels on a blocked input.
+// convNCHWcF32_1x5 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 5 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x6 is the blocked convolution's tile of 1 output blocks × 6 pixels on a blocked input.
+// convNCHWcF32_1x6 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 6 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x7 is the blocked convolution's tile of 1 output blocks × 7 pixels on a blocked input.
+// convNCHWcF32_1x7 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 7 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x8 is the blocked convolution's tile of 1 output blocks × 8 pixels on a blocked input.
+// convNCHWcF32_1x8 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 8 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x1 is the blocked convolution's tile of 2 output blocks × 1 pixels on a blocked input.
+// convNCHWcF32_2x1 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 1 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x2 is the blocked convolution's tile of 2 output blocks × 2 pixels on a blocked input.
+// convNCHWcF32_2x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 2 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x3 is the blocked convolution's tile of 2 output blocks × 3 pixels on a blocked input.
+// convNCHWcF32_2x3 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 3 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x4 is the blocked convolution's tile of 2 output blocks × 4 pixels on a blocked input.
+// convNCHWcF32_2x4 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 4 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x5 is the blocked convolution's tile of 2 output blocks × 5 pixels on a blocked input.
+// convNCHWcF32_2x5 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 5 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x6 is the blocked convolution's tile of 2 output blocks × 6 pixels on a blocked input.
+// convNCHWcF32_2x6 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 6 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x7 is the blocked convolution's tile of 2 output blocks × 7 pixels on a blocked input.
+// convNCHWcF32_2x7 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 7 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x8 is the blocked convolution's tile of 2 output blocks × 8 pixels on a blocked input.
+// convNCHWcF32_2x8 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 8 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x1 is the blocked convolution's tile of 3 output blocks × 1 pixels on a blocked input.
+// convNCHWcF32_3x1 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 1 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x2 is the blocked convolution's tile of 3 output blocks × 2 pixels on a blocked input.
+// convNCHWcF32_3x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 2 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x3 is the blocked convolution's tile of 3 output blocks × 3 pixels on a blocked input.
+// convNCHWcF32_3x3 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 3 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x4 is the blocked convolution's tile of 3 output blocks × 4 pixels on a blocked input.
+// convNCHWcF32_3x4 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 4 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x5 is the blocked convolution's tile of 3 output blocks × 5 pixels on a blocked input.
+// convNCHWcF32_3x5 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 5 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x6 is the blocked convolution's tile of 3 output blocks × 6 pixels on a blocked input.
+// convNCHWcF32_3x6 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 6 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x7 is the blocked convolution's tile of 3 output blocks × 7 pixels on a blocked input.
+// convNCHWcF32_3x7 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 7 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x8 is the blocked convolution's tile of 3 output blocks × 8 pixels on a blocked input.
+// convNCHWcF32_3x8 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 8 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x1 is the blocked convolution's tile of 4 output blocks × 1 pixels on a blocked input.
+// convNCHWcF32_4x1 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 1 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x2 is the blocked convolution's tile of 4 output blocks × 2 pixels on a blocked input.
+// convNCHWcF32_4x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 2 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x3 is the blocked convolution's tile of 4 output blocks × 3 pixels on a blocked input.
+// convNCHWcF32_4x3 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 3 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x4 is the blocked convolution's tile of 4 output blocks × 4 pixels on a blocked input.
+// convNCHWcF32_4x4 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 4 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x5 is the blocked convolution's tile of 4 output blocks × 5 pixels on a blocked input.
+// convNCHWcF32_4x5 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 5 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x6 is the blocked convolution's tile of 4 output blocks × 6 pixels on a blocked input.
+// convNCHWcF32_4x6 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 6 pixels on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x1x2 is the blocked convolution's tile of 1 output blocks × 1 pixels on each of two rows on a blocked input.
+// convNCHWcF32_1x1x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 1 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x2x2 is the blocked convolution's tile of 1 output blocks × 2 pixels on each of two rows on a blocked input.
+// convNCHWcF32_1x2x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 2 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x3x2 is the blocked convolution's tile of 1 output blocks × 3 pixels on each of two rows on a blocked input.
+// convNCHWcF32_1x3x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 3 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_1x4x2 is the blocked convolution's tile of 1 output blocks × 4 pixels on each of two rows on a blocked input.
+// convNCHWcF32_1x4x2 is the blocked convolution's AVX-512 tile of 1 output blocks of 16 × 4 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x1x2 is the blocked convolution's tile of 2 output blocks × 1 pixels on each of two rows on a blocked input.
+// convNCHWcF32_2x1x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 1 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x2x2 is the blocked convolution's tile of 2 output blocks × 2 pixels on each of two rows on a blocked input.
+// convNCHWcF32_2x2x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 2 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x3x2 is the blocked convolution's tile of 2 output blocks × 3 pixels on each of two rows on a blocked input.
+// convNCHWcF32_2x3x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 3 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_2x4x2 is the blocked convolution's tile of 2 output blocks × 4 pixels on each of two rows on a blocked input.
+// convNCHWcF32_2x4x2 is the blocked convolution's AVX-512 tile of 2 output blocks of 16 × 4 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_2x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x1x2 is the blocked convolution's tile of 3 output blocks × 1 pixels on each of two rows on a blocked input.
+// convNCHWcF32_3x1x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 1 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x2x2 is the blocked convolution's tile of 3 output blocks × 2 pixels on each of two rows on a blocked input.
+// convNCHWcF32_3x2x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 2 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x3x2 is the blocked convolution's tile of 3 output blocks × 3 pixels on each of two rows on a blocked input.
+// convNCHWcF32_3x3x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 3 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_3x4x2 is the blocked convolution's tile of 3 output blocks × 4 pixels on each of two rows on a blocked input.
+// convNCHWcF32_3x4x2 is the blocked convolution's AVX-512 tile of 3 output blocks of 16 × 4 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_3x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x1x2 is the blocked convolution's tile of 4 output blocks × 1 pixels on each of two rows on a blocked input.
+// convNCHWcF32_4x1x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 1 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x2x2 is the blocked convolution's tile of 4 output blocks × 2 pixels on each of two rows on a blocked input.
+// convNCHWcF32_4x2x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 2 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcF32_4x3x2 is the blocked convolution's tile of 4 output blocks × 3 pixels on each of two rows on a blocked input.
+// convNCHWcF32_4x3x2 is the blocked convolution's AVX-512 tile of 4 output blocks of 16 × 3 pixels on each of two rows on a blocked input.
 //
 //go:noescape
 func convNCHWcF32_4x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x1 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 2 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x3 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 3 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x4 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 4 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x5 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 5 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x6 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 6 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x7 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 7 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x8 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 8 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x1 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 1 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 2 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x3 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 3 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x4 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 4 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x5 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 5 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x6 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 6 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x1 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 1 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 2 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x3 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 3 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x4 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 4 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_4x1 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_4x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 2 pixels on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x2x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 2 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x3x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 3 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_1x4x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 4 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x1x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x2x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 2 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_2x3x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 3 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x1x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_3x2x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 2 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWcPlain8F32_4x1x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
+//
+//go:noescape
+func convNCHWcPlain8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x1 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 2 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x3 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 3 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x4 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 4 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x5 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 5 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x6 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 6 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x7 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 7 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x7(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x8 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 8 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x8(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x1 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 1 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 2 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x3 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 3 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x4 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 4 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x5 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 5 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x5(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x6 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 6 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x6(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x1 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 1 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 2 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x3 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 3 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x3(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x4 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 4 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_4x1 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_4x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 2 pixels on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x2x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 2 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x3x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 3 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_1x4x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 4 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_1x4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x1x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x2x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 2 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_2x3x2 is the blocked convolution's AVX2 tile of 2 output blocks of 8 × 3 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_2x3x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x1x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_3x2x2 is the blocked convolution's AVX2 tile of 3 output blocks of 8 × 2 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
+
+// convNCHWc8F32_4x1x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
+//
+//go:noescape
+func convNCHWc8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)

@@ -24,14 +24,146 @@ const (
 	nchwcArgs          = 15
 )
 
-// convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.
-var convNCHWcMaxP = [...]int{8, 8, 8, 6}
+// convNCHWcMaxP[b/8-1][f-1] is the widest tile of f output blocks of b
+// channels, in pixels.
+var convNCHWcMaxP = [2][4]int{{8, 6, 4, 2}, {8, 8, 8, 6}}
 
-// convNCHWcTile runs the tile of f output blocks × p pixels on rows
-// rows (1, or 2 of p/2 pixels each), on a blocked input or (plain) an
-// NCHW one.
-func convNCHWcTile(plain bool, f, p, rows int, in, w, out, bias *float32, a *[15]int) {
-	if plain {
+// convNCHWcTile runs the tile of f output blocks of bl channels × p
+// pixels on rows rows (1, or 2 of p/2 pixels each), on a blocked input
+// or (plain) an NCHW one.
+func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32, a *[15]int) {
+	switch {
+	case bl == 8 && plain:
+		switch rows<<8 | f<<4 | p {
+		case 273:
+			convNCHWcPlain8F32_1x1(in, w, out, bias, a)
+		case 274:
+			convNCHWcPlain8F32_1x2(in, w, out, bias, a)
+		case 275:
+			convNCHWcPlain8F32_1x3(in, w, out, bias, a)
+		case 276:
+			convNCHWcPlain8F32_1x4(in, w, out, bias, a)
+		case 277:
+			convNCHWcPlain8F32_1x5(in, w, out, bias, a)
+		case 278:
+			convNCHWcPlain8F32_1x6(in, w, out, bias, a)
+		case 279:
+			convNCHWcPlain8F32_1x7(in, w, out, bias, a)
+		case 280:
+			convNCHWcPlain8F32_1x8(in, w, out, bias, a)
+		case 289:
+			convNCHWcPlain8F32_2x1(in, w, out, bias, a)
+		case 290:
+			convNCHWcPlain8F32_2x2(in, w, out, bias, a)
+		case 291:
+			convNCHWcPlain8F32_2x3(in, w, out, bias, a)
+		case 292:
+			convNCHWcPlain8F32_2x4(in, w, out, bias, a)
+		case 293:
+			convNCHWcPlain8F32_2x5(in, w, out, bias, a)
+		case 294:
+			convNCHWcPlain8F32_2x6(in, w, out, bias, a)
+		case 305:
+			convNCHWcPlain8F32_3x1(in, w, out, bias, a)
+		case 306:
+			convNCHWcPlain8F32_3x2(in, w, out, bias, a)
+		case 307:
+			convNCHWcPlain8F32_3x3(in, w, out, bias, a)
+		case 308:
+			convNCHWcPlain8F32_3x4(in, w, out, bias, a)
+		case 321:
+			convNCHWcPlain8F32_4x1(in, w, out, bias, a)
+		case 322:
+			convNCHWcPlain8F32_4x2(in, w, out, bias, a)
+		case 530:
+			convNCHWcPlain8F32_1x1x2(in, w, out, bias, a)
+		case 532:
+			convNCHWcPlain8F32_1x2x2(in, w, out, bias, a)
+		case 534:
+			convNCHWcPlain8F32_1x3x2(in, w, out, bias, a)
+		case 536:
+			convNCHWcPlain8F32_1x4x2(in, w, out, bias, a)
+		case 546:
+			convNCHWcPlain8F32_2x1x2(in, w, out, bias, a)
+		case 548:
+			convNCHWcPlain8F32_2x2x2(in, w, out, bias, a)
+		case 550:
+			convNCHWcPlain8F32_2x3x2(in, w, out, bias, a)
+		case 562:
+			convNCHWcPlain8F32_3x1x2(in, w, out, bias, a)
+		case 564:
+			convNCHWcPlain8F32_3x2x2(in, w, out, bias, a)
+		case 578:
+			convNCHWcPlain8F32_4x1x2(in, w, out, bias, a)
+		default:
+			panic("kernels: no blocked convolution tile of that size")
+		}
+	case bl == 8:
+		switch rows<<8 | f<<4 | p {
+		case 273:
+			convNCHWc8F32_1x1(in, w, out, bias, a)
+		case 274:
+			convNCHWc8F32_1x2(in, w, out, bias, a)
+		case 275:
+			convNCHWc8F32_1x3(in, w, out, bias, a)
+		case 276:
+			convNCHWc8F32_1x4(in, w, out, bias, a)
+		case 277:
+			convNCHWc8F32_1x5(in, w, out, bias, a)
+		case 278:
+			convNCHWc8F32_1x6(in, w, out, bias, a)
+		case 279:
+			convNCHWc8F32_1x7(in, w, out, bias, a)
+		case 280:
+			convNCHWc8F32_1x8(in, w, out, bias, a)
+		case 289:
+			convNCHWc8F32_2x1(in, w, out, bias, a)
+		case 290:
+			convNCHWc8F32_2x2(in, w, out, bias, a)
+		case 291:
+			convNCHWc8F32_2x3(in, w, out, bias, a)
+		case 292:
+			convNCHWc8F32_2x4(in, w, out, bias, a)
+		case 293:
+			convNCHWc8F32_2x5(in, w, out, bias, a)
+		case 294:
+			convNCHWc8F32_2x6(in, w, out, bias, a)
+		case 305:
+			convNCHWc8F32_3x1(in, w, out, bias, a)
+		case 306:
+			convNCHWc8F32_3x2(in, w, out, bias, a)
+		case 307:
+			convNCHWc8F32_3x3(in, w, out, bias, a)
+		case 308:
+			convNCHWc8F32_3x4(in, w, out, bias, a)
+		case 321:
+			convNCHWc8F32_4x1(in, w, out, bias, a)
+		case 322:
+			convNCHWc8F32_4x2(in, w, out, bias, a)
+		case 530:
+			convNCHWc8F32_1x1x2(in, w, out, bias, a)
+		case 532:
+			convNCHWc8F32_1x2x2(in, w, out, bias, a)
+		case 534:
+			convNCHWc8F32_1x3x2(in, w, out, bias, a)
+		case 536:
+			convNCHWc8F32_1x4x2(in, w, out, bias, a)
+		case 546:
+			convNCHWc8F32_2x1x2(in, w, out, bias, a)
+		case 548:
+			convNCHWc8F32_2x2x2(in, w, out, bias, a)
+		case 550:
+			convNCHWc8F32_2x3x2(in, w, out, bias, a)
+		case 562:
+			convNCHWc8F32_3x1x2(in, w, out, bias, a)
+		case 564:
+			convNCHWc8F32_3x2x2(in, w, out, bias, a)
+		case 578:
+			convNCHWc8F32_4x1x2(in, w, out, bias, a)
+		default:
+			panic("kernels: no blocked convolution tile of that size")
+		}
+	case plain:
 		switch rows<<8 | f<<4 | p {
 		case 273:
 			convNCHWcPlainF32_1x1(in, w, out, bias, a)
@@ -126,100 +258,100 @@ func convNCHWcTile(plain bool, f, p, rows int, in, w, out, bias *float32, a *[15
 		default:
 			panic("kernels: no blocked convolution tile of that size")
 		}
-		return
-	}
-	switch rows<<8 | f<<4 | p {
-	case 273:
-		convNCHWcF32_1x1(in, w, out, bias, a)
-	case 274:
-		convNCHWcF32_1x2(in, w, out, bias, a)
-	case 275:
-		convNCHWcF32_1x3(in, w, out, bias, a)
-	case 276:
-		convNCHWcF32_1x4(in, w, out, bias, a)
-	case 277:
-		convNCHWcF32_1x5(in, w, out, bias, a)
-	case 278:
-		convNCHWcF32_1x6(in, w, out, bias, a)
-	case 279:
-		convNCHWcF32_1x7(in, w, out, bias, a)
-	case 280:
-		convNCHWcF32_1x8(in, w, out, bias, a)
-	case 289:
-		convNCHWcF32_2x1(in, w, out, bias, a)
-	case 290:
-		convNCHWcF32_2x2(in, w, out, bias, a)
-	case 291:
-		convNCHWcF32_2x3(in, w, out, bias, a)
-	case 292:
-		convNCHWcF32_2x4(in, w, out, bias, a)
-	case 293:
-		convNCHWcF32_2x5(in, w, out, bias, a)
-	case 294:
-		convNCHWcF32_2x6(in, w, out, bias, a)
-	case 295:
-		convNCHWcF32_2x7(in, w, out, bias, a)
-	case 296:
-		convNCHWcF32_2x8(in, w, out, bias, a)
-	case 305:
-		convNCHWcF32_3x1(in, w, out, bias, a)
-	case 306:
-		convNCHWcF32_3x2(in, w, out, bias, a)
-	case 307:
-		convNCHWcF32_3x3(in, w, out, bias, a)
-	case 308:
-		convNCHWcF32_3x4(in, w, out, bias, a)
-	case 309:
-		convNCHWcF32_3x5(in, w, out, bias, a)
-	case 310:
-		convNCHWcF32_3x6(in, w, out, bias, a)
-	case 311:
-		convNCHWcF32_3x7(in, w, out, bias, a)
-	case 312:
-		convNCHWcF32_3x8(in, w, out, bias, a)
-	case 321:
-		convNCHWcF32_4x1(in, w, out, bias, a)
-	case 322:
-		convNCHWcF32_4x2(in, w, out, bias, a)
-	case 323:
-		convNCHWcF32_4x3(in, w, out, bias, a)
-	case 324:
-		convNCHWcF32_4x4(in, w, out, bias, a)
-	case 325:
-		convNCHWcF32_4x5(in, w, out, bias, a)
-	case 326:
-		convNCHWcF32_4x6(in, w, out, bias, a)
-	case 530:
-		convNCHWcF32_1x1x2(in, w, out, bias, a)
-	case 532:
-		convNCHWcF32_1x2x2(in, w, out, bias, a)
-	case 534:
-		convNCHWcF32_1x3x2(in, w, out, bias, a)
-	case 536:
-		convNCHWcF32_1x4x2(in, w, out, bias, a)
-	case 546:
-		convNCHWcF32_2x1x2(in, w, out, bias, a)
-	case 548:
-		convNCHWcF32_2x2x2(in, w, out, bias, a)
-	case 550:
-		convNCHWcF32_2x3x2(in, w, out, bias, a)
-	case 552:
-		convNCHWcF32_2x4x2(in, w, out, bias, a)
-	case 562:
-		convNCHWcF32_3x1x2(in, w, out, bias, a)
-	case 564:
-		convNCHWcF32_3x2x2(in, w, out, bias, a)
-	case 566:
-		convNCHWcF32_3x3x2(in, w, out, bias, a)
-	case 568:
-		convNCHWcF32_3x4x2(in, w, out, bias, a)
-	case 578:
-		convNCHWcF32_4x1x2(in, w, out, bias, a)
-	case 580:
-		convNCHWcF32_4x2x2(in, w, out, bias, a)
-	case 582:
-		convNCHWcF32_4x3x2(in, w, out, bias, a)
 	default:
-		panic("kernels: no blocked convolution tile of that size")
+		switch rows<<8 | f<<4 | p {
+		case 273:
+			convNCHWcF32_1x1(in, w, out, bias, a)
+		case 274:
+			convNCHWcF32_1x2(in, w, out, bias, a)
+		case 275:
+			convNCHWcF32_1x3(in, w, out, bias, a)
+		case 276:
+			convNCHWcF32_1x4(in, w, out, bias, a)
+		case 277:
+			convNCHWcF32_1x5(in, w, out, bias, a)
+		case 278:
+			convNCHWcF32_1x6(in, w, out, bias, a)
+		case 279:
+			convNCHWcF32_1x7(in, w, out, bias, a)
+		case 280:
+			convNCHWcF32_1x8(in, w, out, bias, a)
+		case 289:
+			convNCHWcF32_2x1(in, w, out, bias, a)
+		case 290:
+			convNCHWcF32_2x2(in, w, out, bias, a)
+		case 291:
+			convNCHWcF32_2x3(in, w, out, bias, a)
+		case 292:
+			convNCHWcF32_2x4(in, w, out, bias, a)
+		case 293:
+			convNCHWcF32_2x5(in, w, out, bias, a)
+		case 294:
+			convNCHWcF32_2x6(in, w, out, bias, a)
+		case 295:
+			convNCHWcF32_2x7(in, w, out, bias, a)
+		case 296:
+			convNCHWcF32_2x8(in, w, out, bias, a)
+		case 305:
+			convNCHWcF32_3x1(in, w, out, bias, a)
+		case 306:
+			convNCHWcF32_3x2(in, w, out, bias, a)
+		case 307:
+			convNCHWcF32_3x3(in, w, out, bias, a)
+		case 308:
+			convNCHWcF32_3x4(in, w, out, bias, a)
+		case 309:
+			convNCHWcF32_3x5(in, w, out, bias, a)
+		case 310:
+			convNCHWcF32_3x6(in, w, out, bias, a)
+		case 311:
+			convNCHWcF32_3x7(in, w, out, bias, a)
+		case 312:
+			convNCHWcF32_3x8(in, w, out, bias, a)
+		case 321:
+			convNCHWcF32_4x1(in, w, out, bias, a)
+		case 322:
+			convNCHWcF32_4x2(in, w, out, bias, a)
+		case 323:
+			convNCHWcF32_4x3(in, w, out, bias, a)
+		case 324:
+			convNCHWcF32_4x4(in, w, out, bias, a)
+		case 325:
+			convNCHWcF32_4x5(in, w, out, bias, a)
+		case 326:
+			convNCHWcF32_4x6(in, w, out, bias, a)
+		case 530:
+			convNCHWcF32_1x1x2(in, w, out, bias, a)
+		case 532:
+			convNCHWcF32_1x2x2(in, w, out, bias, a)
+		case 534:
+			convNCHWcF32_1x3x2(in, w, out, bias, a)
+		case 536:
+			convNCHWcF32_1x4x2(in, w, out, bias, a)
+		case 546:
+			convNCHWcF32_2x1x2(in, w, out, bias, a)
+		case 548:
+			convNCHWcF32_2x2x2(in, w, out, bias, a)
+		case 550:
+			convNCHWcF32_2x3x2(in, w, out, bias, a)
+		case 552:
+			convNCHWcF32_2x4x2(in, w, out, bias, a)
+		case 562:
+			convNCHWcF32_3x1x2(in, w, out, bias, a)
+		case 564:
+			convNCHWcF32_3x2x2(in, w, out, bias, a)
+		case 566:
+			convNCHWcF32_3x3x2(in, w, out, bias, a)
+		case 568:
+			convNCHWcF32_3x4x2(in, w, out, bias, a)
+		case 578:
+			convNCHWcF32_4x1x2(in, w, out, bias, a)
+		case 580:
+			convNCHWcF32_4x2x2(in, w, out, bias, a)
+		case 582:
+			convNCHWcF32_4x3x2(in, w, out, bias, a)
+		default:
+			panic("kernels: no blocked convolution tile of that size")
+		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // two threads); a single sample's rows and pointwise row spread evenly
 // over the threads, tiles of near-equal widths; single
 // samples of small planes on their padded copy, blocked and NCHW, odd
-// and strided.
+// and strided. The last ones have output (and input) channels in blocks of
+// 8 only: odd counts of AVX2 blocks.
 var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 16, H: 5, W: 1, O: 16, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 2, C: 32, H: 9, W: 23, O: 80, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
@@ -45,6 +46,23 @@ var nchwcVecCases = []Conv2DParams{
 	{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
 	{N: 1, C: 16, H: 10, W: 10, O: 192, KH: 1, KW: 1, SH: 1, SW: 1},
 	{N: 1, C: 16, H: 20, W: 20, O: 96, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 1, C: 24, H: 9, W: 11, O: 40, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 3, C: 8, H: 5, W: 5, O: 24, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 1, C: 3, H: 10, W: 13, O: 56, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1},
+	{N: 1, C: 40, H: 3, W: 3, O: 56, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1},
+	{N: 2, C: 24, H: 6, W: 17, O: 72, KH: 1, KW: 1, SH: 1, SW: 1},
+}
+
+// nchwcVecBlocks are the channel blocks this machine has vector kernels
+// for: 8 wherever AVX2+FMA run, 16 with AVX-512 too.
+func nchwcVecBlocks() []int {
+	var bs []int
+	for _, b := range []int{8, 16} {
+		if nchwcVecOK(b) {
+			bs = append(bs, b)
+		}
+	}
+	return bs
 }
 
 // TestConvNCHWcVecMatchesRef holds ConvNCHWc to convNCHWcRef bit for bit,
@@ -58,12 +76,21 @@ func TestConvNCHWcVecMatchesRef(t *testing.T) {
 }
 
 // checkConvNCHWcVec runs nchwcVecCases through ConvNCHWc and
-// convNCHWcRef with this machine's block and fails t where a bit
-// differs.
+// convNCHWcRef with every block this machine has vector kernels for and
+// fails t where a bit differs.
 func checkConvNCHWcVec(t *testing.T) {
+	for _, b := range nchwcVecBlocks() {
+		t.Run(fmt.Sprintf("block=%d", b), func(t *testing.T) { checkConvNCHWcVecBlock(t, b) })
+	}
+}
+
+// checkConvNCHWcVecBlock is checkConvNCHWcVec for blocks of b.
+func checkConvNCHWcVecBlock(t *testing.T, b int) {
 	r := rand.New(rand.NewSource(2))
-	b := NCHWcBlock()
 	for i, p := range nchwcVecCases {
+		if p.O%b != 0 {
+			continue
+		}
 		p.DH, p.DW, p.Groups = 1, 1, 1
 		blockedIn := p.C%b == 0
 		oh, ow := p.OutH(), p.OutW()
@@ -106,35 +133,45 @@ func TestConvNCHWcAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector sync.Pool drops objects at random")
 	}
-	b := max(NCHWcBlock(), 16) // the Go loops' block where there are no vector kernels
-	for _, p := range []Conv2DParams{
-		{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
-		{N: 1, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
-		{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
-		{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
-	} {
-		r := rand.New(rand.NewSource(3))
-		x := randsF32(r, p.N*p.C*p.H*p.W)
-		packed := make([]float32, PackConvNCHWcLen(p))
-		PackConvNCHWc(p, b, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
-		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
-		p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
-		ws := make([]float32, ConvNCHWcWorkspace(p, b, true, 2))
-		if NCHWcBlock() != 0 {
-			func() {
-				defer func() {
-					if recover() == nil {
-						t.Error("a short output did not panic")
-					}
-				}()
-				ConvNCHWc(p, b, true, x, packed, out[:len(out)-1], ws, 2)
-			}()
+	blocks := nchwcVecBlocks()
+	if len(blocks) == 0 {
+		blocks = []int{16} // the Go loops'
+	}
+	for _, b := range blocks {
+		for _, p := range []Conv2DParams{
+			{N: 2, C: 32, H: 20, W: 20, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+			{N: 1, C: 32, H: 4, W: 4, O: 64, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+			{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, Groups: 1},
+			{N: 1, C: 32, H: 10, W: 10, O: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		} {
+			checkConvNCHWcAllocs(t, p, b)
 		}
-		for _, th := range []int{1, 2} {
-			ConvNCHWc(p, b, true, x, packed, out, ws, th)
-			if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, b, true, x, packed, out, ws, th) }); a > 0.5 {
-				t.Errorf("N %d, threads %d: %.1f allocations per call, want 0", p.N, th, a)
-			}
+	}
+}
+
+// checkConvNCHWcAllocs is TestConvNCHWcAllocs for p with blocks of b.
+func checkConvNCHWcAllocs(t *testing.T, p Conv2DParams, b int) {
+	r := rand.New(rand.NewSource(3))
+	x := randsF32(r, p.N*p.C*p.H*p.W)
+	packed := make([]float32, PackConvNCHWcLen(p))
+	PackConvNCHWc(p, b, true, randsF32(r, p.O*p.C*p.KH*p.KW), packed)
+	out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+	p.Epilogue = Epilogue{Bias32: randsF32(r, p.O), Act: ActSilu, Residual32: randsF32(r, len(out))}
+	ws := make([]float32, ConvNCHWcWorkspace(p, b, true, 2))
+	if nchwcVecOK(b) {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a short output did not panic")
+				}
+			}()
+			ConvNCHWc(p, b, true, x, packed, out[:len(out)-1], ws, 2)
+		}()
+	}
+	for _, th := range []int{1, 2} {
+		ConvNCHWc(p, b, true, x, packed, out, ws, th)
+		if a := testing.AllocsPerRun(20, func() { ConvNCHWc(p, b, true, x, packed, out, ws, th) }); a > 0.5 {
+			t.Errorf("block %d, N %d, threads %d: %.1f allocations per call, want 0", b, p.N, th, a)
 		}
 	}
 }

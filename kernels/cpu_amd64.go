@@ -2,10 +2,15 @@
 
 package kernels
 
-// x86 feature bits this package needs.
+import "os"
+
+// x86 feature bits this package needs. GOPIR_CPU=avx2 turns AVX-512 off,
+// every path that takes it (GEMM, convolutions, the blocked layout's
+// block of 16) then running as on an AVX2 machine: for tests and
+// measurement on an AVX-512 one.
 var (
 	hasAVX2FMA = cpuHasAVX2FMA()
-	hasAVX512F = hasAVX2FMA && cpuHasAVX512F()
+	hasAVX512F = hasAVX2FMA && cpuHasAVX512F() && os.Getenv("GOPIR_CPU") != "avx2"
 )
 
 func cpuHasAVX2FMA() bool {

@@ -10,7 +10,10 @@
 // this package does not depend on avo; `go generate
 // ./kernels/` rewrites them). Elsewhere, or with the purego build tag, a
 // portable Go micro-kernel is used. The environment variable
-// GOPIR_GEMM_KERNEL=avx512|avx2|go forces a kernel.
+// GOPIR_GEMM_KERNEL=avx512|avx2|go forces a kernel. GOPIR_CPU=avx2 makes an
+// AVX-512 machine run as an AVX2 one: every AVX-512 path off (GEMM,
+// convolutions, pools), the blocked layout in blocks of 8 with its AVX2
+// kernels rather than 16 — for tests and measurement.
 //
 // Conv2D picks its kernel in one place (conv_algo.go): for float32 a
 // direct AVX-512 kernel when the output channels per group are few or the

@@ -1,7 +1,8 @@
 // Command nchwcgen generates kernels/conv_nchwc_amd64.s and its Go
-// declarations: the AVX-512 micro-kernels of the blocked (NCHWc)
-// convolution (conv_nchwc_amd64.go). Each keeps F blocks of 16 output
-// channels × P output pixels of one row in registers and, for every input
+// declarations: the micro-kernels of the blocked (NCHWc) convolution
+// (conv_nchwc_amd64.go), with AVX-512 for blocks of 16 channels (one zmm)
+// and with AVX2+FMA for blocks of 8 (one ymm). Each keeps F blocks of
+// output channels × P output pixels of one row in registers and, for every input
 // channel, loads the F vectors of weights, broadcasts the P pixels' input
 // values and adds their F·P products; the sums run over input channel
 // blocks, then kernel rows, then columns, then the block's channels, as
@@ -27,14 +28,23 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// maxF is the most blocks of 16 output channels a kernel keeps.
+// maxF is the most blocks of output channels a kernel keeps.
 const maxF = 4
 
-// maxP is the most output pixels a kernel with f blocks keeps: f·P
-// accumulators, f weight vectors and two broadcast registers fit the 32
-// vector registers, and P ≤ 8 is what base + index·scale addresses reach
-// from the four pixel-step registers.
-func maxP(f int) int { return min(8, (32-f-2)/f) }
+// blocks are the channel blocks generated: 16 (AVX-512), 8 (AVX2).
+var blocks = []int{16, 8}
+
+// maxP is the most output pixels a kernel with f blocks of b channels
+// keeps: f·P accumulators, f weight vectors and the broadcast registers
+// fit the vector registers (32 zmm with two broadcasts, 16 ymm with one),
+// and P ≤ 8 is what base + index·scale addresses reach from the four
+// pixel-step registers.
+func maxP(b, f int) int {
+	if b == 8 {
+		return min(8, (16-f-1)/f)
+	}
+	return min(8, (32-f-2)/f)
+}
 
 // args names the elements of the kernels' argument block, in order, 8
 // bytes each; writeTable gives package kernels their indices.
@@ -79,25 +89,32 @@ func main() {
 	Generate()
 }
 
-// eachTile calls fn with every tile generated: input blocks of lanes
-// channels, f output blocks, p pixels on rows rows (1, or 2 of p/2 pixels
-// each).
-func eachTile(fn func(lanes, f, p, rows int)) {
-	for _, lanes := range []int{1, 16} {
-		for rows := 1; rows <= 2; rows++ {
-			for f := 1; f <= maxF; f++ {
-				for p := rows; p <= maxP(f)/rows*rows; p += rows {
-					fn(lanes, f, p, rows)
+// eachTile calls fn with every tile generated: output blocks of b
+// channels, input blocks of lanes channels (b, or 1 for an NCHW input),
+// f output blocks, p pixels on rows rows (1, or 2 of p/2 pixels each).
+func eachTile(fn func(b, lanes, f, p, rows int)) {
+	for _, b := range blocks {
+		for _, lanes := range []int{1, b} {
+			for rows := 1; rows <= 2; rows++ {
+				for f := 1; f <= maxF; f++ {
+					for p := rows; p <= maxP(b, f)/rows*rows; p += rows {
+						fn(b, lanes, f, p, rows)
+					}
 				}
 			}
 		}
 	}
 }
 
-func name(lanes, f, p, rows int) string {
+// name is the kernel's: the AVX-512 ones' as before blocks of 8 came,
+// the AVX2 ones' with an 8 after the layout.
+func name(b, lanes, f, p, rows int) string {
 	n := fmt.Sprintf("F32_%dx%d", f, p)
 	if rows == 2 {
 		n = fmt.Sprintf("F32_%dx%dx2", f, p/2)
+	}
+	if b == 8 {
+		n = "8" + n
 	}
 	if lanes == 1 {
 		return "convNCHWcPlain" + n
@@ -105,17 +122,17 @@ func name(lanes, f, p, rows int) string {
 	return "convNCHWc" + n
 }
 
-// sig is the kernels' signature: bias is F·16 values the sums start from,
+// sig is the kernels' signature: bias is F·b values the sums start from,
 // or nil for a start at zero; a holds the loops' counts and steps.
 var sig = fmt.Sprintf("func(in, w, out, bias *float32, a *[%d]int)", len(args))
 
-// kernel emits the tile of f output blocks × p pixels for an input whose
-// channel blocks hold lanes channels: 16 for a blocked input (a pixel's
-// channels side by side), 1 for a plain NCHW one (each channel its own
-// block). With rows 2 the pixels are p/2 of one row and the same p/2 of
+// kernel emits the tile of f output blocks of b channels × p pixels for
+// an input whose channel blocks hold lanes channels: b for a blocked
+// input (a pixel's channels side by side), 1 for a plain NCHW one (each
+// channel its own block). With rows 2 the pixels are p/2 of one row and the same p/2 of
 // the next (InRowStep and OutRowStep on): on short rows, twice the pixels
 // for each weight vector loaded.
-func kernel(lanes, f, p, rows int) {
+func kernel(b, lanes, f, p, rows int) {
 	layout := "a blocked input"
 	if lanes == 1 {
 		layout = "an NCHW input"
@@ -124,8 +141,12 @@ func kernel(lanes, f, p, rows int) {
 	if rows == 2 {
 		shape = fmt.Sprintf("%d pixels on each of two rows", p/2)
 	}
-	emit.Func(name(lanes, f, p, rows), sig,
-		fmt.Sprintf("%s is the blocked convolution's tile of %d output blocks × %s on %s.", name(lanes, f, p, rows), f, shape, layout))
+	isa := "AVX-512"
+	if b == 8 {
+		isa = "AVX2"
+	}
+	emit.Func(name(b, lanes, f, p, rows), sig,
+		fmt.Sprintf("%s is the blocked convolution's %s tile of %d output blocks of %d × %s on %s.", name(b, lanes, f, p, rows), isa, f, b, shape, layout))
 	q := p / rows // pixels a row
 	in, w, out, a := RSI, RDI, R14, RDX
 	ps, ps3, ps5, ps7 := R8, R9, R10, R11
@@ -135,10 +156,14 @@ func kernel(lanes, f, p, rows int) {
 	emit.Params("in w out bias a", in, w, out, R15, a)
 	at := func(name string) Mem { return Mem{Base: a, Disp: arg(name)} }
 
-	z := emit.Z()
+	vec := 4 * b // bytes of one vector: a block of channels
+	z, bcs := emit.Z(), 2
+	if b == 8 {
+		z, bcs = emit.Y(), 1
+	}
 	acc := func(fi, pi int) VecPhysical { return z[fi*p+pi] }
 	wv := func(fi int) VecPhysical { return z[f*p+fi] }
-	bc := func(pi int) VecPhysical { return z[f*p+f+pi%2] }
+	bc := func(pi int) VecPhysical { return z[f*p+f+pi%bcs] }
 
 	// steps sets ps, ps3, ps5 and ps7 to 1, 3, 5 and 7 times the step
 	// named name; at is then the address of pixel pi from base, disp bytes
@@ -197,7 +222,7 @@ func kernel(lanes, f, p, rows int) {
 	TESTQ(R15, R15)
 	JE(LabelRef("zero"))
 	for fi := 0; fi < f; fi++ {
-		VMOVUPS(Mem{Base: R15, Disp: 64 * fi}, acc(fi, 0))
+		VMOVUPS(Mem{Base: R15, Disp: vec * fi}, acc(fi, 0))
 		for pi := 1; pi < p; pi++ {
 			VMOVAPS(acc(fi, 0), acc(fi, pi))
 		}
@@ -206,7 +231,11 @@ func kernel(lanes, f, p, rows int) {
 	Label("zero")
 	for fi := 0; fi < f; fi++ {
 		for pi := 0; pi < p; pi++ {
-			VPXORD(acc(fi, pi), acc(fi, pi), acc(fi, pi))
+			if b == 8 {
+				VXORPS(acc(fi, pi), acc(fi, pi), acc(fi, pi))
+			} else {
+				VPXORD(acc(fi, pi), acc(fi, pi), acc(fi, pi))
+			}
 		}
 	}
 	Label("start")
@@ -252,15 +281,15 @@ func kernel(lanes, f, p, rows int) {
 	MOVQ(at("Cols"), cols)
 	Label("col")
 	for l := 0; l < lanes; l++ {
-		if f == 1 {
-			VMOVUPS(wts(0, 64*l), wv(0))
+		if f == 1 && b == 16 {
+			VMOVUPS(wts(0, vec*l), wv(0))
 			for pi := 0; pi < p; pi++ {
 				VFMADD231PS_BCST(pix(pi, 4*l), wv(0), acc(0, pi))
 			}
 			continue
 		}
 		for fi := 0; fi < f; fi++ {
-			VMOVUPS(wts(fi, 64*l), wv(fi))
+			VMOVUPS(wts(fi, vec*l), wv(fi))
 		}
 		for pi := 0; pi < p; pi++ {
 			VBROADCASTSS(pix(pi, 4*l), bc(pi))
@@ -270,7 +299,7 @@ func kernel(lanes, f, p, rows int) {
 		}
 	}
 	next("ColStep")
-	ADDQ(U32(64*lanes), w)
+	ADDQ(U32(vec*lanes), w)
 	DECQ(cols)
 	JNE(LabelRef("col"))
 	next("RowAdj")
@@ -298,32 +327,40 @@ func writeTable(path string) error {
 		fmt.Fprintf(&b, "nchwcArg%s = %d // %s\n", a.name, i, a.doc)
 	}
 	fmt.Fprintf(&b, "nchwcArgs = %d\n)\n", len(args))
-	b.WriteString("\n// convNCHWcMaxP[f-1] is the widest tile of f output blocks, in pixels.\nvar convNCHWcMaxP = [...]int{")
-	for f := 1; f <= maxF; f++ {
-		fmt.Fprintf(&b, "%d, ", maxP(f))
+	fmt.Fprintf(&b, "\n// convNCHWcMaxP[b/8-1][f-1] is the widest tile of f output blocks of b\n// channels, in pixels.\nvar convNCHWcMaxP = [2][%d]int{", maxF)
+	for _, bl := range []int{8, 16} {
+		b.WriteString("{")
+		for f := 1; f <= maxF; f++ {
+			fmt.Fprintf(&b, "%d, ", maxP(bl, f))
+		}
+		b.WriteString("},")
 	}
 	b.WriteString("}\n")
 	// A switch of direct calls rather than a table of func values: the
 	// compiler sees the kernels' noescape, so the argument block stays on
 	// the caller's stack.
-	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks × p pixels on rows\n// rows (1, or 2 of p/2 pixels each), on a blocked input or (plain) an\n// NCHW one.\n")
-	fmt.Fprintf(&b, "func convNCHWcTile(plain bool, f, p, rows int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
+	b.WriteString("\n// convNCHWcTile runs the tile of f output blocks of bl channels × p\n// pixels on rows rows (1, or 2 of p/2 pixels each), on a blocked input\n// or (plain) an NCHW one.\n")
+	fmt.Fprintf(&b, "func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32, a *[%d]int) {\n", len(args))
 	// Constant cases on rows<<8 | f<<4 | p, a jump table rather than a
 	// chain of comparisons.
-	sw := func(plain int) {
+	sw := func(bl, plain int) {
 		b.WriteString("switch rows<<8 | f<<4 | p {\n")
-		eachTile(func(lanes, f, p, rows int) {
-			if lanes == plain {
-				fmt.Fprintf(&b, "case %d:\n%s(in, w, out, bias, a)\n", rows<<8|f<<4|p, name(lanes, f, p, rows))
+		eachTile(func(bt, lanes, f, p, rows int) {
+			if bt == bl && lanes == plain {
+				fmt.Fprintf(&b, "case %d:\n%s(in, w, out, bias, a)\n", rows<<8|f<<4|p, name(bt, lanes, f, p, rows))
 			}
 		})
 		b.WriteString("default:\npanic(\"kernels: no blocked convolution tile of that size\")\n}\n")
 	}
-	b.WriteString("if plain {\n")
-	sw(1)
-	b.WriteString("return\n}\n")
-	sw(16)
-	b.WriteString("}\n")
+	b.WriteString("switch {\ncase bl == 8 && plain:\n")
+	sw(8, 1)
+	b.WriteString("case bl == 8:\n")
+	sw(8, 8)
+	b.WriteString("case plain:\n")
+	sw(16, 1)
+	b.WriteString("default:\n")
+	sw(16, 16)
+	b.WriteString("}\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return err
