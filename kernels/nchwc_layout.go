@@ -224,15 +224,17 @@ func upsampleNearestNCHWcRows(x, out []float32, w, b, fh, fw, lo, hi int) {
 		dst := out[r*fh*ow*b : (r+1)*fh*ow*b]
 		row := dst[:ow*b]
 		for xi := range w {
+			// A local array: stores of it need no memmove.
 			if b == 16 {
-				px := *(*[16]float32)(src[xi*16:]) // a local: stores of it need no memmove
+				px := *(*[16]float32)(src[xi*16:])
 				for k := range fw {
 					*(*[16]float32)(row[(xi*fw+k)*16:]) = px
 				}
 				continue
 			}
+			px := *(*[8]float32)(src[xi*8:]) // b is 8
 			for k := range fw {
-				copy(row[(xi*fw+k)*b:(xi*fw+k+1)*b], src[xi*b:(xi+1)*b])
+				*(*[8]float32)(row[(xi*fw+k)*8:]) = px
 			}
 		}
 		for k := 1; k < fh; k++ {
