@@ -54,7 +54,7 @@ type reorderNCHWcJob struct {
 func (j *reorderNCHWcJob) run(lo, hi int) { reorderNCHWcUnits(j.x, j.y, j.hw, j.b, j.to, lo, hi) }
 
 // reorderNCHWcUnits moves the units [lo, hi): by b×b transposes where
-// there is a vector loop, else pixel by pixel.
+// there is a vector loop, the rest pixel by pixel.
 func reorderNCHWcUnits(x, y []float32, hw, b int, to bool, lo, hi int) {
 	spans := (hw + reorderSpan - 1) / reorderSpan
 	for u := lo; u < hi; u++ {
@@ -64,10 +64,8 @@ func reorderNCHWcUnits(x, y []float32, hw, b int, to bool, lo, hi int) {
 		if !to {
 			plain, blocked = blocked, x[blk*b*hw:(blk+1)*b*hw]
 		}
-		if reorderPixelsVec(plain[p0:], blocked[p0*b:], hw, p1-p0, b, to) {
-			continue
-		}
-		for p := p0; p < p1; p++ {
+		done := reorderPixelsVec(plain[p0:], blocked[p0*b:], hw, p1-p0, b, to)
+		for p := p0 + done; p < p1; p++ {
 			px := blocked[p*b : (p+1)*b]
 			for l := range px {
 				if to {

@@ -24,6 +24,16 @@ func nchwcFromBlockLoF32AVX512(x *float32, y *float32, ld int, tiles int, rem in
 //go:noescape
 func nchwcFromBlockHiF32AVX512(x *float32, y *float32, ld int, tiles int, rem int)
 
+// nchwcToBlock8F32AVX2 sets y[8·p + c] = x[c·ld + p] for c < 8, p < 8·tiles.
+//
+//go:noescape
+func nchwcToBlock8F32AVX2(x *float32, y *float32, ld int, tiles int)
+
+// nchwcFromBlock8F32AVX2 sets y[c·ld + p] = x[8·p + c] for c < 8, p < 8·tiles.
+//
+//go:noescape
+func nchwcFromBlock8F32AVX2(x *float32, y *float32, ld int, tiles int)
+
 // redSumRows4x16F32AVX512 adds rows 4g…4g+3 of x (16 columns, ld apart) into acc as redAddRows4 does, for g < groups.
 //
 //go:noescape

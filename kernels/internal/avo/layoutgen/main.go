@@ -1,6 +1,6 @@
 // Command layoutgen generates kernels/nchwc_layout_amd64.s and its Go
 // declarations: the AVX-512 loops of the blocked layout's data movement
-// (nchwc_layout.go) and of the column sums that the mean over a blocked
+// (nchwc_layout.go), and the AVX2 reorders of blocks of 8, and of the column sums that the mean over a blocked
 // map's pixels takes (reduce.go). Each computes exactly what its portable
 // Go loop computes, so results are bitwise the same with or without it.
 //
@@ -22,6 +22,8 @@ func main() {
 	reorder(false, 0, 16)
 	reorder(false, 0, 8)
 	reorder(false, 8, 8)
+	reorder8(true)
+	reorder8(false)
 	sumRows4x16()
 	Generate()
 }
@@ -156,6 +158,79 @@ func reorder(to bool, first, count int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// reorder8 emits nchwcToBlock8F32AVX2 (to) or nchwcFromBlock8F32AVX2:
+// the reorders of one block of 8 channels over tiles of 8 pixels, each
+// an 8×8 transpose in ymm registers; package kernels moves the last
+// pixels.
+func reorder8(to bool) {
+	if to {
+		emit.Func("nchwcToBlock8F32AVX2", "func(x, y *float32, ld, tiles int)",
+			"nchwcToBlock8F32AVX2 sets y[8·p + c] = x[c·ld + p] for c < 8, p < 8·tiles.")
+	} else {
+		emit.Func("nchwcFromBlock8F32AVX2", "func(x, y *float32, ld, tiles int)",
+			"nchwcFromBlock8F32AVX2 sets y[c·ld + p] = x[8·p + c] for c < 8, p < 8·tiles.")
+	}
+	x, y, ld, n := RSI, RDI, RDX, RBX
+	emit.Params("x y ld tiles", x, y, ld, n)
+	SHLQ(U8(2), ld)
+	plain, blocked := x, y
+	if !to {
+		plain, blocked = y, x
+	}
+	at := rowRegs(plain, R12, ld, R8, R9, R10)
+	v := emit.Y()
+	r, t := v[:8], v[8:]
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	Label("loop")
+	for i := range 8 {
+		if to {
+			VMOVUPS(at(i), r[i])
+		} else {
+			VMOVUPS(Mem{Base: blocked, Disp: 32 * i}, r[i])
+		}
+	}
+	col := transpose8(r, t)
+	for i := range 8 {
+		if to {
+			VMOVUPS(col[i], Mem{Base: blocked, Disp: 32 * i})
+		} else {
+			VMOVUPS(col[i], at(i))
+		}
+	}
+	ADDQ(U8(32), plain)
+	ADDQ(U32(256), blocked)
+	DECQ(n)
+	JNE(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 transposes the 8×8 float32 block in r (r[i] row i) into t,
+// t[j] column j, r then scratch, and returns t.
+func transpose8(r, t []VecPhysical) []VecPhysical {
+	// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
+	// of t[4g+c] then holds rows 4g..4g+3 of column 4L+c.
+	for i := 0; i < 8; i += 2 {
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	for g := 0; g < 2; g++ {
+		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
+		VUNPCKLPD(c, a, r[4*g])
+		VUNPCKHPD(c, a, r[4*g+1])
+		VUNPCKLPD(e, b, r[4*g+2])
+		VUNPCKHPD(e, b, r[4*g+3])
+	}
+	// Column c: lane 0 of both row groups; column 4+c: lane 1.
+	for c := 0; c < 4; c++ {
+		VPERM2F128(U8(0x20), r[4+c], r[c], t[c])
+		VPERM2F128(U8(0x31), r[4+c], r[c], t[4+c])
+	}
+	return t
 }
 
 // sumRows4x16 emits redSumRows4x16F32AVX512: redAddRows4 on rows of 16
