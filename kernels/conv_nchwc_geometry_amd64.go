@@ -7,8 +7,8 @@ import "fmt"
 // nchwcSegment is how many output pixels a pointwise convolution's item
 // covers: its plane is one long row (pixel i reads input pixel i), cut
 // into segments so that threads split it; a multiple of the tiles' widths
-// (6 and 8 pixels) on one thread (nchwcGeometry.spread evens them out on
-// more).
+// (4, 6 and 8 pixels) on one thread (nchwcGeometry.spread evens them out
+// on more).
 const nchwcSegment = 96
 
 // nchwcSpreadItems is how many items a thread has on planes that
@@ -42,8 +42,8 @@ const nchwcDownSamples = 16
 
 // nchwcGeometry is where ConvNCHWc finds the elements of a pixel, a
 // weight and an output: a plane of H×W input pixels, output rows of OW
-// pixels in segments, output blocks of b channels in groups of up to four
-// (one kernel's tile).
+// pixels in segments, output blocks of b channels in groups of up to
+// convNCHWcMaxF (one kernel's tile).
 type nchwcGeometry struct {
 	p           Conv2DParams // a pointwise convolution's plane flattened into one row
 	b           int          // channels per block: 16 (AVX-512) or 8 (AVX2)
@@ -85,7 +85,7 @@ func newNCHWcGeometry(p Conv2DParams, b int, blockedIn bool, threads int) nchwcG
 	g.filterLen = p.C * p.KH * p.KW * b
 	g.oh, g.ow = g.p.OutH(), g.p.OutW()
 	g.ob = p.O / b
-	g.groups = (g.ob + 3) / 4
+	g.groups = (g.ob + g.maxF() - 1) / g.maxF()
 	g.segLen, g.partLen = g.ow, g.oh
 	if g.oh == 1 && g.ow > nchwcSegment {
 		g.segLen = nchwcSegment
@@ -170,7 +170,7 @@ func (g *nchwcGeometry) items() int { return g.groups * g.bands * g.segs * g.par
 
 // itemCost is an item's multiply-adds, for nnForRanger.
 func (g *nchwcGeometry) itemCost() int {
-	return 4 * g.b * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
+	return g.maxF() * g.b * g.band / g.parts * g.segLen * g.p.C * g.p.KH * g.p.KW
 }
 
 // item is item i: output blocks [o0, o0+f), rows [r0, r1) of all
@@ -259,6 +259,9 @@ func (g *nchwcGeometry) wAt(o, kh, kw int) int {
 func (g *nchwcGeometry) outAt(n, o, y, x int) int {
 	return (((n*g.ob+o)*g.oh+y)*g.ow + x) * g.b
 }
+
+// maxF is the most output blocks a tile keeps: a group's.
+func (g *nchwcGeometry) maxF() int { return convNCHWcMaxF[g.b/8-1] }
 
 // maxP is the widest tile of f output blocks, in pixels.
 func (g *nchwcGeometry) maxP(f int) int { return convNCHWcMaxP[g.b/8-1][f-1] }

@@ -544,16 +544,6 @@ func convNCHWcPlain8F32_3x3(in *float32, w *float32, out *float32, bias *float32
 //go:noescape
 func convNCHWcPlain8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWcPlain8F32_4x1 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on an NCHW input.
-//
-//go:noescape
-func convNCHWcPlain8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
-// convNCHWcPlain8F32_4x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 2 pixels on an NCHW input.
-//
-//go:noescape
-func convNCHWcPlain8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
 // convNCHWcPlain8F32_1x1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
 //
 //go:noescape
@@ -598,11 +588,6 @@ func convNCHWcPlain8F32_3x1x2(in *float32, w *float32, out *float32, bias *float
 //
 //go:noescape
 func convNCHWcPlain8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
-// convNCHWcPlain8F32_4x1x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on each of two rows on an NCHW input.
-//
-//go:noescape
-func convNCHWcPlain8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
 // convNCHWc8F32_1x1 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on a blocked input.
 //
@@ -694,16 +679,6 @@ func convNCHWc8F32_3x3(in *float32, w *float32, out *float32, bias *float32, a *
 //go:noescape
 func convNCHWc8F32_3x4(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
 
-// convNCHWc8F32_4x1 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on a blocked input.
-//
-//go:noescape
-func convNCHWc8F32_4x1(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
-// convNCHWc8F32_4x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 2 pixels on a blocked input.
-//
-//go:noescape
-func convNCHWc8F32_4x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
 // convNCHWc8F32_1x1x2 is the blocked convolution's AVX2 tile of 1 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
 //
 //go:noescape
@@ -748,8 +723,3 @@ func convNCHWc8F32_3x1x2(in *float32, w *float32, out *float32, bias *float32, a
 //
 //go:noescape
 func convNCHWc8F32_3x2x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)
-
-// convNCHWc8F32_4x1x2 is the blocked convolution's AVX2 tile of 4 output blocks of 8 × 1 pixels on each of two rows on a blocked input.
-//
-//go:noescape
-func convNCHWc8F32_4x1x2(in *float32, w *float32, out *float32, bias *float32, a *[15]int)

@@ -24,9 +24,13 @@ const (
 	nchwcArgs          = 15
 )
 
+// convNCHWcMaxF[b/8-1] is the most blocks of b output channels a tile
+// keeps.
+var convNCHWcMaxF = [2]int{3, 4}
+
 // convNCHWcMaxP[b/8-1][f-1] is the widest tile of f output blocks of b
 // channels, in pixels.
-var convNCHWcMaxP = [2][4]int{{8, 6, 4, 2}, {8, 8, 8, 6}}
+var convNCHWcMaxP = [2][4]int{{8, 6, 4}, {8, 8, 8, 6}}
 
 // convNCHWcTile runs the tile of f output blocks of bl channels × p
 // pixels on rows rows (1, or 2 of p/2 pixels each), on a blocked input
@@ -71,10 +75,6 @@ func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32
 			convNCHWcPlain8F32_3x3(in, w, out, bias, a)
 		case 308:
 			convNCHWcPlain8F32_3x4(in, w, out, bias, a)
-		case 321:
-			convNCHWcPlain8F32_4x1(in, w, out, bias, a)
-		case 322:
-			convNCHWcPlain8F32_4x2(in, w, out, bias, a)
 		case 530:
 			convNCHWcPlain8F32_1x1x2(in, w, out, bias, a)
 		case 532:
@@ -93,8 +93,6 @@ func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32
 			convNCHWcPlain8F32_3x1x2(in, w, out, bias, a)
 		case 564:
 			convNCHWcPlain8F32_3x2x2(in, w, out, bias, a)
-		case 578:
-			convNCHWcPlain8F32_4x1x2(in, w, out, bias, a)
 		default:
 			panic("kernels: no blocked convolution tile of that size")
 		}
@@ -136,10 +134,6 @@ func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32
 			convNCHWc8F32_3x3(in, w, out, bias, a)
 		case 308:
 			convNCHWc8F32_3x4(in, w, out, bias, a)
-		case 321:
-			convNCHWc8F32_4x1(in, w, out, bias, a)
-		case 322:
-			convNCHWc8F32_4x2(in, w, out, bias, a)
 		case 530:
 			convNCHWc8F32_1x1x2(in, w, out, bias, a)
 		case 532:
@@ -158,8 +152,6 @@ func convNCHWcTile(bl int, plain bool, f, p, rows int, in, w, out, bias *float32
 			convNCHWc8F32_3x1x2(in, w, out, bias, a)
 		case 564:
 			convNCHWc8F32_3x2x2(in, w, out, bias, a)
-		case 578:
-			convNCHWc8F32_4x1x2(in, w, out, bias, a)
 		default:
 			panic("kernels: no blocked convolution tile of that size")
 		}

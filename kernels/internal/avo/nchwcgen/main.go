@@ -28,8 +28,17 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// maxF is the most blocks of output channels a kernel keeps.
-const maxF = 4
+// maxF is the most blocks of b output channels a kernel keeps, and so
+// the most a group of output blocks holds (conv_nchwc_geometry_amd64.go):
+// four of 16; three of 8, whose widest tile, 3×4, keeps the two FMA
+// ports busier per load than 4×2 (about 10% on resnet18ish's and the
+// detector's layers under GOPIR_CPU=avx2; two blocks were slower).
+func maxF(b int) int {
+	if b == 8 {
+		return 3
+	}
+	return 4
+}
 
 // blocks are the channel blocks generated: 16 (AVX-512), 8 (AVX2).
 var blocks = []int{16, 8}
@@ -96,7 +105,7 @@ func eachTile(fn func(b, lanes, f, p, rows int)) {
 	for _, b := range blocks {
 		for _, lanes := range []int{1, b} {
 			for rows := 1; rows <= 2; rows++ {
-				for f := 1; f <= maxF; f++ {
+				for f := 1; f <= maxF(b); f++ {
 					for p := rows; p <= maxP(b, f)/rows*rows; p += rows {
 						fn(b, lanes, f, p, rows)
 					}
@@ -327,10 +336,11 @@ func writeTable(path string) error {
 		fmt.Fprintf(&b, "nchwcArg%s = %d // %s\n", a.name, i, a.doc)
 	}
 	fmt.Fprintf(&b, "nchwcArgs = %d\n)\n", len(args))
-	fmt.Fprintf(&b, "\n// convNCHWcMaxP[b/8-1][f-1] is the widest tile of f output blocks of b\n// channels, in pixels.\nvar convNCHWcMaxP = [2][%d]int{", maxF)
+	fmt.Fprintf(&b, "\n// convNCHWcMaxF[b/8-1] is the most blocks of b output channels a tile\n// keeps.\nvar convNCHWcMaxF = [2]int{%d, %d}\n", maxF(8), maxF(16))
+	fmt.Fprintf(&b, "\n// convNCHWcMaxP[b/8-1][f-1] is the widest tile of f output blocks of b\n// channels, in pixels.\nvar convNCHWcMaxP = [2][%d]int{", maxF(16))
 	for _, bl := range []int{8, 16} {
 		b.WriteString("{")
-		for f := 1; f <= maxF; f++ {
+		for f := 1; f <= maxF(bl); f++ {
 			fmt.Fprintf(&b, "%d, ", maxP(bl, f))
 		}
 		b.WriteString("},")
