@@ -192,7 +192,7 @@ func reorder8(to bool) {
 			VMOVUPS(Mem{Base: blocked, Disp: 32 * i}, r[i])
 		}
 	}
-	col := transpose8(r, t)
+	col := emit.Transpose8(r, t)
 	for i := range 8 {
 		if to {
 			VMOVUPS(col[i], Mem{Base: blocked, Disp: 32 * i})
@@ -207,30 +207,6 @@ func reorder8(to bool) {
 	Label("done")
 	VZEROUPPER()
 	RET()
-}
-
-// transpose8 transposes the 8×8 float32 block in r (r[i] row i) into t,
-// t[j] column j, r then scratch, and returns t.
-func transpose8(r, t []VecPhysical) []VecPhysical {
-	// Interleave 32-bit then 64-bit elements within 128-bit lanes: lane L
-	// of t[4g+c] then holds rows 4g..4g+3 of column 4L+c.
-	for i := 0; i < 8; i += 2 {
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	for g := 0; g < 2; g++ {
-		a, b, c, e := t[4*g], t[4*g+1], t[4*g+2], t[4*g+3]
-		VUNPCKLPD(c, a, r[4*g])
-		VUNPCKHPD(c, a, r[4*g+1])
-		VUNPCKLPD(e, b, r[4*g+2])
-		VUNPCKHPD(e, b, r[4*g+3])
-	}
-	// Column c: lane 0 of both row groups; column 4+c: lane 1.
-	for c := 0; c < 4; c++ {
-		VPERM2F128(U8(0x20), r[4+c], r[c], t[c])
-		VPERM2F128(U8(0x31), r[4+c], r[c], t[4+c])
-	}
-	return t
 }
 
 // sumRows4x16 emits redSumRows4x16F32AVX512: redAddRows4 on rows of 16
