@@ -163,6 +163,7 @@ func TestNCHWcLayoutThreadsNoAllocs(t *testing.T) {
 		{"pool", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, 16, x, out, th) }},
 		{"upsample", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 16, 2, 2, th) }},
 		{"to8", len(x), func(out []float32, th int) { ReorderToNCHWc(x, out, n, c, h*w, 8, th) }},
+		{"from8", len(x), func(out []float32, th int) { ReorderFromNCHWc(x, out, n, c, h*w, 8, th) }},
 		{"pool8", n * c * pool.OutH() * pool.OutW(), func(out []float32, th int) { MaxPoolNCHWc(pool, 8, x, out, th) }},
 		{"upsample8", 4 * len(x), func(out []float32, th int) { UpsampleNearestNCHWc(x, out, n, c, h, w, 8, 2, 2, th) }},
 	} {
