@@ -184,15 +184,26 @@ func deployedDetector(t *testing.T, a *memory.Allocator) (*ir.Program, *exec.Sto
 	return prog, store, img
 }
 
-// The deployed detector with the blocked layout gives its NCHW results
-// within 1e-5, its reorders are the golden number, a repeated run keeps
+// The deployed detector with the blocked layout, in either block, gives
+// its NCHW results within 1e-5, its reorders are the golden number, a repeated run keeps
 // the allocated bytes at the parameters' (some runs cancelled part way)
 // and a run after the first makes no Go heap allocation.
 func TestNCHWcDeployedDetector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the blocked reference kernels take seconds on the detector")
 	}
-	defer optimize.ForceNCHWc(16)()
+	for _, c := range []struct {
+		b    int
+		want [3]int
+	}{{16, [3]int{73, 2, 7}}, {8, [3]int{77, 0, 6}}} { // 8: its 24- and 40-channel layers too
+		t.Run(fmt.Sprintf("block=%d", c.b), func(t *testing.T) { testNCHWcDeployedDetector(t, c.b, c.want) })
+	}
+}
+
+// testNCHWcDeployedDetector is TestNCHWcDeployedDetector with block b,
+// summary its [convs, reorders in, out].
+func testNCHWcDeployedDetector(t *testing.T, b int, summary [3]int) {
+	defer optimize.ForceNCHWc(b)()
 	a := memory.New(memory.Options{})
 	prog, store, img := deployedDetector(t, a)
 	defer img.Release()
@@ -214,8 +225,8 @@ func TestNCHWcDeployedDetector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := nchwcSummary(res.Program), [3]int{73, 2, 7}; got != want {
-		t.Errorf("[convs, reorders in, out] %v, want %v", got, want)
+	if got := nchwcSummary(res.Program); got != summary {
+		t.Errorf("[convs, reorders in, out] %v, want %v", got, summary)
 	}
 	feeds := map[string]*tensor.Tensor{"image": img}
 	want := run(t, plain, feeds)
