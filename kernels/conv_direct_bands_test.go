@@ -28,6 +28,7 @@ func TestConvDirectBandsSameBits(t *testing.T) {
 	for _, p := range []Conv2DParams{
 		{N: 1, C: 16, H: 40, W: 40, O: 16, KH: 3, KW: 3, PH: 1, PW: 1},     // ppyoloe_s's 16→16 layer, smaller
 		{N: 1, C: 24, H: 10, W: 10, O: 6, KH: 3, KW: 3, PH: 1, PW: 1},      // a 6-channel head
+		{N: 1, C: 384, H: 10, W: 10, O: 6, KH: 3, KW: 3, PH: 1, PW: 1},     // ppyoloe_s's, one band a goroutine
 		{N: 1, C: 5, H: 23, W: 37, O: 11, KH: 5, KW: 3, PH: 2, PW: 0},      // rows not a multiple of the kernel's group
 		{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1},      // two blocks, 16 and 4 channels
 		{N: 1, C: 6, H: 9, W: 18, O: 8, KH: 3, KW: 3, DH: 2, PH: 2, PW: 1}, // dilated rows
@@ -66,6 +67,33 @@ func TestConvDirectBandsSameBits(t *testing.T) {
 			for _, th := range []int{2, 3, 5} {
 				perfSameBits(t, fmt.Sprintf("%+v/act=%v/threads=%d", p, ep.Act, th), run(th), want)
 			}
+		}
+	}
+}
+
+// TestConvDirectItemsBandPerGoroutine: a sample with fewer blocks of
+// output channels than goroutines is cut into one band of rows per
+// goroutine (blocks × bands items, near-equal in whole row groups), and
+// one with more keeps bands for perfItemsPerWorker items a goroutine.
+func TestConvDirectItemsBandPerGoroutine(t *testing.T) {
+	if !convRowOK() {
+		t.Skip("no AVX-512: no direct kernel")
+	}
+	for _, c := range []struct {
+		p       Conv2DParams
+		threads int
+		items   int
+	}{
+		{Conv2DParams{N: 1, C: 384, H: 10, W: 10, O: 6, KH: 3, KW: 3, PH: 1, PW: 1}, 2, 2},
+		{Conv2DParams{N: 1, C: 192, H: 20, W: 20, O: 6, KH: 3, KW: 3, PH: 1, PW: 1}, 2, 2},
+		{Conv2DParams{N: 1, C: 16, H: 40, W: 40, O: 16, KH: 3, KW: 3, PH: 1, PW: 1}, 3, 3},
+		{Conv2DParams{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}, 3, 4}, // two blocks, two bands
+		{Conv2DParams{N: 1, C: 4, H: 17, W: 20, O: 20, KH: 3, KW: 3, PH: 1, PW: 1}, 2, 6}, // two blocks, bands for 4 items a goroutine
+	} {
+		p := convGemmParams(c.p)
+		items, _, rows := p.convDirectItems(c.threads)
+		if items != c.items {
+			t.Errorf("%+v on %d goroutines: %d items of %d rows, want %d", c.p, c.threads, items, rows, c.items)
 		}
 	}
 }
