@@ -83,6 +83,13 @@ type Def struct {
 	// false where it has none (a dtype, a rank or a channel count the
 	// layout does not hold).
 	NCHWc func(op *ir.Op, b int) (NCHWcForm, bool)
+	// Winograd, if set, reports whether op can compute its 3×3
+	// convolution by Winograd's F(2×2, 3×3) (kernels/winograd.go) when
+	// given the attribute winograd:true, which the optimize pass
+	// "winograd" sets: fewer multiply-adds than the direct sum, results
+	// within float32 rounding of it but not its bits. It says false where
+	// the kernel has no such path or where it would not be faster.
+	Winograd func(op *ir.Op) bool
 }
 
 var defs = map[string]*Def{}

@@ -13,20 +13,20 @@ import (
 )
 
 // modelPasses is what the passes do to each exported model: the number
-// of rewrites per pass, in the order of optimize.Passes; nchwc's (last)
-// where the blocked convolution has vector kernels, 0 elsewhere.
+// of rewrites per pass, in the order of optimize.Passes; nchwc's (next to
+// last) where the blocked convolution has vector kernels, 0 elsewhere.
 var modelPasses = []struct {
 	name    string
 	counts  []int
 	batched bool
 }{
-	{"mlp", []int{0, 0, 0, 2, 0, 0, 0, 0}, true},
-	{"cnn", []int{0, 2, 0, 3, 2, 2, 0, 0}, true},
-	{"resnet18ish", []int{0, 20, 0, 21, 1, 0, 0, 22}, true},
-	{"ctrlflow", []int{5, 0, 0, 1, 0, 0, 0, 0}, false},
-	{"gru", []int{0, 0, 0, 4, 0, 0, 0, 0}, false},
-	{"lstm", []int{0, 0, 0, 0, 0, 0, 0, 0}, false},
-	{"gru_loop", []int{1, 0, 0, 3, 0, 0, 0, 0}, false},
+	{"mlp", []int{0, 0, 0, 2, 0, 0, 0, 0, 0}, true},
+	{"cnn", []int{0, 2, 0, 3, 2, 2, 0, 0, 0}, true},
+	{"resnet18ish", []int{0, 20, 0, 21, 1, 0, 0, 22, 0}, true},
+	{"ctrlflow", []int{5, 0, 0, 1, 0, 0, 0, 0, 0}, false},
+	{"gru", []int{0, 0, 0, 4, 0, 0, 0, 0, 0}, false},
+	{"lstm", []int{0, 0, 0, 0, 0, 0, 0, 0, 0}, false},
+	{"gru_loop", []int{1, 0, 0, 3, 0, 0, 0, 0, 0}, false},
 }
 
 // The optimized models give the unoptimized programs' results within
@@ -55,7 +55,7 @@ func TestModelsOptimized(t *testing.T) {
 				}
 				want := slices.Clone(mp.counts)
 				if ops.NCHWcBlock() == 0 {
-					want[len(want)-1] = 0
+					want[len(want)-2] = 0
 				}
 				if !slices.Equal(counts, want) {
 					t.Errorf("rewrites %v (%s), want %v", counts, res.Summary(), want)

@@ -21,8 +21,9 @@ type Pass struct {
 // fusion, which then takes the folded bias into the fused op; the
 // pools without indices before the fusion of a pool into the fused
 // convolution that feeds it; softmax's float32 form after them, as it
-// changes no pattern the others look for; the blocked layout last, on the
-// fused convolutions (it does nothing where ops.NCHWcBlock is 0).
+// changes no pattern the others look for; the blocked layout after them,
+// on the fused convolutions (it does nothing where ops.NCHWcBlock is 0);
+// Winograd's products last, on the convolutions in their final layout.
 var Passes = []Pass{
 	{Name: "identities", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{Name: "fold_batch_norm", Run: FoldBatchNorm},
@@ -32,6 +33,7 @@ var Passes = []Pass{
 	{Name: "fuse_pool", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
 	{Name: "softmax_f32", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
 	{Name: "nchwc", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return NCHWc(p) }},
+	{Name: "winograd", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return Winograd(p) }},
 }
 
 // PassNames lists the passes' names, in order.

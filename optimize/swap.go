@@ -11,10 +11,15 @@ import (
 // erases op (whose other results nothing may read). The new op's result
 // must have the type of op's first result. It returns the new op.
 func swapOp(q *ir.Program, op *ir.Op, name string) (*ir.Op, error) {
+	return replaceOp(q, op, name, op.Attrs)
+}
+
+// replaceOp is swapOp with the new op's attributes given.
+func replaceOp(q *ir.Program, op *ir.Op, name string, attrs ir.Attrs) (*ir.Op, error) {
 	b := ir.NewBuilder(q)
 	b.SetInsertionPoint(op.Block(), op.Block().IndexOf(op)+1)
 	b.SetPos(op.Pos)
-	y := b.Op1(name, op.Attrs, op.Operands()...)
+	y := b.Op1(name, attrs, op.Operands()...)
 	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("optimize: %s at %s: %w", op.Name(), op.Pos, err)
 	}
