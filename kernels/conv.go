@@ -26,6 +26,11 @@ type Conv2DParams struct {
 	// (nil, another form or kernel) is ignored and the weights are packed
 	// as the call goes. The gradients ignore it.
 	Packed []float32
+	// Winograd computes a float32 3×3 convolution with unit strides and
+	// dilations and groups 1 by Winograd's F(2×2, 3×3) (winograd.go), in
+	// the kernels that have that path: within float32 rounding of the
+	// direct sums, not their bits. The gradients ignore it.
+	Winograd bool
 }
 
 // OutH is the output height: (H + 2·PH − DH·(KH−1) − 1)/SH + 1. It may be
