@@ -40,19 +40,37 @@ func ConvNCHWcCheck(p Conv2DParams, b int, blockedIn bool) error {
 	case p.Pool2:
 		return fmt.Errorf("the blocked convolution has no fused pool")
 	}
+	if p.Winograd {
+		return winocOK(p, b, blockedIn)
+	}
 	return nil
 }
 
 // PackConvNCHWcLen is the length of the weights PackConvNCHWc writes for
-// p: O·C·KH·KW, the weights reordered, nothing added.
-func PackConvNCHWcLen(p Conv2DParams) int { return p.O * p.C * p.KH * p.KW }
+// p: O·C·KH·KW, the weights reordered, nothing added; with p.Winograd,
+// a header and the 16 transformed C×O matrices in the GEMM's panels.
+func PackConvNCHWcLen(p Conv2DParams) int {
+	if p.Winograd {
+		return packConvNCHWcWinogradLen(p)
+	}
+	return p.O * p.C * p.KH * p.KW
+}
 
 // PackConvNCHWc reorders w (O×C×KH×KW, OIHW) into dst, the layout
 // ConvNCHWc reads with block b: for a blocked input
 // [O/b][C/b][KH][KW][b input channels][b output channels], for an NCHW
 // input [O/b][C][KH][KW][b output channels]. Each innermost run is the
-// vector of weights one broadcast input value multiplies.
+// vector of weights one broadcast input value multiplies. With
+// p.Winograd (which takes a blocked input) it writes the Winograd form:
+// a header naming b, C, O and the GEMM kernel, so that a copy made for
+// other channels or another kernel is never misread
+// (ConvNCHWcWinogradPacked), then for each of the 16 positions of the
+// transformed tile the C×O matrix U = G g Gᵀ packed as PackGemmB packs B.
 func PackConvNCHWc(p Conv2DParams, b int, blockedIn bool, w, dst []float32) {
+	if p.Winograd {
+		packConvNCHWcWinograd(p, b, w, dst)
+		return
+	}
 	kk := p.KH * p.KW
 	w, dst = w[:p.O*p.C*kk], dst[:p.O*p.C*kk]
 	i := 0
@@ -88,7 +106,15 @@ func PackConvNCHWc(p Conv2DParams, b int, blockedIn bool, w, dst []float32) {
 // O values, Residual32 is laid out like out. p and b must pass
 // ConvNCHWcCheck. It needs ConvNCHWcWorkspace(p, b, blockedIn, threads)
 // elements of ws.
+//
+// With p.Winograd it computes by Winograd's F(2×2, 3×3)
+// (winograd_nchwc.go), within float32 rounding of the direct sums: packed
+// must then be the Winograd form (ConvNCHWcWinogradPacked reports it).
 func ConvNCHWc(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []float32, threads int) {
+	if p.Winograd {
+		convNCHWcWinograd(p, b, x, packed, out, ws, threads)
+		return
+	}
 	if convNCHWcVec(p, b, blockedIn, x, packed, out, ws, threads) {
 		return
 	}
@@ -100,7 +126,12 @@ func ConvNCHWc(p Conv2DParams, b int, blockedIn bool, x, packed, out, ws []float
 // copy of a single sample's input where its output plane is small (16
 // pixels or fewer) and the vector kernels run, shared by the threads;
 // none otherwise. Given less, ConvNCHWc runs without the copy, slower.
+// With p.Winograd it is the transformed input and products of one chunk
+// of tiles, or of one per thread where the threads take whole chunks.
 func ConvNCHWcWorkspace(p Conv2DParams, b int, blockedIn bool, threads int) int {
+	if p.Winograd {
+		return winocWorkspace(p, b, threads)
+	}
 	return nchwcPadLen(p, b)
 }
 

@@ -30,7 +30,8 @@ func nchwcBenchLayers() (names []string, ps []Conv2DParams) {
 // once) and in the blocked layout (ConvNCHWc on the input reordered and
 // the weights packed once), with the same epilogue. cpu-ns/op is the
 // calling thread's CPU time. Select with -bench
-// 'ConvNCHWc/b=<N>/<layer>/<nchw|nchwc>'.
+// 'ConvNCHWc/b=<N>/<layer>/<nchw|nchwc|winograd>' (winograd: ConvNCHWc
+// with p.Winograd, on the 3×3 stride-1 layers of a blocked input).
 func BenchmarkConvNCHWc(b *testing.B) {
 	names, ps := nchwcBenchLayers()
 	blk := nchwcBenchBlock()
@@ -57,6 +58,18 @@ func BenchmarkConvNCHWc(b *testing.B) {
 			b.Run(fmt.Sprintf("b=%d/%s/nchwc", n, names[i]), func(b *testing.B) {
 				ws := make([]float32, ConvNCHWcWorkspace(p, blk, blockedIn, threads))
 				ns := perfLoopCPU(b, func() { ConvNCHWc(p, blk, blockedIn, xc, packed, out, ws, threads) })
+				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
+			})
+			if winocOK(p, blk, blockedIn) != nil {
+				continue
+			}
+			wp := p
+			wp.Winograd = true
+			wpacked := make([]float32, PackConvNCHWcLen(wp))
+			PackConvNCHWc(wp, blk, true, w, wpacked)
+			b.Run(fmt.Sprintf("b=%d/%s/winograd", n, names[i]), func(b *testing.B) {
+				ws := make([]float32, ConvNCHWcWorkspace(wp, blk, true, threads))
+				ns := perfLoopCPU(b, func() { ConvNCHWc(wp, blk, true, xc, wpacked, out, ws, threads) })
 				b.ReportMetric(flops/ns, "cpu-GFLOP/s")
 			})
 		}

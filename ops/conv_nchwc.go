@@ -10,7 +10,7 @@ import (
 
 // conv2d_nchwc is conv2d_fused on the blocked layout (NCHWcForm):
 //
-//	conv2d_nchwc {strides, paddings, dilations, groups, bias, residual, activation, min, max, block?}
+//	conv2d_nchwc {strides, paddings, dilations, groups, bias, residual, activation, min, max, block?, winograd?}
 //	    (x, w[, b][, r]) -> out
 //
 // x is blocked, N×(C/k)×H×W×k, or NCHW, N×C×H×W of any depth (the
@@ -23,10 +23,15 @@ import (
 // k, for a blocked x its C too). The weights are packed once for the
 // kernel (kernels.PackConvNCHWc) through Compute.Pack; without a packed
 // copy the kernel packs one block of k filters at a time into its
-// workspace (convNCHWcByBlock). No gradient.
+// workspace (convNCHWcByBlock). winograd:true (winogradAttr; a blocked x
+// of whole blocks, f32, 3×3, strides, dilations and groups 1) computes by
+// Winograd's F(2×2, 3×3), within float32 rounding of the direct sums: the
+// packed weights are then the 16 transformed C×O matrices, and
+// Def.Winograd says yes where kernels.ConvNCHWcWinogradOK finds the path
+// faster. No gradient.
 
 func init() {
-	register(&Def{Name: "conv2d_nchwc", Infer: inferConvNCHWc, Compute: bindConvNCHWc, Grad: fusedNoGrad, Flops: convNCHWcFlops})
+	register(&Def{Name: "conv2d_nchwc", Infer: inferConvNCHWc, Compute: bindConvNCHWc, Grad: fusedNoGrad, Flops: convNCHWcFlops, Winograd: convNCHWcWinograd})
 }
 
 // convNCHWcPlain is the NCHW type of conv2d_nchwc's x, its channel
@@ -77,6 +82,12 @@ func inferConvNCHWc(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if p.C == ir.Dynamic || p.O == ir.Dynamic {
 		return nil, fmt.Errorf("x %s and w %s must have static channels", in[0], in[1])
 	}
+	if p.Winograd, err = winogradAttr(attrs, x.DType, in[1]); err != nil {
+		return nil, err
+	}
+	if p.Winograd {
+		p.KH, p.KW, p.SH, p.SW = 3, 3, 1, 1 // winogradAttr has checked them
+	}
 	if err := kernels.ConvNCHWcCheck(p, b, blockedIn); err != nil {
 		return nil, err
 	}
@@ -96,9 +107,10 @@ type blockedConv struct {
 }
 
 // convNCHWcParams is conv2d_nchwc for operands of shapes xs and ws; b is
-// the attribute block, which an NCHW x takes.
-func convNCHWcParams(xs, ws []int, a nnConvAttrs, b int) blockedConv {
+// the attribute block, which an NCHW x takes; wino its attribute winograd.
+func convNCHWcParams(xs, ws []int, a nnConvAttrs, b int, wino bool) blockedConv {
 	p := nnConvParams(xs, ws, a)
+	p.Winograd = wino
 	if len(xs) == 5 {
 		p.C *= xs[4]
 		return blockedConv{p, xs[4], true}
@@ -122,10 +134,17 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 		return Compute{}, err
 	}
 	name, blk := op.Name(), convNCHWcBlockAttr(op.Attrs)
+	wino, err := op.Attrs.Bool("winograd")
+	if !op.Attrs.Has("winograd") {
+		wino, err = false, nil
+	}
+	if err != nil {
+		return Compute{}, err
+	}
 	return Compute{
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			x, w := in[0], in[1]
-			k := convNCHWcParams(x.Shape(), w.Shape(), a, blk)
+			k := convNCHWcParams(x.Shape(), w.Shape(), a, blk, wino)
 			th := nnThreads(c)
 			ep, err := e.epilogue(name, in, out[0], k.p.O)
 			if err != nil {
@@ -133,7 +152,7 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 			}
 			k.p.Epilogue = ep
 			packed := convPacked(c, true)
-			if packed == nil {
+			if packed == nil || wino && !kernels.ConvNCHWcWinogradPacked(k.p, k.b, packed) {
 				convNCHWcByBlock(c, k, x.F32(), w.F32(), out[0].F32(), th)
 				return nil
 			}
@@ -142,7 +161,7 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 			return nil
 		},
 		Work: func(shapes [][]int, threads int) int64 {
-			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk, wino)
 			k.p.Epilogue = e.shape()
 			th := max(threads, 1)
 			q := k.oneBlock()
@@ -150,7 +169,7 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 			byBlock := WorkBytes(kernels.PackConvNCHWcLen(q), 4, kernels.ConvNCHWcWorkspace(q, k.b, k.blockedIn, th), 4)
 			return max(whole, byBlock)
 		},
-		Pack: convNCHWcPack(a, blk),
+		Pack: convNCHWcPack(a, blk, wino),
 	}, nil
 }
 
@@ -173,7 +192,7 @@ func convNCHWcByBlock(c *Ctx, k blockedConv, x, w, out []float32, th int) {
 	q := k.oneBlock()
 	packed := Scratch[float32](c, kernels.PackConvNCHWcLen(q))
 	ws := Scratch[float32](c, kernels.ConvNCHWcWorkspace(q, b, k.blockedIn, th))
-	filters, plane, sample := len(packed), p.OutH()*p.OutW()*b, p.C*p.H*p.W
+	filters, plane, sample := q.O*q.C*q.KH*q.KW, p.OutH()*p.OutW()*b, p.C*p.H*p.W
 	for ob := range p.O / b {
 		kernels.PackConvNCHWc(q, b, k.blockedIn, w[ob*filters:(ob+1)*filters], packed)
 		if p.Epilogue.Bias32 != nil {
@@ -191,24 +210,28 @@ func convNCHWcByBlock(c *Ctx, k blockedConv, x, w, out []float32, th int) {
 
 // convNCHWcPack is conv2d_nchwc's Compute.Pack: the weights reordered by
 // kernels.PackConvNCHWc once while they stay the same, in the form the
-// block and x's layout choose (the block times 2, plus 1 for a blocked x).
-func convNCHWcPack(a nnConvAttrs, blk int) *Pack {
+// block, x's layout and winograd choose (the block times 2, plus 1 for a
+// blocked x, plus convNCHWcWinogradForm for Winograd's).
+func convNCHWcPack(a nnConvAttrs, blk int, wino bool) *Pack {
 	return &Pack{
 		Operand: 1,
 		Bytes: func(shapes [][]int) int64 {
-			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk, wino)
 			return int64(kernels.PackConvNCHWcLen(k.p)) * 4
 		},
 		Form: func(shapes [][]int) uint64 {
-			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk, wino)
 			form := uint64(k.b) * 2
 			if k.blockedIn {
 				form++
 			}
+			if wino {
+				form += convNCHWcWinogradForm
+			}
 			return form
 		},
 		Fn: func(shapes [][]int, w *tensor.Tensor, dst []byte) {
-			k := convNCHWcParams(shapes[0], shapes[1], a, blk)
+			k := convNCHWcParams(shapes[0], shapes[1], a, blk, wino)
 			kernels.PackConvNCHWc(k.p, k.b, k.blockedIn, w.F32(), nnBytesAs[float32](dst))
 		},
 	}
@@ -225,4 +248,33 @@ func convNCHWcFlops(op *ir.Op, in, out []ir.Type) int64 {
 	}
 	plain := append([]ir.Type{x}, in[1:]...)
 	return convFlops(op, plain, []ir.Type{nchwcUnblock(out[0])})
+}
+
+// convNCHWcWinogradForm marks the packed form of Winograd's weights.
+const convNCHWcWinogradForm = 1 << 16
+
+// convNCHWcWinograd is conv2d_nchwc's Def.Winograd: a float32 3×3
+// convolution at stride 1 of a blocked x with static height and width,
+// where kernels.ConvNCHWcWinogradOK finds Winograd faster than the
+// direct kernel.
+func convNCHWcWinograd(op *ir.Op) bool {
+	if op.NumOperands() < 2 {
+		return false
+	}
+	x, w := op.Operand(0).Type(), op.Operand(1).Type()
+	if x.Rank() != 5 || x.DType != ir.F32 || w.Rank() != 4 {
+		return false
+	}
+	a, err := nnConvDecode(op.Attrs)
+	if err != nil {
+		return false
+	}
+	xs := []int{1, x.Dims[1], x.Dims[2], x.Dims[3], x.Dims[4]}
+	for _, d := range append(xs, w.Dims...) {
+		if d == ir.Dynamic {
+			return false
+		}
+	}
+	k := convNCHWcParams(xs, w.Dims, a, x.Dims[4], true)
+	return kernels.ConvNCHWcWinogradOK(k.p, k.b)
 }
