@@ -235,21 +235,17 @@ func (j *winocJob) input(ch *winocChunk) {
 			winocInput(b, j.x[n*blocks*plane+(iy*p.W+ix)*b:], p.W*b, plane, blocks, ch.v[vo:], vld)
 			continue
 		}
-		// A patch over the map's edge: gathered with its zeros, one block
-		// at a time.
+		// A patch over the map's edge: its zeros written once, its pixels
+		// in the map gathered block by block.
 		var d [16 * 16]float32
+		clear(d[:16*b])
+		y0, y1 := max(0, -iy), min(4, p.H-iy)
+		x0, x1 := max(0, -ix), min(4, p.W-ix)
 		for cb := range blocks {
 			src := j.x[(n*blocks+cb)*plane:][:plane]
-			for dy := range 4 {
-				for dx := range 4 {
-					e := d[(dy*4+dx)*b:][:b]
-					y, xx := iy+dy, ix+dx
-					if y < 0 || y >= p.H || xx < 0 || xx >= p.W {
-						clear(e)
-						continue
-					}
-					copy(e, src[(y*p.W+xx)*b:][:b])
-				}
+			for dy := y0; dy < y1; dy++ {
+				row := src[(iy+dy)*p.W*b:]
+				copy(d[(dy*4+x0)*b:(dy*4+x1)*b], row[(ix+x0)*b:(ix+x1)*b])
 			}
 			winocInput(b, d[:], 4*b, 0, 1, ch.v[vo+cb*b:], vld)
 		}
