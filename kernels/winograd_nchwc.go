@@ -44,6 +44,8 @@ func winocOK(p Conv2DParams, b int, blockedIn bool) error {
 		return fmt.Errorf("winograd: strides [%d,%d], dilations [%d,%d], groups %d: F(2×2, 3×3) takes 1, 1, 1", p.SH, p.SW, p.DH, p.DW, p.Groups)
 	case p.C%b != 0 || p.O%b != 0:
 		return fmt.Errorf("winograd: %d→%d channels, not whole blocks of %d", p.C, p.O, b)
+	case p.C == 0:
+		return fmt.Errorf("winograd: no input channels")
 	}
 	return nil
 }
@@ -142,6 +144,10 @@ func newWinocGeom(p Conv2DParams, b, threads int) winocGeom {
 	g := winocGeom{p: p, b: b, oh: p.OutH(), ow: p.OutW(), kern: activeKernel[float32]()}
 	g.th, g.tw = ceilDiv(g.oh, 2), ceilDiv(g.ow, 2)
 	g.tiles = p.N * g.th * g.tw
+	g.parts = 1
+	if g.tiles == 0 {
+		return g
+	}
 	mr := g.kern.mr
 	most := max(1, winocChunkFloats/(16*(p.C+p.O)*mr)) * mr
 	groups := ceilDiv(g.tiles, mr)
@@ -176,6 +182,9 @@ func convNCHWcWinograd(p Conv2DParams, b int, x, packed, out, ws []float32, thre
 	g := newWinocGeom(p, b, max(1, threads))
 	if need := g.parts * g.chunkLen(); len(ws) < need {
 		panic(fmt.Sprintf("kernels: ConvNCHWc: winograd workspace %d, need %d", len(ws), need))
+	}
+	if g.tiles == 0 || p.O == 0 {
+		return
 	}
 	_ = x[p.N*p.C*p.H*p.W-1]
 	_ = out[p.N*p.O*g.oh*g.ow-1]

@@ -72,6 +72,9 @@ func TestConvNCHWcWinograd(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	for i, p := range winocCases {
 		p = winocParams(p)
+		if raceEnabled && p.N*p.C*p.O*p.H*p.W > 1<<22 {
+			continue // the float64 reference takes minutes under the race detector
+		}
 		for _, b := range nchwcBlocks {
 			if p.C%b != 0 || p.O%b != 0 {
 				continue
@@ -270,6 +273,25 @@ func TestConvNCHWcWinogradAllocs(t *testing.T) {
 				t.Errorf("block %d, threads %d: %.1f allocations per call, want 0", b, th, a)
 			}
 		}
+	}
+}
+
+// TestConvNCHWcWinogradEmpty runs the empty shapes: no samples, no
+// output channels, a map too small for any output.
+func TestConvNCHWcWinogradEmpty(t *testing.T) {
+	for _, p := range []Conv2DParams{
+		{N: 0, C: 16, H: 4, W: 4, O: 16, PH: 1, PW: 1},
+		{N: 1, C: 16, H: 4, W: 4, O: 0, PH: 1, PW: 1},
+		{N: 2, C: 16, H: 2, W: 5, O: 16},
+	} {
+		p = winocParams(p)
+		packed := make([]float32, PackConvNCHWcLen(p))
+		PackConvNCHWc(p, 16, true, make([]float32, p.O*p.C*9), packed)
+		out := make([]float32, p.N*p.O*p.OutH()*p.OutW())
+		ConvNCHWc(p, 16, true, make([]float32, p.N*p.C*p.H*p.W), packed, out, make([]float32, ConvNCHWcWorkspace(p, 16, true, 2)), 2)
+	}
+	if err := ConvNCHWcCheck(winocParams(Conv2DParams{N: 1, H: 4, W: 4, O: 16}), 16, true); err == nil {
+		t.Error("winograd with no input channels accepted")
 	}
 }
 
