@@ -63,9 +63,10 @@ type Compute struct {
 type Pack struct {
 	// Operand is the operand that may come packed.
 	Operand int
-	// Bytes is the size of the packed form for operands of these shapes,
-	// at most a few percent over the operand's own; 0 when Fn has no use
-	// for one. Like Work it depends on nothing else, so the planner knows
+	// Bytes is the size of the packed form for operands of these shapes:
+	// the operand's own plus panel padding, or 16/9 of it and more for a
+	// 3×3 filter transformed for Winograd's products; 0 when Fn has no
+	// use for one. Like Work it depends on nothing else, so the planner knows
 	// it from shapes.
 	Bytes func(shapes [][]int) int64
 	// Form, if set, names the layout Fn writes for operands of these
