@@ -16,8 +16,10 @@ type Pass struct {
 	Run func(p *ir.Program, params *Params) (*ir.Program, int, error)
 }
 
-// Passes are the passes Inference runs, in order: identities first, so
-// that the patterns after them are contiguous; the folds before the
+// Passes are the passes Inference runs, in order: the constants first,
+// so that the passes after them see a folded value as the constant it
+// is (an identity's 0 or 1, a fold's per-channel factor); identities
+// next, so that the patterns after them are contiguous; the folds before the
 // fusion, which then takes the folded bias into the fused op; the
 // pools without indices before the fusion of a pool into the fused
 // convolution that feeds it; softmax's float32 form after them, as it
@@ -25,6 +27,7 @@ type Pass struct {
 // on the fused convolutions (it does nothing where ops.NCHWcBlock is 0);
 // Winograd's products last, on the convolutions in their final layout.
 var Passes = []Pass{
+	{Name: "fold_constants", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FoldConstants(p) }},
 	{Name: "identities", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return RemoveIdentities(p) }},
 	{Name: "fold_batch_norm", Run: FoldBatchNorm},
 	{Name: "fold_scale_shift", Run: FoldScaleShift},

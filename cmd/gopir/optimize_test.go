@@ -57,7 +57,7 @@ func TestPrintOptimize(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	first, _, _ := strings.Cut(r.stdout, "\n")
-	if first != "// optimized for inference: identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0, nchwc 0, winograd 0" {
+	if first != "// optimized for inference: fold_constants 0, identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0, nchwc 0, winograd 0" {
 		t.Errorf("first line %q", first)
 	}
 	for _, want := range []string{`"conv2d_fused"`, `activation:"relu"`, `"matmul_fused"`, `name:"conv1.weight:folded"`, `pool:"max2x2"`} {
