@@ -386,6 +386,196 @@ done:
 	VZEROUPPER
 	RET
 
+// func sigmoidF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·sigmoidF32AVX512(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         c+24(FP), DX
+	VBROADCASTSS 4(DX), Z16
+	VBROADCASTSS 28(DX), Z23
+	VBROADCASTSS 32(DX), Z24
+	VBROADCASTSS 36(DX), Z25
+	VBROADCASTSS 40(DX), Z26
+	VMOVUPS      64(DX), Z27
+	VMOVUPS      128(DX), Z28
+	XORQ         AX, AX
+	SHRQ         $0x04, CX
+	JE           done
+	CMPQ         CX, $0x04
+	JB           block
+
+ways:
+	VMOVUPS           (SI)(AX*4), Z0
+	VMOVUPS           64(SI)(AX*4), Z6
+	VMOVUPS           128(SI)(AX*4), Z12
+	VMOVUPS           192(SI)(AX*4), Z19
+	VCMPPS            $0x19, Z24, Z0, K1
+	VCMPPS            $0x19, Z24, Z6, K2
+	VCMPPS            $0x19, Z24, Z12, K3
+	VCMPPS            $0x19, Z24, Z19, K4
+	KORW              K2, K1, K1
+	KORW              K3, K1, K1
+	KORW              K4, K1, K1
+	KORTESTW          K1, K1
+	JNE               block
+	VXORPS            Z25, Z0, Z2
+	VXORPS            Z25, Z6, Z8
+	VXORPS            Z25, Z12, Z14
+	VXORPS            Z25, Z19, Z21
+	VMAXPS            Z2, Z24, Z2
+	VMAXPS            Z8, Z24, Z8
+	VMAXPS            Z14, Z24, Z14
+	VMAXPS            Z21, Z24, Z21
+	VMULPS.BCST       (DX), Z2, Z3
+	VMULPS.BCST       (DX), Z8, Z9
+	VMULPS.BCST       (DX), Z14, Z15
+	VMULPS.BCST       (DX), Z21, Z22
+	VADDPS            Z16, Z3, Z3
+	VADDPS            Z16, Z9, Z9
+	VADDPS            Z16, Z15, Z15
+	VADDPS            Z16, Z22, Z22
+	VSUBPS            Z16, Z3, Z4
+	VSUBPS            Z16, Z9, Z10
+	VSUBPS            Z16, Z15, Z17
+	VSUBPS            Z16, Z22, Z30
+	VMULPS.BCST       12(DX), Z4, Z5
+	VMULPS.BCST       12(DX), Z10, Z11
+	VMULPS.BCST       12(DX), Z17, Z18
+	VMULPS.BCST       12(DX), Z30, Z31
+	VFNMADD231PS.BCST 8(DX), Z4, Z2
+	VFNMADD231PS.BCST 8(DX), Z10, Z8
+	VFNMADD231PS.BCST 8(DX), Z17, Z14
+	VFNMADD231PS.BCST 8(DX), Z30, Z21
+	VSUBPS            Z5, Z2, Z4
+	VSUBPS            Z11, Z8, Z10
+	VSUBPS            Z18, Z14, Z17
+	VSUBPS            Z31, Z21, Z30
+	VMULPS.BCST       16(DX), Z4, Z5
+	VMULPS.BCST       16(DX), Z10, Z11
+	VMULPS.BCST       16(DX), Z17, Z18
+	VMULPS.BCST       16(DX), Z30, Z31
+	VADDPS.BCST       20(DX), Z5, Z5
+	VADDPS.BCST       20(DX), Z11, Z11
+	VADDPS.BCST       20(DX), Z18, Z18
+	VADDPS.BCST       20(DX), Z31, Z31
+	VMULPS            Z4, Z5, Z5
+	VMULPS            Z10, Z11, Z11
+	VMULPS            Z17, Z18, Z18
+	VMULPS            Z30, Z31, Z31
+	VADDPS.BCST       24(DX), Z5, Z5
+	VADDPS.BCST       24(DX), Z11, Z11
+	VADDPS.BCST       24(DX), Z18, Z18
+	VADDPS.BCST       24(DX), Z31, Z31
+	VMULPS            Z4, Z4, Z1
+	VMULPS            Z10, Z10, Z7
+	VMULPS            Z17, Z17, Z13
+	VMULPS            Z30, Z30, Z20
+	VMULPS            Z5, Z1, Z1
+	VMULPS            Z11, Z7, Z7
+	VMULPS            Z18, Z13, Z13
+	VMULPS            Z31, Z20, Z20
+	VADDPS            Z4, Z1, Z1
+	VADDPS            Z10, Z7, Z7
+	VADDPS            Z17, Z13, Z13
+	VADDPS            Z30, Z20, Z20
+	VPERMPS           Z27, Z3, Z2
+	VPERMPS           Z27, Z9, Z8
+	VPERMPS           Z27, Z15, Z14
+	VPERMPS           Z27, Z22, Z21
+	VPERMPS           Z28, Z3, Z5
+	VPERMPS           Z28, Z9, Z11
+	VPERMPS           Z28, Z15, Z18
+	VPERMPS           Z28, Z22, Z31
+	VMULPS            Z1, Z2, Z1
+	VMULPS            Z7, Z8, Z7
+	VMULPS            Z13, Z14, Z13
+	VMULPS            Z20, Z21, Z20
+	VADDPS            Z1, Z5, Z1
+	VADDPS            Z7, Z11, Z7
+	VADDPS            Z13, Z18, Z13
+	VADDPS            Z20, Z31, Z20
+	VADDPS            Z1, Z2, Z1
+	VADDPS            Z7, Z8, Z7
+	VADDPS            Z13, Z14, Z13
+	VADDPS            Z20, Z21, Z20
+	VPADDD            Z26, Z3, Z3
+	VPADDD            Z26, Z9, Z9
+	VPADDD            Z26, Z15, Z15
+	VPADDD            Z26, Z22, Z22
+	VPSRAD            $0x04, Z3, Z3
+	VPSRAD            $0x04, Z9, Z9
+	VPSRAD            $0x04, Z15, Z15
+	VPSRAD            $0x04, Z22, Z22
+	VPSLLD            $0x17, Z3, Z3
+	VPSLLD            $0x17, Z9, Z9
+	VPSLLD            $0x17, Z15, Z15
+	VPSLLD            $0x17, Z22, Z22
+	VMULPS            Z3, Z1, Z1
+	VMULPS            Z9, Z7, Z7
+	VMULPS            Z15, Z13, Z13
+	VMULPS            Z22, Z20, Z20
+	VADDPS            Z23, Z1, Z1
+	VADDPS            Z23, Z7, Z7
+	VADDPS            Z23, Z13, Z13
+	VADDPS            Z23, Z20, Z20
+	VDIVPS            Z1, Z23, Z1
+	VDIVPS            Z7, Z23, Z7
+	VDIVPS            Z13, Z23, Z13
+	VDIVPS            Z20, Z23, Z20
+	VMOVUPS           Z1, (DI)(AX*4)
+	VMOVUPS           Z7, 64(DI)(AX*4)
+	VMOVUPS           Z13, 128(DI)(AX*4)
+	VMOVUPS           Z20, 192(DI)(AX*4)
+	ADDQ              $0x40, AX
+	SUBQ              $0x04, CX
+	CMPQ              CX, $0x04
+	JAE               ways
+	TESTQ             CX, CX
+	JE                done
+
+block:
+	VMOVUPS           (SI)(AX*4), Z0
+	VCMPPS            $0x19, Z24, Z0, K1
+	KORTESTW          K1, K1
+	JNE               done
+	VXORPS            Z25, Z0, Z2
+	VMAXPS            Z2, Z24, Z2
+	VMULPS.BCST       (DX), Z2, Z3
+	VADDPS            Z16, Z3, Z3
+	VSUBPS            Z16, Z3, Z4
+	VMULPS.BCST       12(DX), Z4, Z5
+	VFNMADD231PS.BCST 8(DX), Z4, Z2
+	VSUBPS            Z5, Z2, Z4
+	VMULPS.BCST       16(DX), Z4, Z5
+	VADDPS.BCST       20(DX), Z5, Z5
+	VMULPS            Z4, Z5, Z5
+	VADDPS.BCST       24(DX), Z5, Z5
+	VMULPS            Z4, Z4, Z1
+	VMULPS            Z5, Z1, Z1
+	VADDPS            Z4, Z1, Z1
+	VPERMPS           Z27, Z3, Z2
+	VPERMPS           Z28, Z3, Z5
+	VMULPS            Z1, Z2, Z1
+	VADDPS            Z1, Z5, Z1
+	VADDPS            Z1, Z2, Z1
+	VPADDD            Z26, Z3, Z3
+	VPSRAD            $0x04, Z3, Z3
+	VPSLLD            $0x17, Z3, Z3
+	VMULPS            Z3, Z1, Z1
+	VADDPS            Z23, Z1, Z1
+	VDIVPS            Z1, Z23, Z1
+	VMOVUPS           Z1, (DI)(AX*4)
+	ADDQ              $0x10, AX
+	DECQ              CX
+	JNE               block
+
+done:
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func siluGradF32AVX512(out *float32, x *float32, dy *float32, n int, c *[64]float32) int
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·siluGradF32AVX512(SB), NOSPLIT, $0-48

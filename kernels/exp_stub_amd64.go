@@ -17,6 +17,12 @@ func siluF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
 //go:noescape
 func siluBiasF32AVX512(out *float32, x *float32, n int, b *float32, c *[64]float32) int
 
+// sigmoidF32AVX512 is ewSigmoidF32At on blocks of 16 of n%16 == 0 elements up to the first block
+// with an element under siluLo32 or NaN; it returns how many it did. out may be x.
+//
+//go:noescape
+func sigmoidF32AVX512(out *float32, x *float32, n int, c *[64]float32) int
+
 // siluGradF32AVX512 is dy·ewgSiluF32At(x) on blocks of 16 of n%16 == 0 elements up to the first block
 // with an x under siluLo32 or NaN; it returns how many it did. out may be x or dy.
 //

@@ -151,6 +151,7 @@ var zdCases = map[string][]zdCase{
 	"relu":          zdUnary(zdD),
 	"rsqrt":         zdUnary(zdPos),
 	"sigmoid":       zdUnary(zdF),
+	"sigmoid_f32":   zdUnary(zdF),
 	"silu":          zdUnary(zdF),
 	"softplus":      zdUnary(zdF),
 	"sqrt":          zdUnary(zdPos),

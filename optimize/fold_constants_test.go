@@ -3,6 +3,7 @@ package optimize_test
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -128,33 +129,36 @@ func TestFoldConstants(t *testing.T) {
 // one, set to cond.
 func runFoldCase(t *testing.T, p *ir.Program, store *exec.Store, a *memory.Allocator, cond bool) exec.Results {
 	t.Helper()
-	has := false
-	for _, op := range p.Body().Ops() {
-		if n, _ := op.Attrs.Str("name"); op.Name() == "data" && n == "c" {
-			has = true
+	x, err := exec.Compile(p, exec.Options{Alloc: a, Store: store, Threads: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	host := memory.New(memory.Options{})
+	feeds := map[string]*tensor.Tensor{}
+	defer releaseAll(feeds)
+	for _, f := range x.Feeds() {
+		dims := slices.Clone(f.Type.Dims)
+		for i, d := range dims {
+			if d == ir.Dynamic {
+				dims[i] = 2
+			}
+		}
+		v, err := tensor.New(host, tensor.DType(f.Type.DType), dims...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feeds[f.Name] = v
+		if f.Name == "c" {
+			if cond {
+				v.SetFloat64At(0, 1)
+			}
+			continue
+		}
+		for i := range v.Len() {
+			v.SetFloat64At(i, r.Float64()*4-2)
 		}
 	}
-	if !has {
-		return runOnce(t, p, store, a)
-	}
-	x, err := exec.Compile(p, exec.Options{Alloc: a, Store: store, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := memory.New(memory.Options{})
-	xs, err := tensor.FromF32(host, []float32{1, -2, 3}, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tensor.New(host, tensor.Bool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cond {
-		c.SetFloat64At(0, 1)
-	}
-	feeds := map[string]*tensor.Tensor{"x": xs, "c": c}
-	defer releaseAll(feeds)
 	res, err := x.Run(context.Background(), feeds)
 	if err != nil {
 		t.Fatal(err)

@@ -19,11 +19,12 @@ type Pass struct {
 // Passes are the passes Inference runs, in order: the constants first,
 // so that the passes after them see a folded value as the constant it
 // is (an identity's 0 or 1, a fold's per-channel factor); identities
-// next, so that the patterns after them are contiguous; the folds before the
-// fusion, which then takes the folded bias into the fused op; the
+// next, so that the patterns after them are contiguous; the folds before
+// the fusion, which then takes the folded bias into the fused op; the
 // pools without indices before the fusion of a pool into the fused
-// convolution that feeds it; softmax's float32 form after them, as it
-// changes no pattern the others look for; the blocked layout after them,
+// convolution that feeds it; softmax's and sigmoid's float32 forms after
+// them, as they change no pattern the others look for (and the fusion
+// has taken the sigmoids it keeps exact); the blocked layout after them,
 // on the fused convolutions (it does nothing where ops.NCHWcBlock is 0);
 // Winograd's products last, on the convolutions in their final layout.
 var Passes = []Pass{
@@ -35,6 +36,7 @@ var Passes = []Pass{
 	{Name: "drop_pool_indices", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return DropPoolIndices(p) }},
 	{Name: "fuse_pool", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return FusePool(p) }},
 	{Name: "softmax_f32", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SoftmaxF32(p) }},
+	{Name: "sigmoid_f32", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return SigmoidF32(p) }},
 	{Name: "nchwc", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return NCHWc(p) }},
 	{Name: "winograd", Run: func(p *ir.Program, _ *Params) (*ir.Program, int, error) { return Winograd(p) }},
 }

@@ -57,7 +57,7 @@ func TestPrintOptimize(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	first, _, _ := strings.Cut(r.stdout, "\n")
-	if first != "// optimized for inference: fold_constants 0, identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0, nchwc 0, winograd 0" {
+	if first != "// optimized for inference: fold_constants 0, identities 0, fold_batch_norm 2, fold_scale_shift 0, fuse_epilogue 3, drop_pool_indices 2, fuse_pool 2, softmax_f32 0, sigmoid_f32 0, nchwc 0, winograd 0" {
 		t.Errorf("first line %q", first)
 	}
 	for _, want := range []string{`"conv2d_fused"`, `activation:"relu"`, `"matmul_fused"`, `name:"conv1.weight:folded"`, `pool:"max2x2"`} {
@@ -99,7 +99,7 @@ func TestPrintOptimize(t *testing.T) {
 // without drop_pool_indices feeds a max_pool2d with indices and so would
 // sit alone between two reorders; elsewhere it leaves the program NCHW.
 func TestPrintOptimizeNCHWc(t *testing.T) {
-	if r := gopir("print", "--help"); !strings.Contains(r.stdout, "softmax_f32,nchwc,winograd)") {
+	if r := gopir("print", "--help"); !strings.Contains(r.stdout, "sigmoid_f32,nchwc,winograd)") {
 		t.Errorf("print --help does not list the nchwc and winograd passes:\n%s", r.stdout)
 	}
 	model := filepath.Join(models, "resnet18ish.onnx")

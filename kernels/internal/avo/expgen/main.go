@@ -1,5 +1,6 @@
 // Command expgen generates kernels/exp_amd64.s and its Go declarations:
-// AVX-512 loops of float32 SiLU and its gradient, the activation of
+// AVX-512 loops of float32 SiLU and its gradient (and the sigmoid,
+// SiLU's loop with 1 as the dividend), the activation of
 // ppyoloe_s, which spent a fifth of its training step in them before they
 // existed and a seventh with their first form (a gather from a 64-entry
 // table, two divisions in the gradient). SiLU runs ewSiluF32At's float32
@@ -29,6 +30,7 @@ func main() {
 	ConstraintExpr("!purego")
 	siluF32()
 	siluBiasF32()
+	sigmoidF32()
 	siluGradF32()
 	softmaxExpF32()
 	Generate()
@@ -75,7 +77,21 @@ func siluF32() {
 	emit.Func("siluF32AVX512", "func(out, x *float32, n int, c *[64]float32) int",
 		"siluF32AVX512 is ewSiluF32At on blocks of 16 of n%16 == 0 elements up to the first block with an",
 		"element under siluLo32 or NaN; it returns how many it did. out may be x.")
-	siluLoop(false)
+	siluLoop(false, false)
+}
+
+// sigmoidF32 emits sigmoidF32AVX512(out, x *float32, n int, c
+// *siluConsts32) int: ewSigmoidF32At, 1/(1+e^-x) on the SiLU's
+// exponential, sixteen float32 lanes at a time, step for step, on blocks
+// of 16 of the n elements (n a multiple of 16); it stops before the
+// first block with an x under -80 or NaN, which the float32 formula does
+// not take, and returns how many elements it did. out may be x. It is
+// SiLU's loop with 1 in place of x as the dividend.
+func sigmoidF32() {
+	emit.Func("sigmoidF32AVX512", "func(out, x *float32, n int, c *[64]float32) int",
+		"sigmoidF32AVX512 is ewSigmoidF32At on blocks of 16 of n%16 == 0 elements up to the first block",
+		"with an element under siluLo32 or NaN; it returns how many it did. out may be x.")
+	siluLoop(false, true)
 }
 
 // siluBiasF32 emits siluBiasF32AVX512(out, x *float32, n int, b
@@ -90,7 +106,7 @@ func siluBiasF32() {
 		"siluBiasF32AVX512 is ewSiluF32At(x + *b) on blocks of 16 of n%16 == 0 elements up to the first",
 		"block with a sum under siluLo32 or NaN, which it leaves as it was; it returns how many it did.",
 		"out may be x.")
-	siluLoop(true)
+	siluLoop(true, false)
 }
 
 // siluWays is how many blocks of 16 the SiLU loops take per iteration,
@@ -99,12 +115,13 @@ func siluBiasF32() {
 // ns per value: 1 block 0.27, 2 0.245, 3 0.215, 4 0.20).
 const siluWays = 4
 
-// siluLoop emits the body siluF32 and siluBiasF32 share, with the
-// parameter b added to each element as it is loaded when bias is set:
+// siluLoop emits the body siluF32, siluBiasF32 and sigmoidF32 share,
+// with the parameter b added to each element as it is loaded when bias
+// is set, and 1/(1+e) in place of x/(1+e) when sigmoid is set:
 // siluWays blocks at a time while that many are left and none of them
 // holds an element the loop stops at, then block by block, which stops
 // before the first such block.
-func siluLoop(bias bool) {
+func siluLoop(bias, sigmoid bool) {
 	out, x, n, c := RDI, RSI, RCX, RDX
 	emit.Params("out x n", out, x, n)
 	var bp GPPhysical
@@ -154,14 +171,18 @@ func siluLoop(bias bool) {
 			KORW(masks[j], K1, K1)
 		}
 	}
-	// silu emits x/(1+e) for blocks and the stores.
+	// silu emits x/(1+e), or 1/(1+e), for blocks and the stores.
 	silu := func(blocks []expLanes) {
 		e32.negExp(blocks...)
 		for _, b := range blocks {
 			VADDPS(one, b.e, b.e)
 		}
 		for _, b := range blocks {
-			VDIVPS(b.e, b.x, b.e)
+			if sigmoid {
+				VDIVPS(b.e, one, b.e)
+			} else {
+				VDIVPS(b.e, b.x, b.e)
+			}
 		}
 		for j, b := range blocks {
 			VMOVUPS(b.e, Mem{Base: out, Index: RAX, Scale: 4, Disp: 64 * j})
