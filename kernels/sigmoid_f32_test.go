@@ -94,7 +94,7 @@ func TestSigmoidF32ULPs(t *testing.T) {
 // not, and no Go allocation per call.
 func TestSigmoidF32Threads(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 1025, 12600, 100800} {
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 1023, 1025, 12600, 100800, 300000} {
 		x := make([]float32, n+1)
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * 30)
