@@ -116,9 +116,10 @@ func benchDetRuns(b *testing.B, d *DetInference, batch int) {
 // deployed form, optimized) gives the deployed form's outputs as compiled
 // plainly to 1e-5 of each output's largest magnitude at 320×320, batch 1,
 // and to the bit with only the passes that keep the arithmetic (its
-// convolutions fused with their bias and SiLU); softmax_f32 is the pass
-// that moves bits. Repeated runs leave the allocator where the first
-// left it.
+// anchors folded into constants, its convolutions fused with their bias
+// and SiLU); softmax_f32, sigmoid_f32, nchwc and winograd are the passes
+// that move bits. Repeated runs leave the allocator where the first left
+// it.
 func TestDetInferenceOptimized(t *testing.T) {
 	opt, err := NewDetInference(2, []int{1}, true)
 	if err != nil {
@@ -126,7 +127,7 @@ func TestDetInferenceOptimized(t *testing.T) {
 	}
 	defer opt.Close()
 	cfg := train.Config{Model: DetModel, Batch: DetBatch}
-	exact, err := newDetInference(cfg, 2, []int{1}, true, "identities", "fuse_epilogue", "drop_pool_indices", "fuse_pool")
+	exact, err := newDetInference(cfg, 2, []int{1}, true, "fold_constants", "identities", "fuse_epilogue", "drop_pool_indices", "fuse_pool")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestDetInferenceOptimized(t *testing.T) {
 		d      *DetInference
 		op     string
 		passes string
-	}{{opt, "conv2d_fused", "all passes"}, {opt, "softmax_f32", "all passes"}, {exact, "conv2d_fused", "exact passes"}} {
+	}{{opt, "conv2d_fused", "all passes"}, {opt, "softmax_f32", "all passes"}, {opt, "sigmoid_f32", "all passes"}, {exact, "conv2d_fused", "exact passes"}} {
 		n := 0
 		c.d.exe.Program().Walk(func(op *ir.Op) bool {
 			if op.Name() == c.op {
