@@ -122,6 +122,9 @@ func Conv2DWorkspaceFor(p Conv2DParams, threads int, f32 bool) int {
 	if p.N == 0 || p.O == 0 || p.OutH()*p.OutW() == 0 {
 		return 0
 	}
+	if f32 && p.fwdAlgo(true) == convWinograd {
+		return p.winoWorkspace(threads)
+	}
 	if p.Pool2 {
 		return p.convPoolWorkspace(threads, f32)
 	}

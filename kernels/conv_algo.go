@@ -10,6 +10,7 @@ const (
 	convDirect                    // float32 direct rows kernel (perf_conv.go)
 	convGemm                      // float32 batched implicit-im2col GEMM (conv_gemm.go)
 	convDepthwise                 // one plane per group (conv_depthwise.go)
+	convWinograd                  // float32 F(2×2, 3×3) (winograd_nchw.go)
 )
 
 // convForce, when set, is the kernel fwdAlgo picks, for benchmarks that
@@ -29,6 +30,8 @@ func (p Conv2DParams) fwdAlgo(f32 bool) convAlgo {
 		return convDepthwise
 	case !f32:
 		return convIm2col
+	case p.winogradNCHW():
+		return convWinograd
 	case p.convDirectFwd():
 		return convDirect
 	case p.convGemmOK():
@@ -48,6 +51,8 @@ func conv2DFast[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) bool 
 		conv2DDirect(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
 	case convGemm:
 		conv2DGemm(p, xf, any(w).([]float32), any(out).([]float32), threads)
+	case convWinograd:
+		conv2DWinograd(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
 	default:
 		return false
 	}

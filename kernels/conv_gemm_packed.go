@@ -43,6 +43,8 @@ func Conv2DPackForm(p Conv2DParams) int {
 	switch p.fwdAlgo(true) {
 	case convDirect:
 		return ConvPackDirect
+	case convWinograd:
+		return ConvPackWinograd
 	case convGemm:
 		if kern := sgemmActive.Load(); convGemmTransposed(p, kern) || convGemmStridedOK(p, kern) {
 			return ConvPackTrans
@@ -59,8 +61,11 @@ func Conv2DPackedLen(p Conv2DParams) int {
 	if form == ConvPackNone {
 		return 0
 	}
-	if form == ConvPackDirect {
+	switch form {
+	case ConvPackDirect:
 		return p.convDirectPackedLen()
+	case ConvPackWinograd:
+		return p.winoPackedLen()
 	}
 	kern := sgemmActive.Load()
 	k := p.C / p.Groups * p.KH * p.KW
@@ -84,8 +89,12 @@ func PackConv2D(p Conv2DParams, w, dst []float32) {
 	if form == ConvPackNone {
 		panic("kernels: PackConv2D for a convolution that reads no packed weights")
 	}
-	if form == ConvPackDirect {
+	switch form {
+	case ConvPackDirect:
 		packConv2DDirect(p, w, dst)
+		return
+	case ConvPackWinograd:
+		packConv2DWinograd(p, w, dst)
 		return
 	}
 	k, og := p.C/p.Groups*p.KH*p.KW, p.O/p.Groups

@@ -63,6 +63,10 @@ func conv2DPool[T nnFloat](p Conv2DParams, x, w, out, ws []T, threads int) {
 		return // an empty pool
 	}
 	xf, f32 := any(x).([]float32)
+	if f32 && p.fwdAlgo(true) == convWinograd {
+		conv2DWinograd(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
+		return
+	}
 	if p.convPoolDirect(f32) {
 		conv2DDirect(p, xf, any(w).([]float32), any(out).([]float32), any(ws).([]float32), threads)
 		return

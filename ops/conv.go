@@ -194,7 +194,7 @@ func bindConv2D(op *ir.Op) (Compute, error) {
 			p := nnConvParams(shapes[0], shapes[1], a)
 			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
 		},
-		Pack: convPack(a, dt),
+		Pack: convPack(a, dt, false),
 	}, nil
 }
 

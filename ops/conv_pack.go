@@ -10,10 +10,11 @@ import (
 // weights packed into the convolution GEMM's panels, in the orientation
 // the input's batch and map size choose, or reordered into the direct
 // kernel's tiles (kernels.Conv2DPackForm), so that weights constant at
-// inference are not packed again on every call. Convolutions that
-// another kernel computes (depthwise, im2col) have nothing to pack:
-// Bytes is 0.
-func convPack(a nnConvAttrs, dt ir.DType) *Pack {
+// inference are not packed again on every call, or with winograd (the
+// fused convolution's winograd:true) transformed into Winograd's U = G g Gᵀ
+// as the GEMM's panels. Convolutions that another kernel computes
+// (depthwise, im2col) have nothing to pack: Bytes is 0.
+func convPack(a nnConvAttrs, dt ir.DType, winograd bool) *Pack {
 	if dt != ir.F32 {
 		return nil
 	}
@@ -21,7 +22,9 @@ func convPack(a nnConvAttrs, dt ir.DType) *Pack {
 		if len(shapes) < 2 || len(shapes[0]) != 4 || len(shapes[1]) != 4 {
 			return kernels.Conv2DParams{}, false
 		}
-		return nnConvParams(shapes[0], shapes[1], a), true
+		p := nnConvParams(shapes[0], shapes[1], a)
+		p.Winograd = winograd
+		return p, true
 	}
 	return &Pack{
 		Operand: 1,

@@ -12,7 +12,7 @@ import (
 // which package optimize makes from conv2d / matmul, add, the activation
 // ops and a residual add for inference.
 //
-//	conv2d_fused {strides, paddings, dilations, groups, bias, residual, activation, min, max, pool}
+//	conv2d_fused {strides, paddings, dilations, groups, bias, residual, activation, min, max, pool, winograd}
 //	    (x, w[, b][, r]) -> out
 //	matmul_fused {transpose_x, transpose_y, bias, residual, activation, min, max}
 //	    (x, y[, b][, r]) -> out
@@ -34,7 +34,15 @@ import (
 // with a 2×2 window and stride 2 (floor: a last odd row or column is
 // dropped), bit for bit, computed block by block so that the
 // full-resolution result need not be written out (kernels.Conv2DParams'
-// Pool2); it takes no residual.
+// Pool2); it takes no residual. conv2d_fused's bool winograd (default
+// false; conv_winograd.go) computes a float32 3×3 convolution with strides
+// and dilations 1 and groups 1 by Winograd's F(2×2, 3×3): 16 products per
+// 2×2 output tile and input channel instead of 36, the weights transformed
+// once where they are constant (Pack, kernels.ConvPackWinograd). The
+// results are within float32 rounding of the direct sums (2e-6 of each
+// output's product magnitudes in the tests), not their bits; the epilogue
+// and the pool then apply to them as above. The optimize pass winograd
+// sets it where Def.Winograd (kernels.Conv2DWinogradOK) says it is faster.
 //
 // Each step rounds to the dtype as the separate ops do and the activation
 // runs the same functions as its op, so out has the bits of the unfused
@@ -49,7 +57,7 @@ import (
 // before optimizing it (the unfused ops have gradients).
 
 func init() {
-	register(&Def{Name: "conv2d_fused", Infer: inferConvFused, Compute: bindConvFused, Grad: fusedNoGrad, Flops: convFlops, NCHWc: nchwcConv})
+	register(&Def{Name: "conv2d_fused", Infer: inferConvFused, Compute: bindConvFused, Grad: fusedNoGrad, Flops: convFlops, NCHWc: nchwcConv, Winograd: convFusedWinograd})
 	register(&Def{Name: "matmul_fused", Infer: inferMatmulFused, Compute: bindMatmulFused, Grad: fusedNoGrad, Flops: fusedMatmulFlops})
 }
 
@@ -273,6 +281,9 @@ func inferConvFused(in []ir.Type, attrs ir.Attrs) ([]ir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := winogradAttr(attrs, in[0].DType, in[1]); err != nil {
+		return nil, err
+	}
 	if err := e.check(in, out[0], out[0].Dims[1]); err != nil {
 		return nil, err
 	}
@@ -312,6 +323,10 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 	name, dts := op.Name(), ewOperandDTypes(op)
 	dt := dts[0]
 	f32 := dt == ir.F32
+	wino, err := winogradAttr(op.Attrs, dt, op.Operand(1).Type())
+	if err != nil {
+		return Compute{}, err
+	}
 	return Compute{
 		Fn: func(c *Ctx, in, out []*tensor.Tensor) error {
 			if err := ewCheckInputs(name, in, dts); err != nil {
@@ -323,7 +338,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 			if err != nil {
 				return err
 			}
-			p.Epilogue, p.Pool2 = ep, pool
+			p.Epilogue, p.Pool2, p.Winograd = ep, pool, wino
 			p.Packed = convPacked(c, f32)
 			n := kernels.Conv2DWorkspaceFor(p, th, f32)
 			switch dt {
@@ -336,7 +351,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 		},
 		Work: func(shapes [][]int, threads int) int64 {
 			p := nnConvParams(shapes[0], shapes[1], a)
-			p.Pool2 = pool
+			p.Pool2, p.Winograd = pool, wino
 			if pool {
 				// The kernel's path, and so its workspace, depends on
 				// which epilogue it applies, not on its values.
@@ -344,7 +359,7 @@ func bindConvFused(op *ir.Op) (Compute, error) {
 			}
 			return nnConvWorkBytes(kernels.Conv2DWorkspaceFor(p, max(threads, 1), f32), dt)
 		},
-		Pack: convPack(a, dt),
+		Pack: convPack(a, dt, wino),
 	}, nil
 }
 
