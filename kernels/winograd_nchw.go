@@ -48,24 +48,25 @@ func (p Conv2DParams) winogradNCHW() bool {
 
 // winoGeom is the geometry of one Winograd convolution.
 type winoGeom struct {
-	th, tw int  // tile rows and columns computed (whole tiles only with Pool2)
-	rbt    int  // tile rows per chunk
-	bands  int  // chunks per sample
-	tp     int  // tiles per chunk rounded up to whole B panels
-	op     int  // O rounded up to whole A panels
-	kc     int  // depth per slice of the GEMM
-	mr, nr int  // the GEMM's tile
-	vec    bool // the AVX-512 transforms run (winoVec)
-	vs, ms int  // elements from one position to the next in V and M
-	hp, wp int  // the padded input rows of one channel the vector input transform reads
-	parts  int  // goroutines
-	uLen   int  // the transformed weights: 16·op·C
-	idxLen int  // the vector input transform's patch offsets, one per tile of a chunk
-	vLen   int  // per goroutine: V, 16·vs
-	mLen   int  // per goroutine: M, 16·ms
-	sLen   int  // per goroutine: one channel's four output planes, 4·tp
-	pLen   int  // per goroutine: the padded rows, hp·wp, with the vector transforms
-	tmpLen int  // per goroutine: the GEMM's edge tile
+	th, tw  int  // tile rows and columns computed (whole tiles only with Pool2)
+	rbt     int  // tile rows per chunk
+	bands   int  // chunks per sample
+	tp      int  // tiles per chunk rounded up to whole B panels
+	op      int  // O rounded up to whole A panels
+	kc      int  // depth per slice of the GEMM
+	mr, nr  int  // the GEMM's tile
+	vec     bool // the AVX-512 transforms run (winoVec)
+	vs, ms  int  // elements from one position to the next in V and M
+	hp, wp  int  // the padded input rows of one channel the vector input transform reads
+	parts   int  // goroutines
+	uLen    int  // the transformed weights: 16·op·C
+	gpr     int  // the vector input transform's groups of 16 tiles per tile row
+	descLen int  // its groups' descriptors (winoDescs), in elements
+	vLen    int  // per goroutine: V, 16·vs
+	mLen    int  // per goroutine: M, 16·ms
+	sLen    int  // per goroutine: one channel's four output planes, 4·tp
+	pLen    int  // per goroutine: the padded rows, hp·wp, with the vector transforms
+	tmpLen  int  // per goroutine: the GEMM's edge tile
 }
 
 // winoGeometry is p's winoGeom for threads goroutines.
@@ -100,8 +101,9 @@ func (p Conv2DParams) winoGeometry(threads int) winoGeom {
 	g.vLen, g.mLen = 16*g.vs, 16*g.ms
 	g.sLen = 4 * g.tp
 	if g.vec {
-		g.hp, g.wp = 2*g.rbt+2, 2*g.tw+2
-		g.pLen, g.idxLen = g.hp*g.wp, g.tp
+		g.gpr = ceilDiv(g.tw, 16)
+		g.hp, g.wp = 2*g.rbt+2, 32*g.gpr+2
+		g.pLen, g.descLen = g.hp*g.wp, 14*g.rbt*g.gpr
 	}
 	g.tmpLen = g.mr * g.nr
 	return g
@@ -111,12 +113,12 @@ func (p Conv2DParams) winoGeometry(threads int) winoGeom {
 func (g *winoGeom) perPart() int { return g.vLen + g.mLen + g.sLen + g.pLen + g.tmpLen }
 
 // winoWorkspace is Conv2DWorkspaceFor on the Winograd path: the
-// transformed weights (used when no packed copy is given) and the patch
-// offsets, then per goroutine V, M, the output planes, the padded rows
+// transformed weights (used when no packed copy is given) and the vector
+// input transform's descriptors, then per goroutine V, M, the output planes, the padded rows
 // and the GEMM's edge tile.
 func (p Conv2DParams) winoWorkspace(threads int) int {
 	g := p.winoGeometry(threads)
-	return g.uLen + g.idxLen + g.parts*g.perPart()
+	return g.uLen + g.descLen + g.parts*g.perPart()
 }
 
 // winoPackedLen is the length of p's weights packed for the Winograd path.
@@ -192,7 +194,7 @@ type winoJob struct {
 	p         Conv2DParams
 	g         winoGeom
 	x, out, u []float32
-	idx       []int32   // the vector input transform's patch offsets
+	desc      []int64   // the vector input transform's groups (winoDescs)
 	ws        []float32 // the goroutines' parts
 	offs      [4]int64  // the pool's taps: the four output planes
 }
@@ -212,14 +214,9 @@ func conv2DWinograd(p Conv2DParams, x, w, out, ws []float32, threads int) {
 	}
 	ws = ws[g.uLen:]
 	if g.vec {
-		j.idx = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ws))), g.idxLen)
-		for ti := range j.idx {
-			j.idx[ti] = 0 // past the chunk's tiles: any patch inside the rows
-			if ti < g.rbt*g.tw {
-				j.idx[ti] = int32(2*(ti/g.tw)*g.wp + 2*(ti%g.tw))
-			}
-		}
-		ws = ws[g.idxLen:]
+		j.desc = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(ws))), g.descLen/2)
+		winoDescs(g, j.desc)
+		ws = ws[g.descLen:]
 	}
 	for i := range j.offs {
 		j.offs[i] = int64(i * g.tp)
@@ -251,7 +248,7 @@ func (j *winoJob) chunk(n, ty0, ty1 int, v, m, s, pad, tmp []float32) {
 	tiles := (ty1 - ty0) * g.tw
 	x := j.x[n*p.C*p.H*p.W : (n+1)*p.C*p.H*p.W]
 	if g.vec {
-		winoInputVec(p, g, x, v, pad, j.idx, ty0, tiles)
+		winoInputVec(p, g, x, v, pad, j.desc, ty0, ty1)
 	} else {
 		winoInputChunk(p, g, x, v, ty0, ty1, tiles)
 	}
@@ -266,34 +263,56 @@ func (j *winoJob) chunk(n, ty0, ty1 int, v, m, s, pad, tmp []float32) {
 	}
 }
 
+// winoDescs writes the descriptors of the vector input transform's
+// groups for a chunk of rbt tile rows (a shorter chunk reads the first
+// ones), 7 per group (winoInputF32AVX512): for tile row ty and the 16
+// tiles from tx0, the patches' first row in the padded rows, then the
+// B panel, byte offset and lane mask of the tiles in tx0's panel, and of
+// those past it in the next panel, if any.
+func winoDescs(g *winoGeom, desc []int64) {
+	for ty := range g.rbt {
+		for j := range g.gpr {
+			tx0 := 16 * j
+			n := min(16, g.tw-tx0)
+			ti := ty*g.tw + tx0
+			panel, within := ti/g.nr, ti%g.nr
+			a := min(n, g.nr-within)
+			d := desc[7*(ty*g.gpr+j):][:7]
+			d[0] = int64(4 * (2*ty*g.wp + 2*tx0))
+			d[1], d[2], d[3] = int64(panel), int64(4*within), int64(1)<<a-1
+			d[4], d[5], d[6] = int64(panel+1), int64(-4*a), 0
+			if a < n {
+				d[6] = (int64(1)<<n - 1) &^ d[3]
+			}
+		}
+	}
+}
+
 // winoInputVec is winoInputChunk through the AVX-512 transform: each
 // channel's input rows under the chunk are copied, zero-padded, into pad
-// (hp rows of wp), whose 4×4 patches the transform gathers 16 tiles at a
-// time (idx: each tile's patch in pad).
-func winoInputVec(p *Conv2DParams, g *winoGeom, x, v, pad []float32, idx []int32, ty0, tiles int) {
+// (hp rows of wp), whose patches the transform reads 16 tiles of a tile
+// row at a time (desc, winoDescs).
+func winoInputVec(p *Conv2DParams, g *winoGeom, x, v, pad []float32, desc []int64, ty0, ty1 int) {
 	hw := p.H * p.W
-	groups := ceilDiv(tiles, 16)
+	groups := (ty1 - ty0) * g.gpr
 	lo, hi := max(0, p.PW), min(g.wp, p.W+p.PW) // pad columns that hold input
+	// The padding is the same for every channel: cleared once, and each
+	// channel copies only its rows' input columns over the last one's.
+	clear(pad)
+	r0, r1 := max(0, p.PH-2*ty0), min(g.hp, p.H+p.PH-2*ty0) // pad rows that hold input
 	for c := range p.C {
 		plane := x[c*hw : (c+1)*hw]
-		for r := range g.hp {
-			row := pad[r*g.wp : (r+1)*g.wp]
+		for r := r0; r < r1 && lo < hi; r++ {
 			iy := 2*ty0 - p.PH + r
-			if iy < 0 || iy >= p.H || hi <= lo {
-				clear(row)
-				continue
-			}
-			clear(row[:lo])
-			copy(row[lo:hi], plane[iy*p.W+lo-p.PW:])
-			clear(row[hi:])
+			copy(pad[r*g.wp+lo:r*g.wp+hi], plane[iy*p.W+lo-p.PW:])
 		}
 		pc := c / g.kc * g.kc
 		kb := min(g.kc, p.C-pc)
 		cb := pc*g.tp + (c-pc)*g.nr
-		// The last group's lanes past the chunk read idx up to 16·groups
-		// and write V up to its panel's end: both within tp.
-		_, _ = idx[16*groups-1], v[15*g.vs+cb+(16*groups-1)/g.nr*kb*g.nr+(16*groups-1)%g.nr]
-		winoInputF32AVX512(&v[cb], &pad[0], &idx[0], groups, g.wp, 4*g.vs, 4*kb*g.nr, g.nr/16)
+		// The stores stay within V's position rows: the chunk's tiles, and
+		// masked-off lanes of a last panel within tp.
+		_ = v[15*g.vs+cb+(g.tp/g.nr-1)*kb*g.nr+g.nr-1]
+		winoInputF32AVX512(&v[cb], &pad[0], &desc[0], groups, g.wp, 4*g.vs, 4*kb*g.nr)
 	}
 }
 

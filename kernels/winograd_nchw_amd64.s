@@ -4,155 +4,217 @@
 
 #include "textflag.h"
 
-// func winoInputF32AVX512(v *float32, p *float32, idx *int32, groups int, wp int, vs int, pstep int, gpp int)
+// func winoInputF32AVX512(v *float32, p *float32, desc *int64, groups int, wp int, vs int, pstep int)
 // Requires: AVX, AVX512F
-TEXT ·winoInputF32AVX512(SB), NOSPLIT, $0-64
+TEXT ·winoInputF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ  v+0(FP), DI
 	MOVQ  p+8(FP), SI
-	MOVQ  idx+16(FP), DX
+	MOVQ  desc+16(FP), DX
 	MOVQ  groups+24(FP), R8
 	MOVQ  wp+32(FP), R9
 	MOVQ  vs+40(FP), R10
 	MOVQ  pstep+48(FP), R11
-	MOVQ  gpp+56(FP), R12
-	MOVQ  R12, AX
-	SHLQ  $0x06, AX
-	SUBQ  AX, R11
-	MOVQ  $0x0000000000000001, AX
-	XORQ  R13, R13
+	SHLQ  $0x02, R9
 	TESTQ R8, R8
 	JE    done
 
 group:
-	VPBROADCASTD R9, Z28
-	VPBROADCASTD AX, Z29
-	VMOVDQU32    (DX), Z16
-	VPADDD       Z29, Z16, Z17
-	VPADDD       Z29, Z17, Z18
-	VPADDD       Z29, Z18, Z19
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z16*4), K1, Z0
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z17*4), K1, Z1
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z18*4), K1, Z2
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z19*4), K1, Z3
-	VPADDD       Z28, Z16, Z16
-	VPADDD       Z29, Z16, Z17
-	VPADDD       Z29, Z17, Z18
-	VPADDD       Z29, Z18, Z19
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z16*4), K1, Z4
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z17*4), K1, Z5
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z18*4), K1, Z6
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z19*4), K1, Z7
-	VPADDD       Z28, Z16, Z16
-	VPADDD       Z29, Z16, Z17
-	VPADDD       Z29, Z17, Z18
-	VPADDD       Z29, Z18, Z19
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z16*4), K1, Z8
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z17*4), K1, Z9
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z18*4), K1, Z10
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z19*4), K1, Z11
-	VPADDD       Z28, Z16, Z16
-	VPADDD       Z29, Z16, Z17
-	VPADDD       Z29, Z17, Z18
-	VPADDD       Z29, Z18, Z19
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z16*4), K1, Z12
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z17*4), K1, Z13
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z18*4), K1, Z14
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (SI)(Z19*4), K1, Z15
-	VSUBPS       Z8, Z0, Z16
-	VADDPS       Z8, Z4, Z20
-	VSUBPS       Z4, Z8, Z24
-	VSUBPS       Z12, Z4, Z28
-	VSUBPS       Z9, Z1, Z17
-	VADDPS       Z9, Z5, Z21
-	VSUBPS       Z5, Z9, Z25
-	VSUBPS       Z13, Z5, Z29
-	VSUBPS       Z10, Z2, Z18
-	VADDPS       Z10, Z6, Z22
-	VSUBPS       Z6, Z10, Z26
-	VSUBPS       Z14, Z6, Z30
-	VSUBPS       Z11, Z3, Z19
-	VADDPS       Z11, Z7, Z23
-	VSUBPS       Z7, Z11, Z27
-	VSUBPS       Z15, Z7, Z31
-	VSUBPS       Z18, Z16, Z0
-	VADDPS       Z18, Z17, Z1
-	VSUBPS       Z17, Z18, Z2
-	VSUBPS       Z19, Z17, Z3
-	VSUBPS       Z22, Z20, Z4
-	VADDPS       Z22, Z21, Z5
-	VSUBPS       Z21, Z22, Z6
-	VSUBPS       Z23, Z21, Z7
-	VSUBPS       Z26, Z24, Z8
-	VADDPS       Z26, Z25, Z9
-	VSUBPS       Z25, Z26, Z10
-	VSUBPS       Z27, Z25, Z11
-	VSUBPS       Z30, Z28, Z12
-	VADDPS       Z30, Z29, Z13
-	VSUBPS       Z29, Z30, Z14
-	VSUBPS       Z31, Z29, Z15
-	MOVQ         DI, R14
-	VMOVUPS      Z0, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z1, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z2, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z3, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z4, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z5, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z6, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z7, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z8, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z9, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z10, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z11, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z12, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z13, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z14, (R14)
-	ADDQ         R10, R14
-	VMOVUPS      Z15, (R14)
-	ADDQ         $0x40, DX
-	ADDQ         $0x40, DI
-	INCQ         R13
-	CMPQ         R13, R12
-	JL           next
-	ADDQ         R11, DI
-	XORQ         R13, R13
+	VMOVDQU32 winoEvenLanes<>+0(SB), Z30
+	VMOVDQU32 winoOddLanes<>+0(SB), Z31
+	MOVQ      SI, R12
+	ADDQ      (DX), R12
+	VMOVUPS   (R12), Z0
+	VMOVUPS   (R12), Z1
+	VMOVUPS   8(R12), Z2
+	VMOVUPS   8(R12), Z3
+	VPERMT2PS 64(R12), Z30, Z0
+	VPERMT2PS 64(R12), Z31, Z1
+	VPERMT2PS 72(R12), Z30, Z2
+	VPERMT2PS 72(R12), Z31, Z3
+	ADDQ      R9, R12
+	VMOVUPS   (R12), Z4
+	VMOVUPS   (R12), Z5
+	VMOVUPS   8(R12), Z6
+	VMOVUPS   8(R12), Z7
+	VPERMT2PS 64(R12), Z30, Z4
+	VPERMT2PS 64(R12), Z31, Z5
+	VPERMT2PS 72(R12), Z30, Z6
+	VPERMT2PS 72(R12), Z31, Z7
+	ADDQ      R9, R12
+	VMOVUPS   (R12), Z8
+	VMOVUPS   (R12), Z9
+	VMOVUPS   8(R12), Z10
+	VMOVUPS   8(R12), Z11
+	VPERMT2PS 64(R12), Z30, Z8
+	VPERMT2PS 64(R12), Z31, Z9
+	VPERMT2PS 72(R12), Z30, Z10
+	VPERMT2PS 72(R12), Z31, Z11
+	ADDQ      R9, R12
+	VMOVUPS   (R12), Z12
+	VMOVUPS   (R12), Z13
+	VMOVUPS   8(R12), Z14
+	VMOVUPS   8(R12), Z15
+	VPERMT2PS 64(R12), Z30, Z12
+	VPERMT2PS 64(R12), Z31, Z13
+	VPERMT2PS 72(R12), Z30, Z14
+	VPERMT2PS 72(R12), Z31, Z15
+	VSUBPS    Z8, Z0, Z16
+	VADDPS    Z8, Z4, Z20
+	VSUBPS    Z4, Z8, Z24
+	VSUBPS    Z12, Z4, Z28
+	VSUBPS    Z9, Z1, Z17
+	VADDPS    Z9, Z5, Z21
+	VSUBPS    Z5, Z9, Z25
+	VSUBPS    Z13, Z5, Z29
+	VSUBPS    Z10, Z2, Z18
+	VADDPS    Z10, Z6, Z22
+	VSUBPS    Z6, Z10, Z26
+	VSUBPS    Z14, Z6, Z30
+	VSUBPS    Z11, Z3, Z19
+	VADDPS    Z11, Z7, Z23
+	VSUBPS    Z7, Z11, Z27
+	VSUBPS    Z15, Z7, Z31
+	VSUBPS    Z18, Z16, Z0
+	VADDPS    Z18, Z17, Z1
+	VSUBPS    Z17, Z18, Z2
+	VSUBPS    Z19, Z17, Z3
+	VSUBPS    Z22, Z20, Z4
+	VADDPS    Z22, Z21, Z5
+	VSUBPS    Z21, Z22, Z6
+	VSUBPS    Z23, Z21, Z7
+	VSUBPS    Z26, Z24, Z8
+	VADDPS    Z26, Z25, Z9
+	VSUBPS    Z25, Z26, Z10
+	VSUBPS    Z27, Z25, Z11
+	VSUBPS    Z30, Z28, Z12
+	VADDPS    Z30, Z29, Z13
+	VSUBPS    Z29, Z30, Z14
+	VSUBPS    Z31, Z29, Z15
+	MOVQ      24(DX), AX
+	TESTQ     AX, AX
+	JE        skip0
+	KMOVW     AX, K2
+	MOVQ      8(DX), R13
+	IMULQ     R11, R13
+	ADDQ      16(DX), R13
+	ADDQ      DI, R13
+	VMOVUPS   Z0, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z1, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z2, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z3, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z4, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z5, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z6, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z7, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z8, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z9, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z10, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z11, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z12, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z13, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z14, K2, (R13)
+	ADDQ      R10, R13
+	VMOVUPS   Z15, K2, (R13)
 
-next:
+skip0:
+	MOVQ    48(DX), AX
+	TESTQ   AX, AX
+	JE      skip1
+	KMOVW   AX, K2
+	MOVQ    32(DX), R13
+	IMULQ   R11, R13
+	ADDQ    40(DX), R13
+	ADDQ    DI, R13
+	VMOVUPS Z0, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z1, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z2, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z3, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z4, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z5, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z6, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z7, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z8, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z9, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z10, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z11, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z12, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z13, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z14, K2, (R13)
+	ADDQ    R10, R13
+	VMOVUPS Z15, K2, (R13)
+
+skip1:
+	ADDQ $0x38, DX
 	DECQ R8
 	JNE  group
 
 done:
 	VZEROUPPER
 	RET
+
+DATA winoEvenLanes<>+0(SB)/4, $0x00000000
+DATA winoEvenLanes<>+4(SB)/4, $0x00000002
+DATA winoEvenLanes<>+8(SB)/4, $0x00000004
+DATA winoEvenLanes<>+12(SB)/4, $0x00000006
+DATA winoEvenLanes<>+16(SB)/4, $0x00000008
+DATA winoEvenLanes<>+20(SB)/4, $0x0000000a
+DATA winoEvenLanes<>+24(SB)/4, $0x0000000c
+DATA winoEvenLanes<>+28(SB)/4, $0x0000000e
+DATA winoEvenLanes<>+32(SB)/4, $0x00000010
+DATA winoEvenLanes<>+36(SB)/4, $0x00000012
+DATA winoEvenLanes<>+40(SB)/4, $0x00000014
+DATA winoEvenLanes<>+44(SB)/4, $0x00000016
+DATA winoEvenLanes<>+48(SB)/4, $0x00000018
+DATA winoEvenLanes<>+52(SB)/4, $0x0000001a
+DATA winoEvenLanes<>+56(SB)/4, $0x0000001c
+DATA winoEvenLanes<>+60(SB)/4, $0x0000001e
+GLOBL winoEvenLanes<>(SB), RODATA|NOPTR, $64
+
+DATA winoOddLanes<>+0(SB)/4, $0x00000001
+DATA winoOddLanes<>+4(SB)/4, $0x00000003
+DATA winoOddLanes<>+8(SB)/4, $0x00000005
+DATA winoOddLanes<>+12(SB)/4, $0x00000007
+DATA winoOddLanes<>+16(SB)/4, $0x00000009
+DATA winoOddLanes<>+20(SB)/4, $0x0000000b
+DATA winoOddLanes<>+24(SB)/4, $0x0000000d
+DATA winoOddLanes<>+28(SB)/4, $0x0000000f
+DATA winoOddLanes<>+32(SB)/4, $0x00000011
+DATA winoOddLanes<>+36(SB)/4, $0x00000013
+DATA winoOddLanes<>+40(SB)/4, $0x00000015
+DATA winoOddLanes<>+44(SB)/4, $0x00000017
+DATA winoOddLanes<>+48(SB)/4, $0x00000019
+DATA winoOddLanes<>+52(SB)/4, $0x0000001b
+DATA winoOddLanes<>+56(SB)/4, $0x0000001d
+DATA winoOddLanes<>+60(SB)/4, $0x0000001f
+GLOBL winoOddLanes<>(SB), RODATA|NOPTR, $64
 
 // func winoOutputF32AVX512(s *float32, m *float32, groups int, ms int, sn int)
 // Requires: AVX, AVX512F

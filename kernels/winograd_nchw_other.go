@@ -6,7 +6,7 @@ package kernels
 // on this build, whose transforms are the portable loops.
 func winoVec(int) bool { return false }
 
-func winoInputF32AVX512(v, p *float32, idx *int32, groups, wp, vs, pstep, gpp int) {
+func winoInputF32AVX512(v, p *float32, desc *int64, groups, wp, vs, pstep int) {
 	panic("kernels: no AVX-512 Winograd transforms on this build")
 }
 

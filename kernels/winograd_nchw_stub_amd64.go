@@ -4,10 +4,10 @@
 
 package kernels
 
-// winoInputF32AVX512 is the input transform of 16 tiles at a time (winoInputChunk).
+// winoInputF32AVX512 is the input transform of a tile row's 16 tiles at a time (winoInputVec).
 //
 //go:noescape
-func winoInputF32AVX512(v *float32, p *float32, idx *int32, groups int, wp int, vs int, pstep int, gpp int)
+func winoInputF32AVX512(v *float32, p *float32, desc *int64, groups int, wp int, vs int, pstep int)
 
 // winoOutputF32AVX512 is the output transform of 16 tiles at a time (winoOutputChunk).
 //

@@ -10,6 +10,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/gopir/gopir/kernels/internal/avo/emit"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -32,44 +34,49 @@ func bt(a, b, c, d VecPhysical, out []VecPhysical) {
 	VSUBPS(d, b, out[3])
 }
 
-// input emits winoInputF32AVX512, of signature func(v, p *float32, idx
-// *int32, groups, wp, vs, pstep, gpp int): for each group g < groups of
-// 16 tiles, lane l's tile has its 4×4 patch at p + idx[16g+l] (rows wp
-// elements apart); V = Bᵀ d B of the 16 tiles goes to 16 vectors, position
-// k at dst + k·vs bytes, where dst starts at v and moves on by 64 bytes a
-// group, and by pstep bytes past every gpp groups (the next B panel).
+// input emits winoInputF32AVX512, of signature func(v, p *float32, desc
+// *int64, groups, wp, vs, pstep int): for each group g < groups of up to
+// 16 consecutive tiles of one tile row, described by desc[7g:7g+7] = (src,
+// panel1, off1, mask1, panel2, off2, mask2), lane l's tile has its 4×4
+// patch at columns 2l, 2l+1, 2l+2, 2l+3 of the four rows from p + src
+// bytes (rows wp elements apart; 34 columns are read). Each row's columns
+// are split into even and odd ones (VPERMT2PS), which gives the patches'
+// columns 0 to 3 for the 16 lanes without a gather. V = Bᵀ d B of the
+// lanes goes to position k at v + panel·pstep + off + k·vs bytes, twice:
+// the lanes of mask1 at (panel1, off1) and those of mask2 at (panel2,
+// off2) — a group whose tiles run into the next B panel (off2 is the
+// lane's byte offset less 4 per lane of the first store, so lane l lands
+// at its own column).
 func input() {
-	emit.Func("winoInputF32AVX512", "func(v, p *float32, idx *int32, groups, wp, vs, pstep, gpp int)",
-		"winoInputF32AVX512 is the input transform of 16 tiles at a time (winoInputChunk).")
-	v, p, idx, groups, wp, vs, pstep, gpp := RDI, RSI, RDX, R8, R9, R10, R11, R12
-	emit.Params("v p idx groups wp vs pstep gpp", v, p, idx, groups, wp, vs, pstep, gpp)
-	inPanel, dst := R13, R14
+	emit.Func("winoInputF32AVX512", "func(v, p *float32, desc *int64, groups, wp, vs, pstep int)",
+		"winoInputF32AVX512 is the input transform of a tile row's 16 tiles at a time (winoInputVec).")
+	v, p, desc, groups, wp, vs, pstep := RDI, RSI, RDX, R8, R9, R10, R11
+	emit.Params("v p desc groups wp vs pstep", v, p, desc, groups, wp, vs, pstep)
+	src, dst := R12, R13
+	even, odd := emit.EvenOddLanes("wino")
 	z := emit.Z()
-	zW, zOne := Z28, Z29 // set per group: the column transform reuses them
-	// The panel's groups move dst on by 64 bytes each: pstep less that.
-	MOVQ(gpp, RAX)
-	SHLQ(U8(6), RAX)
-	SUBQ(RAX, pstep)
-	MOVQ(U64(1), RAX)
-	XORQ(inPanel, inPanel)
+	zEven, zOdd := Z30, Z31 // set per group: the column transform reuses them
+	SHLQ(U8(2), wp)         // bytes
 	TESTQ(groups, groups)
 	JE(LabelRef("done"))
 	Label("group")
-	VPBROADCASTD(R9L, zW)
-	VPBROADCASTD(EAX, zOne)
-	// Gather the 16 patches: d[4r+q] in Z0..Z15, indices in Z16..Z19.
-	row, col := Z16, []VecPhysical{Z16, Z17, Z18, Z19}
-	VMOVDQU32(Mem{Base: idx}, row)
+	VMOVDQU32(even, zEven)
+	VMOVDQU32(odd, zOdd)
+	MOVQ(p, src)
+	ADDQ(Mem{Base: desc}, src)
+	// d[4r+q] in Z0..Z15: row r's columns 2l+q for lanes l.
 	for r := range 4 {
-		if r > 0 {
-			VPADDD(zW, col[0], col[0])
-		}
-		for q := 1; q < 4; q++ {
-			VPADDD(zOne, col[q-1], col[q])
-		}
-		for q := range 4 {
-			KXNORW(K1, K1, K1)
-			VGATHERDPS(Mem{Base: p, Index: col[q], Scale: 4}, K1, z[4*r+q])
+		d := z[4*r : 4*r+4]
+		VMOVUPS(Mem{Base: src}, d[0])
+		VMOVUPS(Mem{Base: src}, d[1])
+		VMOVUPS(Mem{Base: src, Disp: 8}, d[2])
+		VMOVUPS(Mem{Base: src, Disp: 8}, d[3])
+		VPERMT2PS(Mem{Base: src, Disp: 64}, zEven, d[0])
+		VPERMT2PS(Mem{Base: src, Disp: 64}, zOdd, d[1])
+		VPERMT2PS(Mem{Base: src, Disp: 72}, zEven, d[2])
+		VPERMT2PS(Mem{Base: src, Disp: 72}, zOdd, d[3])
+		if r < 3 {
+			ADDQ(wp, src)
 		}
 	}
 	// Columns: t[4i+j] in Z16..Z31.
@@ -81,21 +88,26 @@ func input() {
 	for i := range 4 {
 		bt(t[4*i], t[4*i+1], t[4*i+2], t[4*i+3], z[4*i:4*i+4])
 	}
-	MOVQ(v, dst)
-	for k := range 16 {
-		VMOVUPS(z[k], Mem{Base: dst})
-		if k < 15 {
-			ADDQ(vs, dst)
+	// The two stores: (panel, off, mask) at desc+8, +16, +24 and +32, +40, +48.
+	for part := range 2 {
+		base := 8 + 24*part
+		MOVQ(Mem{Base: desc, Disp: base + 16}, RAX)
+		TESTQ(RAX, RAX)
+		JE(LabelRef(fmt.Sprintf("skip%d", part)))
+		KMOVW(EAX, K2)
+		MOVQ(Mem{Base: desc, Disp: base}, dst)
+		IMULQ(pstep, dst)
+		ADDQ(Mem{Base: desc, Disp: base + 8}, dst)
+		ADDQ(v, dst)
+		for k := range 16 {
+			VMOVUPS(z[k], K2, Mem{Base: dst})
+			if k < 15 {
+				ADDQ(vs, dst)
+			}
 		}
+		Label(fmt.Sprintf("skip%d", part))
 	}
-	ADDQ(U8(64), idx)
-	ADDQ(U8(64), v)
-	INCQ(inPanel)
-	CMPQ(inPanel, gpp)
-	JL(LabelRef("next"))
-	ADDQ(pstep, v)
-	XORQ(inPanel, inPanel)
-	Label("next")
+	ADDQ(U8(56), desc)
 	DECQ(groups)
 	JNE(LabelRef("group"))
 	Label("done")
