@@ -108,6 +108,7 @@ func winoDirect64(p Conv2DParams, x, w []float32) (sum, mag, want []float64) {
 // whose last tiles are partial, batches, chunks and depth slices.
 func TestConv2DWinogradNCHW(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
+	worst := 0.0
 	for _, tc := range winoCases {
 		p := tc.params()
 		if raceEnabled && p.C*p.O*p.H*p.W > 100000 {
@@ -127,12 +128,17 @@ func TestConv2DWinogradNCHW(t *testing.T) {
 			got := winoRun(q, x, w, 2)
 			for k, g := range got {
 				tol := 2e-6*mag[k] + 1e-6*math.Abs(want[k]) + 1e-30
-				if d := math.Abs(float64(g) - want[k]); !(d <= tol) {
+				d := math.Abs(float64(g) - want[k])
+				if !(d <= tol) {
 					t.Fatalf("%+v act %d: out[%d] = %v, want %v (magnitudes %v)", tc, ep.Act, k, g, want[k], mag[k])
+				}
+				if ep.Act == ActNone && ep.Bias32 == nil {
+					worst = max(worst, d/max(mag[k], 1e-30))
 				}
 			}
 		}
 	}
+	t.Logf("worst error / Σ|products| without epilogue: %.2g", worst)
 }
 
 // TestConv2DWinogradNCHWMatchesRef: without an epilogue the kernel stays
