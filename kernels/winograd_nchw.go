@@ -56,6 +56,7 @@ type winoGeom struct {
 	kc      int  // depth per slice of the GEMM
 	mr, nr  int  // the GEMM's tile
 	vec     bool // the AVX-512 transforms run (winoVec)
+	regs    bool // with Pool2, the epilogue and pool run in the output transform's registers (winoPoolRegs)
 	vs, ms  int  // elements from one position to the next in V and M
 	hp, wp  int  // the padded input rows of one channel the vector input transform reads
 	parts   int  // goroutines
@@ -99,7 +100,10 @@ func (p Conv2DParams) winoGeometry(threads int) winoGeom {
 	// a tile's 16 values in one set of L1.
 	g.vs, g.ms = p.C*g.tp+16, p.O*g.tp+16
 	g.vLen, g.mLen = 16*g.vs, 16*g.ms
-	g.sLen = 4 * g.tp
+	g.regs = p.Pool2 && g.vec && winoPoolRegs(&p.Epilogue)
+	if !g.regs {
+		g.sLen = 4 * g.tp
+	}
 	if g.vec {
 		g.gpr = ceilDiv(g.tw, 16)
 		g.hp, g.wp = 2*g.rbt+2, 32*g.gpr+2
@@ -253,6 +257,10 @@ func (j *winoJob) chunk(n, ty0, ty1 int, v, m, s, pad, tmp []float32) {
 		winoInputChunk(p, g, x, v, ty0, ty1, tiles)
 	}
 	winoProducts(p, g, j.u, v, m, tmp)
+	if g.regs {
+		winoPoolVec(p, g, m, j.out, n, ty0, tiles)
+		return
+	}
 	for o := range p.O {
 		winoOutputPlanes(g, m[o*g.tp:], s, tiles)
 		if p.Pool2 {
@@ -425,6 +433,43 @@ func winoOutputPlanes(g *winoGeom, m, s []float32, tiles int) {
 	}
 	for ti := range tiles {
 		s[ti], s[g.tp+ti], s[2*g.tp+ti], s[3*g.tp+ti] = winoTile(m, g.ms, ti)
+	}
+}
+
+// winoPoolRegs reports whether the vector output transform applies the
+// epilogue ep and the pool in its registers: no residual, and the bias
+// and ReLU as epiPlanes's one-pass AVX-512 loop computes them (a bias and
+// ReLU or no activation), or nothing at all.
+func winoPoolRegs(ep *Epilogue) bool {
+	if ep.Residual32 != nil {
+		return false
+	}
+	if ep.Bias32 == nil {
+		return ep.Act == ActNone
+	}
+	return hasEpiPlanesVec && (ep.Act == ActNone || ep.Act == ActRelu)
+}
+
+// winoPoolVec is the output stage with Pool2 where the epilogue and the
+// pool run in the output transform's registers (winoPoolRegs): for each
+// output channel, the chunk's pooled values, one run of out.
+func winoPoolVec(p *Conv2DParams, g *winoGeom, m, out []float32, n, ty0, tiles int) {
+	ph, pw := p.OutH()/2, p.OutW()/2
+	groups := ceilDiv(tiles, 16)
+	last := tiles - 16*(groups-1)
+	relu := 0
+	if p.Epilogue.Act == ActRelu {
+		relu = 1
+	}
+	for o := range p.O {
+		var b *float32
+		if p.Epilogue.Bias32 != nil {
+			b = &p.Epilogue.Bias32[o]
+		}
+		dst := out[(n*p.O+o)*ph*pw+ty0*pw:][:tiles]
+		mo := m[o*g.tp:]
+		_ = mo[15*g.ms+16*groups-1]
+		winoOutputPoolF32AVX512(&dst[0], &mo[0], b, groups, last, 4*g.ms, relu)
 	}
 }
 

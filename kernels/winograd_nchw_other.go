@@ -13,3 +13,7 @@ func winoInputF32AVX512(v, p *float32, desc *int64, groups, wp, vs, pstep int) {
 func winoOutputF32AVX512(s, m *float32, groups, ms, sn int) {
 	panic("kernels: no AVX-512 Winograd transforms on this build")
 }
+
+func winoOutputPoolF32AVX512(dst, m, bias *float32, groups, last, ms, relu int) {
+	panic("kernels: no AVX-512 Winograd transforms on this build")
+}

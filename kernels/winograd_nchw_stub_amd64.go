@@ -13,3 +13,8 @@ func winoInputF32AVX512(v *float32, p *float32, desc *int64, groups int, wp int,
 //
 //go:noescape
 func winoOutputF32AVX512(s *float32, m *float32, groups int, ms int, sn int)
+
+// winoOutputPoolF32AVX512 is the output transform with the bias, ReLU and 2×2 pool in registers (winoPoolVec).
+//
+//go:noescape
+func winoOutputPoolF32AVX512(dst *float32, m *float32, bias *float32, groups int, last int, ms int, relu int)

@@ -22,6 +22,7 @@ func main() {
 	ConstraintExpr("!purego")
 	input()
 	output()
+	outputPool()
 	Generate()
 }
 
@@ -163,6 +164,92 @@ func output() {
 	ADDQ(U8(64), s)
 	DECQ(groups)
 	JNE(LabelRef("group"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// outputPool emits winoOutputPoolF32AVX512, of signature func(dst, m,
+// bias *float32, groups, last, ms, relu int): output() followed, in
+// registers, by the epilogue and the pool — each value plus *bias (when
+// bias is not nil, the sum rounded as epiPlanes's add), then ReLU when
+// relu is not 0 (as epiPlanesF32AVX512Relu: v where v > 0 or NaN, its
+// sign cleared, else +0), then the tile's four values folded by maxPair
+// in row-major order (MaxPool2DValues's rule) into 16 pooled values at
+// dst + 64g; the last group stores its first last lanes only.
+func outputPool() {
+	emit.Func("winoOutputPoolF32AVX512", "func(dst, m, bias *float32, groups, last, ms, relu int)",
+		"winoOutputPoolF32AVX512 is the output transform with the bias, ReLU and 2×2 pool in registers (winoPoolVec).")
+	dst, m, bias, groups, last, ms, relu := RDI, RSI, RDX, R8, R9, R10, R11
+	emit.Params("dst m bias groups last ms relu", dst, m, bias, groups, last, ms, relu)
+	src := R12
+	z := emit.Z()
+	zBias, zZero, zAbs := Z28, Z29, Z30
+	VPXORD(zBias, zBias, zBias)
+	TESTQ(bias, bias)
+	JE(LabelRef("nobias"))
+	VBROADCASTSS(Mem{Base: bias}, zBias)
+	Label("nobias")
+	VPXORD(zZero, zZero, zZero)
+	MOVL(U32(0x7fffffff), EAX)
+	VPBROADCASTD(EAX, zAbs)
+	// K4: all lanes, or the last group's first last lanes.
+	MOVQ(last, RCX)
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, K5)
+	TESTQ(groups, groups)
+	JE(LabelRef("done"))
+	Label("group")
+	MOVQ(m, src)
+	for k := range 16 {
+		VMOVUPS(Mem{Base: src}, z[k])
+		if k < 15 {
+			ADDQ(ms, src)
+		}
+	}
+	t := z[16:24]
+	for j := range 4 {
+		VADDPS(z[4+j], z[j], t[j])
+		VADDPS(z[8+j], t[j], t[j])
+		VSUBPS(z[8+j], z[4+j], t[4+j])
+		VSUBPS(z[12+j], t[4+j], t[4+j])
+	}
+	y := z[24:28]
+	for i := range 2 {
+		r := t[4*i : 4*i+4]
+		VADDPS(r[1], r[0], y[2*i])
+		VADDPS(r[2], y[2*i], y[2*i])
+		VSUBPS(r[2], r[1], y[2*i+1])
+		VSUBPS(r[3], y[2*i+1], y[2*i+1])
+	}
+	TESTQ(bias, bias)
+	JE(LabelRef("act"))
+	for _, v := range y {
+		VADDPS(zBias, v, v)
+	}
+	Label("act")
+	TESTQ(relu, relu)
+	JE(LabelRef("pool"))
+	for _, v := range y {
+		VCMPPS(U8(6), zZero, v, K1) // !(v <= 0): v > 0 or NaN
+		VPANDD_Z(zAbs, v, K1, v)
+	}
+	Label("pool")
+	emit.MaxPair(y[0], y[1])
+	emit.MaxPair(y[0], y[2])
+	emit.MaxPair(y[0], y[3])
+	CMPQ(groups, U8(1))
+	JNE(LabelRef("whole"))
+	VMOVUPS(y[0], K5, Mem{Base: dst})
+	JMP(LabelRef("done"))
+	Label("whole")
+	VMOVUPS(y[0], Mem{Base: dst})
+	ADDQ(U8(64), m)
+	ADDQ(U8(64), dst)
+	DECQ(groups)
+	JMP(LabelRef("group"))
 	Label("done")
 	VZEROUPPER()
 	RET()
