@@ -391,6 +391,10 @@ func winoGather(plane []float32, d *[16]float32, iy, ix, h, w int) {
 func winoProducts(p *Conv2DParams, g *winoGeom, u, v, m, tmp []float32) {
 	kern := sgemmActive.Load()
 	us, vs, ms := g.op*p.C, g.vs, g.ms
+	if p.C == 0 {
+		clear(m) // no channels: every sum is 0
+		return
+	}
 	for pos := range 16 {
 		up, vp, mp := u[pos*us:(pos+1)*us], v[pos*vs:pos*vs+p.C*g.tp], m[pos*ms:pos*ms+p.O*g.tp]
 		for pc := 0; pc < p.C; pc += g.kc {

@@ -20,6 +20,7 @@ var winoCases = []winoCase{
 	{2, 300, 5, 6, 20, 1},  // a depth of two GEMM slices
 	{1, 2, 3, 3, 1, 1},     // one tile
 	{1, 6, 40, 38, 9, 1},   // several chunks per sample
+	{2, 0, 5, 6, 3, 1},     // no input channels: the bias alone
 }
 
 func (tc winoCase) params() Conv2DParams {
@@ -36,14 +37,18 @@ func winoRandom(r *rand.Rand, n int) []float32 {
 }
 
 // winoRun runs Conv2D with a workspace of exactly Conv2DWorkspaceFor's
-// length and returns out.
+// length, filled with NaN, and returns out.
 func winoRun(p Conv2DParams, x, w []float32, threads int) []float32 {
 	elems := p.N * p.O * p.OutH() * p.OutW()
 	if p.Pool2 {
 		elems = p.N * p.O * (p.OutH() / 2) * (p.OutW() / 2)
 	}
 	out := make([]float32, elems)
-	Conv2D(p, x, w, out, make([]float32, Conv2DWorkspaceFor(p, threads, true)), threads)
+	ws := make([]float32, Conv2DWorkspaceFor(p, threads, true))
+	for i := range ws {
+		ws[i] = float32(math.NaN()) // what the path reads before it writes shows
+	}
+	Conv2D(p, x, w, out, ws, threads)
 	return out
 }
 
