@@ -16,10 +16,11 @@ import (
 //  2. multiplies M[pos] (O × tiles) = U[pos] (O × C) · V[pos] with the
 //     GEMM's micro-kernels (gemmTile), U = G g Gᵀ packed as A panels once
 //     (PackConv2D, form ConvPackWinograd) or per call in the workspace;
-//  3. transforms each output channel's tile back, Y = Aᵀ M A, applies the
-//     epilogue to the band's rows and, with Pool2, takes the max of each
-//     tile (the 2×2 pool windows are the tiles: both start at even output
-//     rows and columns), writing out directly.
+//  3. transforms each output channel's tiles back, Y = Aᵀ M A, applies the
+//     epilogue and, with Pool2, takes the max of each tile (the 2×2 pool
+//     windows are the tiles: both start at even output rows and
+//     columns), writing out directly: in the transform's registers where
+//     it can (winoPoolRegs), else through four planes of the tiles' values.
 //
 // V and M of one chunk take 16·(C+O) elements per tile; chunks are sized
 // to keep them within half of a 1 MB L2. Goroutines take whole chunks,
