@@ -17,9 +17,11 @@ import (
 	"github.com/gopir/gopir/tensor"
 )
 
-// winogradMarks lists the convolutions of p that carry winograd:true,
-// and fails t where one is not a blocked 3×3 stride-1 convolution with an
-// output of 4×4 or more (kernels.ConvNCHWcWinogradOK's floor).
+// winogradMarks counts the convolutions of p that carry winograd:true,
+// and fails t where one is neither a blocked 3×3 convolution with an
+// output of 4×4 or more (kernels.ConvNCHWcWinogradOK's floor) nor an NCHW
+// 3×3 one (conv2d_fused: the detector's 24-channel stem and its heads,
+// kernels.Conv2DWinogradOK).
 func winogradMarks(t *testing.T, p *ir.Program) int {
 	t.Helper()
 	n := 0
@@ -29,7 +31,9 @@ func winogradMarks(t *testing.T, p *ir.Program) int {
 		}
 		n++
 		out := op.Result(0).Type()
-		if w := op.Operand(1).Type(); op.Name() != "conv2d_nchwc" || w.Dims[2] != 3 || w.Dims[3] != 3 || out.Dims[2] < 4 || out.Dims[3] < 4 {
+		w := op.Operand(1).Type()
+		blocked := op.Name() == "conv2d_nchwc" && out.Dims[2] >= 4 && out.Dims[3] >= 4
+		if !blocked && op.Name() != "conv2d_fused" || w.Dims[2] != 3 || w.Dims[3] != 3 {
 			t.Errorf("winograd:true on %s, w %s, out %s", op.Name(), w, out)
 		}
 		return true
