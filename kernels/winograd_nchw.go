@@ -563,11 +563,15 @@ func winoEpi(p *Conv2DParams, seg []float32, o, at int) {
 
 // Conv2DWinogradOK reports whether Conv2D computes p (float32) faster with
 // Winograd set: a 3×3 convolution with unit strides and dilations and one
-// group, on the AVX-512 transforms, with at least 16 input and 16 output
-// channels — below that the direct kernel's 9 products a step cost less
-// than the transforms (the small CNN's 3→32 layer: 13 µs direct, 66 µs
-// by Winograd at batch 1, one thread).
+// group, on the AVX-512 transforms, with at least 32 input and 16 output
+// channels and an output at least 16 wide. With fewer input channels the
+// direct kernel's 9 products a step cost less than the transforms (batch
+// 1, one thread, µs direct → Winograd: the small CNN's 3→32 on 32×32 13 →
+// 66, the detector's 24→24 on 80×80 368 → 395); on narrower maps a row of
+// tiles leaves most of the input transform's 16 lanes idle (384→68 on
+// 10×10, five tiles a row: 288 → 338, where 192→68 on 20×20 goes 482 →
+// 352 and 32→64 on 16×16 46 → 30; BenchmarkConvWinogradNCHW).
 func Conv2DWinogradOK(p Conv2DParams) bool {
 	p.Winograd = true
-	return p.winogradNCHW() && winoVec(sgemmActive.Load().nr) && p.C >= 16 && p.O >= 16 && p.OutH() >= 2 && p.OutW() >= 2
+	return p.winogradNCHW() && winoVec(sgemmActive.Load().nr) && p.C >= 32 && p.O >= 16 && p.OutH() >= 2 && p.OutW() >= 16
 }

@@ -301,16 +301,24 @@ func BenchmarkConvWinogradNCHW(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		p    Conv2DParams
+		act  Activation
+		pool bool
 	}{
-		{"cnn2", winoCase{1, 32, 16, 16, 64, 1}.params()},
-		{"cnn1", winoCase{1, 3, 32, 32, 32, 1}.params()},
-		{"64x64_28", winoCase{1, 64, 28, 28, 64, 1}.params()},
+		{"cnn2", winoCase{1, 32, 16, 16, 64, 1}.params(), ActRelu, true},
+		{"cnn1", winoCase{1, 3, 32, 32, 32, 1}.params(), ActRelu, true},
+		{"64x64_28", winoCase{1, 64, 28, 28, 64, 1}.params(), ActRelu, true},
+		// The deployed detector's NCHW 3×3 layers at 320×320: the
+		// 24-channel stage 0 and the box heads to 68 channels.
+		{"det_24x24_80", winoCase{1, 24, 80, 80, 24, 1}.params(), ActSilu, false},
+		{"det_384x68_10", winoCase{1, 384, 10, 10, 68, 1}.params(), ActNone, false},
+		{"det_192x68_20", winoCase{1, 192, 20, 20, 68, 1}.params(), ActNone, false},
+		{"det_96x68_40", winoCase{1, 96, 40, 40, 68, 1}.params(), ActNone, false},
 	} {
 		for _, batch := range []int{1, 8, 64} {
 			for _, wino := range []bool{false, true} {
 				p := tc.p
-				p.N, p.Winograd, p.Pool2 = batch, wino, true
-				p.Epilogue = Epilogue{Act: ActRelu, Bias32: winoRandom(r, p.O)}
+				p.N, p.Winograd, p.Pool2 = batch, wino, tc.pool
+				p.Epilogue = Epilogue{Act: tc.act, Bias32: winoRandom(r, p.O)}
 				x := winoRandom(r, p.N*p.C*p.H*p.W)
 				w := winoRandom(r, p.O*p.C*9)
 				if n := Conv2DPackedLen(p); n > 0 {
