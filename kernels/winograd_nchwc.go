@@ -126,7 +126,8 @@ type winocGeom struct {
 	oh, ow, th, tw int // output plane, its 2×2 tiles down and across
 	tiles          int // over all samples: N·th·tw
 	chunk, chunks  int // tiles per chunk (a multiple of the GEMM's mr), chunks
-	parts          int // chunks that run at once, each on its own scratch
+	osplit, ounit  int // ranges of output channels per chunk, in units of ounit
+	parts          int // items (chunk, range) that run at once, each on its own scratch
 	kern           *gemmKernel[float32]
 }
 
@@ -152,12 +153,35 @@ func newWinocGeom(p Conv2DParams, b, threads int) winocGeom {
 	most := max(1, winocChunkFloats/(16*(p.C+p.O)*mr)) * mr
 	groups := ceilDiv(g.tiles, mr)
 	g.parts = nnParts(threads, groups, mr*16*p.C*p.O/16)
+	g.osplit, g.ounit = 1, max(g.kern.nr, b)
+	units := ceilDiv(p.O, g.ounit)
+	if parts := nnParts(threads, groups*units, mr*16*p.C*g.ounit/16); groups < 2*parts && p.O/g.ounit >= 2 {
+		// Too few rows of tiles to share (a small map at batch 1: 16
+		// tiles are rows of 14 and 2): the chunks stay whole and each
+		// one's output channels are cut in ranges of whole GEMM panels,
+		// one item per range; an item recomputes its chunk's input
+		// transform unless its worker has just made it.
+		g.chunks = ceilDiv(g.tiles, most)
+		g.chunk = ceilDiv(groups, g.chunks) * mr
+		g.chunks = ceilDiv(g.tiles, g.chunk)
+		g.osplit = min(units, ceilDiv(parts, g.chunks))
+		g.parts = min(parts, g.chunks*g.osplit)
+		return g
+	}
 	g.chunks = ceilDiv(g.tiles, most)
 	g.chunks = min(ceilDiv(g.chunks, g.parts)*g.parts, groups)
 	g.chunk = ceilDiv(groups, g.chunks) * mr
 	g.chunks = ceilDiv(g.tiles, g.chunk)
 	g.parts = min(g.parts, g.chunks)
 	return g
+}
+
+// outRange is the output channels [o0, o1) of range r of a chunk's
+// osplit: whole units of ounit (the last one to p.O), near-equal in
+// number.
+func (g *winocGeom) outRange(r int) (o0, o1 int) {
+	u0, u1 := splitRange(ceilDiv(g.p.O, g.ounit), g.osplit, r)
+	return u0 * g.ounit, min(u1*g.ounit, g.p.O)
 }
 
 // chunkLen is the scratch of one chunk: its V and M.
@@ -196,7 +220,7 @@ func convNCHWcWinograd(p Conv2DParams, b int, x, packed, out, ws []float32, thre
 	}
 	j := getJob[winocJob]()
 	j.g, j.ep, j.x, j.packed, j.out, j.ws = g, p.Epilogue, x, packed, out, ws
-	nnForWorkersRanger(g.parts, g.chunks, j)
+	nnForWorkersRanger(g.parts, g.chunks*g.osplit, j)
 	putJob(j)
 }
 
@@ -214,17 +238,25 @@ type winocChunk struct {
 	v, m   []float32
 }
 
-// runWorker computes chunks [lo, hi) on worker's scratch: the input
-// transform, the 16 products, the output transform and epilogue.
+// runWorker computes items [lo, hi) — item i is range i%osplit of the
+// output channels of chunk i/osplit — on worker's scratch: the input
+// transform (once for consecutive items of one chunk), the 16 products,
+// the output transform and epilogue.
 func (j *winocJob) runWorker(worker, lo, hi int) {
 	g := &j.g
 	ws := j.ws[worker*g.chunkLen():][:g.chunkLen()]
 	nv := 16 * g.chunk * g.p.C
-	for c := lo; c < hi; c++ {
+	last := -1
+	for i := lo; i < hi; i++ {
+		c := i / g.osplit
 		t0 := c * g.chunk
 		ch := winocChunk{t0, min(t0+g.chunk, g.tiles), ws[:nv], ws[nv:]}
-		j.input(&ch)
-		j.mul(&ch)
+		if c != last {
+			j.input(&ch)
+			last = c
+		}
+		o0, o1 := g.outRange(i % g.osplit)
+		j.mul(&ch, o0, o1)
 	}
 }
 
@@ -261,9 +293,9 @@ func (j *winocJob) input(ch *winocChunk) {
 	}
 }
 
-// mul computes the chunk's 16 products M[pos] = V[pos]·U[pos], then the
-// output transform and epilogue.
-func (j *winocJob) mul(ch *winocChunk) {
+// mul computes the output channels [o0, o1) of the chunk's 16 products
+// M[pos] = V[pos]·U[pos], then their output transform and epilogue.
+func (j *winocJob) mul(ch *winocChunk, o0, o1 int) {
 	g := &j.g
 	p := g.p
 	tiles := ch.t1 - ch.t0
@@ -271,20 +303,24 @@ func (j *winocJob) mul(ch *winocChunk) {
 	ws := getGemmScratch[float32]()
 	for pos := range 16 {
 		pb := j.packed[winocHeader+pos*ml:][:ml]
-		gemmPackedRange(g.kern, ws, false, 0, tiles, 0, p.O, p.O, p.C, 1, ch.v[pos*vld:][:tiles*p.C], p.C, pb, 0, ch.m[pos*mld:][:tiles*p.O], p.O)
+		gemmPackedRange(g.kern, ws, false, 0, tiles, o0, o1, p.O, p.C, 1, ch.v[pos*vld:][:tiles*p.C], p.C, pb, 0, ch.m[pos*mld:][:tiles*p.O], p.O)
 	}
 	putGemmScratch(ws)
-	j.output(ch)
+	j.output(ch, o0/g.b, o1/g.b)
 }
 
-// output writes the chunk's tiles: Y = Aᵀ m A plus the bias for every
-// output block, then the residual and activation run by run of each tile
-// row's output rows.
-func (j *winocJob) output(ch *winocChunk) {
+// output writes the chunk's tiles: Y = Aᵀ m A plus the bias for the
+// output blocks [ob0, ob1), then the residual and activation run by run
+// of each tile row's output rows.
+func (j *winocJob) output(ch *winocChunk, ob0, ob1 int) {
 	g := &j.g
 	p, b := g.p, g.b
 	blocks := p.O / b
 	mld, plane := g.chunk*p.O, g.oh*g.ow*b
+	var bias0 []float32
+	if j.ep.Bias32 != nil {
+		bias0 = j.ep.Bias32[ob0*b:]
+	}
 	for t := ch.t0; t < ch.t1; {
 		n, ty := t/(g.th*g.tw), t/g.tw%g.th
 		tx0 := t % g.tw
@@ -294,12 +330,12 @@ func (j *winocJob) output(ch *winocChunk) {
 			mo := (t - ch.t0 + tx - tx0) * p.O
 			y, x := 2*ty, 2*tx
 			if y+2 <= g.oh && x+2 <= g.ow {
-				winocOutput(b, ch.m[mo:], mld, blocks, j.out[base+(y*g.ow+x)*b:], g.ow*b, plane, j.ep.Bias32)
+				winocOutput(b, ch.m[mo+ob0*b:], mld, ob1-ob0, j.out[base+ob0*plane+(y*g.ow+x)*b:], g.ow*b, plane, bias0)
 				continue
 			}
 			// A tile over the output's edge: through a 2×2 buffer.
 			var tmp [4 * 16]float32
-			for o := range blocks {
+			for o := ob0; o < ob1; o++ {
 				var bias []float32
 				if j.ep.Bias32 != nil {
 					bias = j.ep.Bias32[o*b:][:b]
@@ -314,7 +350,7 @@ func (j *winocJob) output(ch *winocChunk) {
 		}
 		if j.ep.Residual32 != nil || j.ep.Act != ActNone {
 			x0, x1 := 2*tx0, min(2*tx1, g.ow)
-			for o := range blocks {
+			for o := ob0; o < ob1; o++ {
 				for y := 2 * ty; y < min(2*ty+2, g.oh); y++ {
 					off := base + o*plane + (y*g.ow+x0)*b
 					epiNCHWc(&j.ep, j.out[off:off+(x1-x0)*b], off)
@@ -368,6 +404,24 @@ func winocOutputGo(b int, m []float32, mld, blocks int, y []float32, ld, bstride
 			}
 		}
 	}
+}
+
+// winocMinTiles is the fewest 2×2 output tiles, over the batch, that
+// ConvNCHWcWinogradRuns computes by Winograd.
+const winocMinTiles = 32
+
+// ConvNCHWcWinogradRuns reports whether a convolution marked Winograd
+// (ConvNCHWcWinogradOK) runs that way at p's batch: with at least
+// winocMinTiles output tiles. With fewer, each of U's 16 positions — 16/9
+// of the direct weights, read from memory in a model, where the other
+// layers' weights have evicted them — serves a handful of tiles, and
+// reading them outweighs the products saved: resnet18ish at batch 1
+// (16 tiles on 8×8, 4 on 4×4) ran 1.29–1.58 ms on two threads with every
+// such layer by Winograd against 1.18–1.41 with none, though each layer
+// alone, its weights in cache, was faster. Callers decide with it once
+// per shape, for the packed form as for the kernel.
+func ConvNCHWcWinogradRuns(p Conv2DParams) bool {
+	return p.N*ceilDiv(p.OutH(), 2)*ceilDiv(p.OutW(), 2) >= winocMinTiles
 }
 
 // ConvNCHWcWinogradOK reports whether ConvNCHWc should compute p with

@@ -108,9 +108,12 @@ type blockedConv struct {
 
 // convNCHWcParams is conv2d_nchwc for operands of shapes xs and ws; b is
 // the attribute block, which an NCHW x takes; wino its attribute winograd.
+// A convolution marked winograd computes by Winograd only at the batches
+// where kernels.ConvNCHWcWinogradRuns says so (enough output tiles), its
+// packed form with it.
 func convNCHWcParams(xs, ws []int, a nnConvAttrs, b int, wino bool) blockedConv {
 	p := nnConvParams(xs, ws, a)
-	p.Winograd = wino
+	p.Winograd = wino && kernels.ConvNCHWcWinogradRuns(p)
 	if len(xs) == 5 {
 		p.C *= xs[4]
 		return blockedConv{p, xs[4], true}
@@ -152,7 +155,7 @@ func bindConvNCHWc(op *ir.Op) (Compute, error) {
 			}
 			k.p.Epilogue = ep
 			packed := convPacked(c, true)
-			if packed == nil || wino && !kernels.ConvNCHWcWinogradPacked(k.p, k.b, packed) {
+			if packed == nil || k.p.Winograd && !kernels.ConvNCHWcWinogradPacked(k.p, k.b, packed) {
 				convNCHWcByBlock(c, k, x.F32(), w.F32(), out[0].F32(), th)
 				return nil
 			}
@@ -225,7 +228,7 @@ func convNCHWcPack(a nnConvAttrs, blk int, wino bool) *Pack {
 			if k.blockedIn {
 				form++
 			}
-			if wino {
+			if k.p.Winograd {
 				form += convNCHWcWinogradForm
 			}
 			return form

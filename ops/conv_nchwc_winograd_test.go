@@ -26,9 +26,9 @@ func TestConvNCHWcWinograd(t *testing.T) {
 		bias, res bool
 		act       string
 	}{
-		{x: []int{1, 32, 10, 10}, o: 48, pad: 1, bias: true, act: "silu"},
+		{x: []int{1, 32, 12, 12}, o: 48, pad: 1, bias: true, act: "silu"},
 		{x: []int{2, 16, 7, 9}, o: 32, pad: 1, bias: true, res: true, act: "relu"},
-		{x: []int{3, 48, 6, 5}, o: 16, pad: 0, act: "none"},
+		{x: []int{3, 48, 10, 9}, o: 16, pad: 0, act: "none"},
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, b := range nchwcBlocks {
@@ -153,9 +153,11 @@ func TestConvNCHWcWinogradHook(t *testing.T) {
 		}
 	}
 
-	x, w := ir.TensorOf(ir.F32, 1, 32/b, 8, 8, b), ir.TensorOf(ir.F32, 32, 32, 3, 3)
-	shapes := [][]int{x.Dims, w.Dims}
+	x, w := ir.TensorOf(ir.F32, ir.Dynamic, 32/b, 16, 16, b), ir.TensorOf(ir.F32, 32, 32, 3, 3)
+	shapes := [][]int{{1, 32 / b, 16, 16, b}, w.Dims}
+	few := [][]int{{1, 32 / b, 8, 8, b}, w.Dims} // 16 tiles: below kernels.ConvNCHWcWinogradRuns
 	forms := map[uint64]bool{}
+	fewForms := map[uint64]bool{}
 	for _, wino := range []bool{false, true} {
 		op, err := buildOp(t, "conv2d_nchwc", base.With("winograd", ir.Bool(wino)), x, w)
 		if err != nil {
@@ -166,12 +168,46 @@ func TestConvNCHWcWinogradHook(t *testing.T) {
 			t.Fatal(err)
 		}
 		forms[c.Pack.Form(shapes)] = true
+		fewForms[c.Pack.Form(few)] = true
 		p := kernels.Conv2DParams{C: 32, O: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1, Winograd: wino}
 		if got, want := c.Pack.Bytes(shapes), int64(kernels.PackConvNCHWcLen(p))*4; got != want {
 			t.Errorf("winograd %v: packed bytes %d, want %d", wino, got, want)
 		}
+		p.Winograd = false
+		if got, want := c.Pack.Bytes(few), int64(kernels.PackConvNCHWcLen(p))*4; got != want {
+			t.Errorf("winograd %v on 16 tiles: packed bytes %d, want the direct form's %d", wino, got, want)
+		}
 	}
 	if len(forms) != 2 {
 		t.Errorf("the Winograd copy has the direct copy's Form")
+	}
+	if len(fewForms) != 1 {
+		t.Errorf("on 16 tiles the op marked winograd packs another form than the direct one")
+	}
+}
+
+// TestConvNCHWcWinogradFewTiles: at a batch and map with fewer output
+// tiles than kernels.ConvNCHWcWinogradRuns takes (1×8×8: 16 tiles), a
+// conv2d_nchwc marked winograd computes directly: the bits of the op
+// without the mark, packed or not.
+func TestConvNCHWcWinogradFewTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, b := range nchwcBlocks {
+		a := memory.New(memory.Options{})
+		attrs := ir.A("strides", []int{1, 1}, "paddings", []int{1, 1}, "bias", true, "activation", "relu")
+		x := randTensor(t, a, r, tensor.F32, 1, 32, 8, 8)
+		w := randTensor(t, a, r, tensor.F32, 32, 32, 3, 3)
+		in := []*tensor.Tensor{blocked(t, a, x, b), w, randTensor(t, a, r, tensor.F32, 32)}
+		want := mustRun(t, a, "conv2d_nchwc", attrs, in...)[0]
+		got := mustRun(t, a, "conv2d_nchwc", attrs.With("winograd", ir.Bool(true)), in...)[0]
+		sameF32(t, fmt.Sprintf("block %d: marked vs not", b), got, want)
+		packed := runConvNCHWcWinogradPacked(t, a, attrs.With("winograd", ir.Bool(true)), b, false, in...)
+		sameF32(t, fmt.Sprintf("block %d: marked, packed in the direct form", b), packed, want)
+		for _, v := range append(in, x, want, got, packed) {
+			v.Release()
+		}
+		if n := a.Stats().Allocated.Current; n != 0 {
+			t.Errorf("block %d: %d bytes still allocated", b, n)
+		}
 	}
 }
