@@ -20,6 +20,39 @@ var winocCases = []Conv2DParams{
 	{N: 1, C: 16, H: 3, W: 3, O: 16, PH: 2, PW: 2},
 	{N: 1, C: 528, H: 4, W: 5, O: 32, PH: 1, PW: 1},
 	{N: 2, C: 64, H: 40, W: 39, O: 64, PH: 1, PW: 1}, // 20 chunks: whole chunks per thread
+	{N: 1, C: 64, H: 4, W: 4, O: 128, PH: 1, PW: 1},  // 4 tiles: output channels in ranges
+	{N: 1, C: 32, H: 8, W: 8, O: 96, PH: 1, PW: 1},   // 16 tiles, a short last range
+}
+
+// TestWinocGeomRanges: where a convolution's tiles are too few for the
+// threads (under two GEMM row groups a thread), its chunks' output
+// channels go in ranges of whole panels that cover them once, and the
+// cases above reach that cut (so TestConvNCHWcWinograd's same bits on 1
+// to 3 threads cover it).
+func TestWinocGeomRanges(t *testing.T) {
+	for _, p := range winocCases[len(winocCases)-2:] {
+		p = winocParams(p)
+		for _, threads := range []int{2, 3} {
+			g := newWinocGeom(p, 16, threads)
+			if g.osplit < 2 || g.parts < 2 {
+				t.Errorf("%d→%d on %d×%d, %d threads: %d ranges on %d parts, want the channels cut", p.C, p.O, p.H, p.W, threads, g.osplit, g.parts)
+			}
+			next := 0
+			for r := range g.osplit {
+				o0, o1 := g.outRange(r)
+				if o0 != next || o1 <= o0 || o0%g.ounit != 0 || o1%16 != 0 {
+					t.Errorf("%d→%d, %d threads: range %d is [%d, %d) after %d", p.C, p.O, threads, r, o0, o1, next)
+				}
+				next = o1
+			}
+			if next != p.O {
+				t.Errorf("%d→%d, %d threads: the ranges end at %d", p.C, p.O, threads, next)
+			}
+		}
+		if g := newWinocGeom(p, 16, 1); g.osplit != 1 || g.parts != 1 {
+			t.Errorf("%d→%d on one thread: %d ranges on %d parts", p.C, p.O, g.osplit, g.parts)
+		}
+	}
 }
 
 func winocParams(p Conv2DParams) Conv2DParams {
