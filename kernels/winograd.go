@@ -137,3 +137,9 @@ func winogradConvRef(x, w, out []float32, n, c, h, wd, o, ph, pw int) {
 		}
 	}
 }
+
+// winogradShape reports whether p is a convolution F(2×2, 3×3) computes:
+// a 3×3 filter, unit strides and dilations, one group.
+func (p Conv2DParams) winogradShape() bool {
+	return p.KH == 3 && p.KW == 3 && p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 && p.Groups == 1
+}

@@ -44,7 +44,7 @@ var winoChunkElems = 128 * 1024
 // it was asked to, and p is a 3×3 convolution with unit strides and
 // dilations and one group.
 func (p Conv2DParams) winogradNCHW() bool {
-	return p.Winograd && p.KH == 3 && p.KW == 3 && p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 && p.Groups == 1
+	return p.Winograd && p.winogradShape()
 }
 
 // winoGeom is the geometry of one Winograd convolution.

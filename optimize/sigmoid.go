@@ -11,18 +11,5 @@ import "github.com/gopir/gopir/ir"
 // float64 form (fuse_epilogue runs first and is exact). It returns the
 // new program and how many sigmoids it replaced.
 func SigmoidF32(p *ir.Program) (*ir.Program, int, error) {
-	q := clone(p)
-	var found []*ir.Op
-	q.Walk(func(op *ir.Op) bool {
-		if op.Name() == "sigmoid" && op.NumOperands() == 1 && op.Operand(0).Type().DType == ir.F32 {
-			found = append(found, op)
-		}
-		return true
-	})
-	for _, op := range found {
-		if _, err := swapOp(q, op, "sigmoid_f32"); err != nil {
-			return nil, 0, err
-		}
-	}
-	return q, len(found), nil
+	return swapF32(p, "sigmoid", "sigmoid_f32")
 }

@@ -32,3 +32,23 @@ func replaceOp(q *ir.Program, op *ir.Op, name string, attrs ir.Attrs) (*ir.Op, e
 	}
 	return y.Def(), nil
 }
+
+// swapF32 puts an op named to in place of each op named from whose one
+// operand is f32 (the float32 forms of softmax and sigmoid), anywhere in
+// the program, and returns the new program and how many it replaced.
+func swapF32(p *ir.Program, from, to string) (*ir.Program, int, error) {
+	q := clone(p)
+	var found []*ir.Op
+	q.Walk(func(op *ir.Op) bool {
+		if op.Name() == from && op.NumOperands() == 1 && op.Operand(0).Type().DType == ir.F32 {
+			found = append(found, op)
+		}
+		return true
+	})
+	for _, op := range found {
+		if _, err := swapOp(q, op, to); err != nil {
+			return nil, 0, err
+		}
+	}
+	return q, len(found), nil
+}
